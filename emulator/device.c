@@ -1,0 +1,208 @@
+/* device.c — kinds of device model and the KEY=VALUE builder that turns
+ * defaults + preset + per-key overrides into a validated config. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "device.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hdd.h"
+#include "params.h"
+#include "presets.h"
+
+/* One list drives both the lookup table and the names string, so they
+ * cannot disagree.  Add a kind here as X(name) with sl_<name>_kind. */
+#define SL_DEVICE_KINDS(X) X (hdd)
+
+#define KIND_ENTRY(name) &sl_##name##_kind,
+#define KIND_NAME(name) ", " #name
+
+static const struct sl_device_kind *const kinds[] = { SL_DEVICE_KINDS (KIND_ENTRY) };
+static const char kind_names_joined[] = SL_DEVICE_KINDS (KIND_NAME);
+
+const struct sl_device_kind *
+sl_device_kind_find (const char *kind)
+{
+  if (kind == NULL)
+    return NULL;
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+    if (strcmp (kinds[i]->kind, kind) == 0)
+      return kinds[i];
+  return NULL;
+}
+
+const char *
+sl_device_kind_names (void)
+{
+  return kind_names_joined + 2;        /* skip the leading ", " */
+}
+
+void
+sl_device_builder_init (struct sl_device_builder *b, const struct sl_device_kind *kind)
+{
+  memset (b, 0, sizeof *b);
+  b->kind = kind;
+}
+
+static void
+known_keys (const struct sl_device_kind *kind, char *out, size_t out_bytes)
+{
+  size_t used = 0;
+  out[0] = '\0';
+  for (size_t i = 0; i < kind->param_count; i++) {
+    int n = snprintf (out + used, out_bytes - used, "%s%s", i ? ", " : "",
+                      kind->params[i].key);
+    if (n < 0 || (size_t) n >= out_bytes - used)
+      break;
+    used += (size_t) n;
+  }
+}
+
+static int
+add_preset (struct sl_device_builder *b, const char *value, char *err, size_t err_bytes)
+{
+  if (b->preset[0] != '\0') {
+    snprintf (err, err_bytes, "preset=%s: preset already given (preset=%s)",
+              value, b->preset);
+    return -1;
+  }
+  if (strlen (value) >= sizeof b->preset
+      || sl_preset_find (b->kind->kind, value) == NULL) {
+    char names[512];
+    sl_preset_names (b->kind->kind, names, sizeof names);
+    snprintf (err, err_bytes, "preset=%s: unknown %s preset; known: %s",
+              value, b->kind->kind, names);
+    return -1;
+  }
+  strcpy (b->preset, value);
+  return 0;
+}
+
+/* Parses the value into a throw-away config so a bad value is reported
+ * when it is given, not later at build time. */
+static int
+check_value (const struct sl_device_kind *kind, const char *key, const char *value,
+             char *err, size_t err_bytes)
+{
+  void *scratch = calloc (1, kind->config_bytes);
+  if (scratch == NULL) {
+    snprintf (err, err_bytes, "%s=%s: out of memory", key, value);
+    return -1;
+  }
+  int r = sl_param_set (kind->params, kind->param_count, scratch, key, value,
+                        err, err_bytes);
+  free (scratch);
+  return r == 0 ? 0 : -1;
+}
+
+int
+sl_device_builder_add (struct sl_device_builder *b, const char *key,
+                       const char *value, char *err, size_t err_bytes)
+{
+  if (key == NULL || value == NULL) {
+    snprintf (err, err_bytes, "missing key or value");
+    return -1;
+  }
+  if (strcmp (key, "preset") == 0)
+    return add_preset (b, value, err, err_bytes);
+
+  if (sl_param_find (b->kind->params, b->kind->param_count, key) == NULL) {
+    char keys[1024];
+    known_keys (b->kind, keys, sizeof keys);
+    snprintf (err, err_bytes, "unknown key '%s' for %s (known: preset, %s)",
+              key, b->kind->kind, keys);
+    return -1;
+  }
+  if (check_value (b->kind, key, value, err, err_bytes) == -1)
+    return -1;
+
+  size_t max_pairs = sizeof b->keys / sizeof b->keys[0];
+  if (b->pair_count >= max_pairs) {
+    snprintf (err, err_bytes, "%s=%s: too many parameters (at most %zu)",
+              key, value, max_pairs);
+    return -1;
+  }
+  char *key_copy = strdup (key);
+  char *value_copy = strdup (value);
+  if (key_copy == NULL || value_copy == NULL) {
+    free (key_copy);
+    free (value_copy);
+    snprintf (err, err_bytes, "%s=%s: out of memory", key, value);
+    return -1;
+  }
+  b->keys[b->pair_count] = key_copy;
+  b->values[b->pair_count] = value_copy;
+  b->pair_count++;
+  return 0;
+}
+
+/* A catalog entry is "KEY=VALUE KEY=VALUE ..."; any error here is a
+ * broken entry, reported with the preset's name. */
+static int
+apply_preset (const struct sl_device_kind *kind, const char *name, void *config,
+              char *err, size_t err_bytes)
+{
+  const struct sl_preset *preset = sl_preset_find (kind->kind, name);
+  if (preset == NULL) {
+    snprintf (err, err_bytes, "preset %s: unknown %s preset", name, kind->kind);
+    return -1;
+  }
+  char *params = strdup (preset->params);
+  if (params == NULL) {
+    snprintf (err, err_bytes, "preset %s: out of memory", name);
+    return -1;
+  }
+  int result = 0;
+  char *save = NULL;
+  for (char *item = strtok_r (params, " ", &save); item != NULL;
+       item = strtok_r (NULL, " ", &save)) {
+    char *equals = strchr (item, '=');
+    if (equals == NULL) {
+      snprintf (err, err_bytes, "preset %s: '%s' is not KEY=VALUE", name, item);
+      result = -1;
+      break;
+    }
+    *equals = '\0';
+    char reason[256];
+    if (sl_param_set (kind->params, kind->param_count, config, item, equals + 1,
+                      reason, sizeof reason) != 0) {
+      snprintf (err, err_bytes, "preset %s: %s", name, reason);
+      result = -1;
+      break;
+    }
+  }
+  free (params);
+  return result;
+}
+
+int
+sl_device_builder_build (const struct sl_device_builder *b, void *config,
+                         char *err, size_t err_bytes)
+{
+  const struct sl_device_kind *kind = b->kind;
+  memset (config, 0, kind->config_bytes);
+  kind->set_defaults (config);
+
+  if (b->preset[0] != '\0' && apply_preset (kind, b->preset, config, err, err_bytes) == -1)
+    return -1;
+
+  for (size_t i = 0; i < b->pair_count; i++)
+    if (sl_param_set (kind->params, kind->param_count, config, b->keys[i],
+                      b->values[i], err, err_bytes) != 0)
+      return -1;
+
+  return kind->validate (config, err, err_bytes) == 0 ? 0 : -1;
+}
+
+void
+sl_device_builder_free (struct sl_device_builder *b)
+{
+  for (size_t i = 0; i < b->pair_count; i++) {
+    free (b->keys[i]);
+    free (b->values[i]);
+    b->keys[i] = b->values[i] = NULL;
+  }
+  b->pair_count = 0;
+  b->preset[0] = '\0';
+}

@@ -1,0 +1,54 @@
+/* device.h — building a configured model from KEY=VALUE pairs.
+ *
+ * The one place where defaults, preset= and per-key overrides meet, so the
+ * plugins and storlab-sim accept exactly the same keys: defaults first, then
+ * the preset (wherever preset= stands on the command line), then every other
+ * key in order.
+ */
+#ifndef STORLAB_DEVICE_H
+#define STORLAB_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "model.h"
+
+struct sl_device_kind {
+  const char *kind;                    /* "hdd" */
+  const struct sl_param *params;
+  size_t param_count;
+  size_t config_bytes;
+  void (*set_defaults) (void *config);
+  /* Checks cross-key consistency; -1 with a reason naming the keys. */
+  int (*validate) (const void *config, char *err, size_t err_bytes);
+  /* Builds the model; capacity from the config. */
+  struct sl_model (*create) (const void *config, char *err, size_t err_bytes);
+};
+
+const struct sl_device_kind *sl_device_kind_find (const char *kind);
+/* "hdd, ssd" */
+const char *sl_device_kind_names (void);
+
+struct sl_device_builder {
+  const struct sl_device_kind *kind;
+  char preset[64];                     /* empty: none */
+  size_t pair_count;
+  char *keys[64];
+  char *values[64];
+};
+
+void sl_device_builder_init (struct sl_device_builder *b, const struct sl_device_kind *kind);
+/* Records a pair (preset= included).  Checks the key is known for this
+ * kind (err: "unknown key 'X' for hdd; known keys: ...") and, except for
+ * preset, that the value parses.  Returns 0 or -1. */
+int sl_device_builder_add (struct sl_device_builder *b, const char *key,
+                           const char *value, char *err, size_t err_bytes);
+/* Fills config (kind->config_bytes) from defaults + preset + pairs, then
+ * validates.  Returns 0 or -1 with err naming the key/value/preset. */
+int sl_device_builder_build (const struct sl_device_builder *b, void *config,
+                             char *err, size_t err_bytes);
+void sl_device_builder_free (struct sl_device_builder *b);
+
+#endif

@@ -1,0 +1,96 @@
+/* driver_keys.c — the keys shared by every plugin and storlab-sim. */
+#include "driver_keys.h"
+
+#include <string.h>
+
+#include "params.h"
+
+const struct sl_driver_key sl_driver_keys[] = {
+  { "preset", "NAME", "device preset from the catalog (storlab-sim --list-presets)", true },
+  { "file", "PATH", "keep the data in PATH (sparse file) instead of host memory", false },
+  { "stats", "PATH", "live statistics file (read it with storlab-stats PATH)", true },
+  { "latency-offset-us", "auto|US",
+    "subtract the NBD transport floor from every delay (auto: measured from idle gaps)", false },
+  { "timing", "on|off", "off: serve with zero latency (measures plugin overhead)", true },
+};
+const size_t sl_driver_key_count = sizeof sl_driver_keys / sizeof sl_driver_keys[0];
+
+const struct sl_driver_key *
+sl_driver_key_find (const char *key)
+{
+  for (size_t i = 0; i < sl_driver_key_count; i++)
+    if (strcmp (sl_driver_keys[i].key, key) == 0)
+      return &sl_driver_keys[i];
+  return NULL;
+}
+
+void
+sl_driver_settings_defaults (struct sl_driver_settings *s)
+{
+  *s = (struct sl_driver_settings) { .latency_offset_auto = true, .timing = true };
+}
+
+static int
+parse_on_off (const char *value, bool *out)
+{
+  if (strcmp (value, "on") == 0 || strcmp (value, "true") == 0
+      || strcmp (value, "yes") == 0 || strcmp (value, "1") == 0)
+    *out = true;
+  else if (strcmp (value, "off") == 0 || strcmp (value, "false") == 0
+           || strcmp (value, "no") == 0 || strcmp (value, "0") == 0)
+    *out = false;
+  else
+    return -1;
+  return 0;
+}
+
+int
+sl_driver_settings_set (struct sl_driver_settings *s, const char *key,
+                        const char *value, char *err, size_t err_bytes)
+{
+  if (strcmp (key, "file") == 0 || strcmp (key, "stats") == 0) {
+    if (value[0] == '\0') {
+      snprintf (err, err_bytes, "%s=: empty path", key);
+      return -1;
+    }
+    if (key[0] == 'f')
+      s->file_path = value;
+    else
+      s->stats_path = value;
+    return 0;
+  }
+  if (strcmp (key, "latency-offset-us") == 0) {
+    double us;
+    if (strcmp (value, "auto") == 0) {
+      s->latency_offset_auto = true;
+      return 0;
+    }
+    if (sl_parse_decimal (value, &us) == -1 || us < 0 || us > 100000) {
+      snprintf (err, err_bytes, "latency-offset-us=%s: expected auto or microseconds 0..100000",
+                value);
+      return -1;
+    }
+    s->latency_offset_auto = false;
+    s->latency_offset_ns = (uint64_t) (us * 1000.0 + 0.5);
+    return 0;
+  }
+  if (strcmp (key, "timing") == 0) {
+    if (parse_on_off (value, &s->timing) == -1) {
+      snprintf (err, err_bytes, "timing=%s: expected on or off", value);
+      return -1;
+    }
+    return 0;
+  }
+  snprintf (err, err_bytes, "unknown driver key '%s'", key);
+  return -1;
+}
+
+void
+sl_driver_keys_help (FILE *out)
+{
+  for (size_t i = 0; i < sl_driver_key_count; i++) {
+    char left[64];
+    snprintf (left, sizeof left, "%s=%s", sl_driver_keys[i].key, sl_driver_keys[i].value_syntax);
+    fprintf (out, "  %-28s %s\n", left, sl_driver_keys[i].help);
+  }
+}

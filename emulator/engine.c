@@ -1,0 +1,462 @@
+/* engine.c — event queue, request lifecycle and the two clocks.
+ *
+ * Everything a model sees happens at a nominal engine time: events run in
+ * (time, sequence) order and set the clock to their own time, whichever
+ * thread runs them and however late.  Real time only decides when a waiting
+ * nbdkit thread is released.
+ */
+#define _GNU_SOURCE
+#include "engine.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct event {
+  uint64_t when_ns;
+  uint64_t sequence;           /* FIFO among equal times: deterministic runs */
+  sl_event_fn fn;
+  void *arg;
+  uint64_t arg_u64;
+};
+
+/* A real-time request thread parks here until the model has decided its
+ * completion time. */
+struct waiter {
+  pthread_cond_t decided;
+  uint64_t completion_ns;
+  int is_decided;
+};
+
+/* Idle gaps (reply sent -> next request, nothing in flight) give the
+ * transport floor; the median of recent gaps under this bound is used. */
+#define GAP_SAMPLES 64
+#define GAP_MAX_NS 2000000u
+#define GAP_RECOMPUTE_EVERY 16
+
+struct sl_engine {
+  enum sl_clock_kind clock;
+  char name[SL_STATS_NAME_BYTES];
+  struct sl_model model;
+  struct sl_device_stats *stats;
+
+  uint64_t now_ns;
+  uint64_t epoch_ns;           /* monotonic time of engine time 0 (real time) */
+
+  struct event *heap;
+  size_t heap_len, heap_cap;
+  uint64_t next_sequence;
+
+  /* real time */
+  pthread_mutex_t lock;
+  pthread_cond_t driver_wake;
+  pthread_condattr_t driver_wake_attr;
+  pthread_t driver;
+  int driver_started;
+  int stopping;
+  uint64_t driver_sleep_until_ns;      /* engine time the driver waits for */
+  struct sl_request *free_requests;    /* engine-owned requests for execute() */
+
+  /* latency offset */
+  uint64_t latency_offset_ns;
+  int offset_auto;
+  uint64_t threads_inside;
+  uint64_t last_release_ns;            /* engine time the last thread left while idle */
+  int have_release;
+  uint64_t gap_ns[GAP_SAMPLES];
+  unsigned gap_count, gap_next, gaps_since_recompute;
+};
+
+/* ---------------------------------------------------------------- heap -- */
+
+static int
+event_before (const struct event *a, const struct event *b)
+{
+  return a->when_ns < b->when_ns
+    || (a->when_ns == b->when_ns && a->sequence < b->sequence);
+}
+
+static void
+heap_push (struct sl_engine *e, struct event ev)
+{
+  if (e->heap_len == e->heap_cap) {
+    size_t cap = e->heap_cap ? e->heap_cap * 2 : 256;
+    struct event *h = realloc (e->heap, cap * sizeof *h);
+    if (h == NULL)
+      abort ();                /* out of memory mid-model: nothing sane to do */
+    e->heap = h;
+    e->heap_cap = cap;
+  }
+  size_t i = e->heap_len++;
+  while (i > 0) {
+    size_t parent = (i - 1) / 2;
+    if (!event_before (&ev, &e->heap[parent]))
+      break;
+    e->heap[i] = e->heap[parent];
+    i = parent;
+  }
+  e->heap[i] = ev;
+}
+
+static struct event
+heap_pop (struct sl_engine *e)
+{
+  struct event top = e->heap[0];
+  struct event last = e->heap[--e->heap_len];
+  size_t i = 0, n = e->heap_len;
+  for (;;) {
+    size_t child = 2 * i + 1;
+    if (child >= n)
+      break;
+    if (child + 1 < n && event_before (&e->heap[child + 1], &e->heap[child]))
+      child++;
+    if (!event_before (&e->heap[child], &last))
+      break;
+    e->heap[i] = e->heap[child];
+    i = child;
+  }
+  if (n > 0)
+    e->heap[i] = last;
+  return top;
+}
+
+/* ------------------------------------------------------------ lifecycle -- */
+
+struct sl_engine *
+sl_engine_new (enum sl_clock_kind clock, struct sl_model model,
+               struct sl_device_stats *stats, const char *name)
+{
+  struct sl_engine *e = calloc (1, sizeof *e);
+  if (e == NULL)
+    return NULL;
+  e->clock = clock;
+  e->model = model;
+  e->stats = stats;
+  snprintf (e->name, sizeof e->name, "%s", name ? name : "device");
+  e->epoch_ns = clock == SL_CLOCK_REAL ? sl_clock_monotonic_ns () : 0;
+  pthread_mutex_init (&e->lock, NULL);
+  pthread_condattr_init (&e->driver_wake_attr);
+  pthread_condattr_setclock (&e->driver_wake_attr, CLOCK_MONOTONIC);
+  pthread_cond_init (&e->driver_wake, &e->driver_wake_attr);
+  sl_device_stats_init (stats, e->name, model.ops->kind, model.capacity_bytes, 0);
+  if (model.ops->attach)
+    model.ops->attach (model.self, e, stats);
+  return e;
+}
+
+void
+sl_engine_free (struct sl_engine *e)
+{
+  if (e == NULL)
+    return;
+  if (e->driver_started) {
+    pthread_mutex_lock (&e->lock);
+    e->stopping = 1;
+    pthread_cond_signal (&e->driver_wake);
+    pthread_mutex_unlock (&e->lock);
+    pthread_join (e->driver, NULL);
+  }
+  if (e->model.ops && e->model.ops->destroy)
+    e->model.ops->destroy (e->model.self);
+  while (e->free_requests) {
+    struct sl_request *r = e->free_requests;
+    e->free_requests = r->model_next;
+    free (r);
+  }
+  free (e->heap);
+  pthread_cond_destroy (&e->driver_wake);
+  pthread_condattr_destroy (&e->driver_wake_attr);
+  pthread_mutex_destroy (&e->lock);
+  free (e);
+}
+
+enum sl_clock_kind sl_engine_clock_kind (const struct sl_engine *e) { return e->clock; }
+uint64_t sl_engine_now_ns (const struct sl_engine *e) { return e->now_ns; }
+uint64_t sl_engine_epoch_ns (const struct sl_engine *e) { return e->epoch_ns; }
+struct sl_device_stats *sl_engine_stats (struct sl_engine *e) { return e->stats; }
+struct sl_model *sl_engine_model (struct sl_engine *e) { return &e->model; }
+size_t sl_engine_pending_events (const struct sl_engine *e) { return e->heap_len; }
+
+static uint64_t
+wall_engine_ns (const struct sl_engine *e)
+{
+  return sl_clock_monotonic_ns () - e->epoch_ns;
+}
+
+/* --------------------------------------------------------- model calls -- */
+
+void
+sl_engine_schedule (struct sl_engine *e, uint64_t when_ns,
+                    sl_event_fn fn, void *arg, uint64_t arg_u64)
+{
+  if (when_ns < e->now_ns)
+    when_ns = e->now_ns;       /* the past is gone: run it now */
+  heap_push (e, (struct event) { when_ns, e->next_sequence++, fn, arg, arg_u64 });
+  if (e->driver_started && when_ns < e->driver_sleep_until_ns)
+    pthread_cond_signal (&e->driver_wake);
+}
+
+/* The completion event: statistics at the nominal completion time, then
+ * the driver's callback (virtual time) or the request's return to the
+ * engine's pool (real time). */
+static void
+finish_request (struct sl_engine *e, void *arg, uint64_t unused)
+{
+  (void) unused;
+  struct sl_request *r = arg;
+  sl_device_stats_completion (e->stats, r->op, r->length_bytes,
+                              r->completion_ns - r->arrival_ns, e->now_ns);
+  if (e->clock == SL_CLOCK_REAL) {
+    r->model_next = e->free_requests;
+    e->free_requests = r;
+  }
+  else if (r->on_complete)
+    r->on_complete (e, r);
+}
+
+void
+sl_engine_complete (struct sl_engine *e, struct sl_request *r, uint64_t when_ns)
+{
+  if (when_ns < e->now_ns)
+    when_ns = e->now_ns;
+  r->completion_ns = when_ns;
+  r->completion_known = true;
+  struct waiter *w = r->waiter_private;
+  if (w) {
+    w->completion_ns = when_ns;
+    w->is_decided = 1;
+    pthread_cond_signal (&w->decided);
+    r->waiter_private = NULL;
+  }
+  sl_engine_schedule (e, when_ns, finish_request, r, 0);
+}
+
+/* ------------------------------------------------------- virtual time -- */
+
+static void
+submit_locked (struct sl_engine *e, struct sl_request *r)
+{
+  r->arrival_ns = e->now_ns;
+  r->completion_known = false;
+  sl_device_stats_arrival (e->stats, e->now_ns);
+  e->model.ops->submit (e->model.self, e, r);
+}
+
+void
+sl_engine_submit (struct sl_engine *e, struct sl_request *r)
+{
+  submit_locked (e, r);
+}
+
+bool
+sl_engine_run_next (struct sl_engine *e)
+{
+  if (e->heap_len == 0)
+    return false;
+  struct event ev = heap_pop (e);
+  if (ev.when_ns > e->now_ns)
+    e->now_ns = ev.when_ns;
+  ev.fn (e, ev.arg, ev.arg_u64);
+  return true;
+}
+
+void
+sl_engine_run_until (struct sl_engine *e, uint64_t until_ns)
+{
+  while (e->heap_len > 0 && e->heap[0].when_ns <= until_ns)
+    sl_engine_run_next (e);
+  if (until_ns > e->now_ns)
+    e->now_ns = until_ns;
+}
+
+/* ---------------------------------------------------------- real time -- */
+
+static void *
+driver_main (void *arg)
+{
+  struct sl_engine *e = arg;
+  sl_clock_prepare_thread ();
+  pthread_mutex_lock (&e->lock);
+  while (!e->stopping) {
+    sl_engine_run_until (e, wall_engine_ns (e));
+    if (e->heap_len == 0) {
+      e->driver_sleep_until_ns = UINT64_MAX;
+      pthread_cond_wait (&e->driver_wake, &e->lock);
+    }
+    else {
+      uint64_t wake = e->heap[0].when_ns;
+      e->driver_sleep_until_ns = wake;
+      uint64_t abs_ns = wake + e->epoch_ns;
+      struct timespec ts = { .tv_sec = (time_t) (abs_ns / 1000000000u),
+                             .tv_nsec = (long) (abs_ns % 1000000000u) };
+      pthread_cond_timedwait (&e->driver_wake, &e->lock, &ts);
+    }
+  }
+  pthread_mutex_unlock (&e->lock);
+  return NULL;
+}
+
+int
+sl_engine_start (struct sl_engine *e)
+{
+  if (e->clock != SL_CLOCK_REAL) {
+    errno = EINVAL;
+    return -1;
+  }
+  if (e->driver_started)
+    return 0;
+  e->driver_sleep_until_ns = 0;
+  int err = pthread_create (&e->driver, NULL, driver_main, e);
+  if (err) {
+    errno = err;
+    return -1;
+  }
+  e->driver_started = 1;
+  return 0;
+}
+
+static int
+compare_u64 (const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+  return x < y ? -1 : x > y;
+}
+
+static void
+record_gap (struct sl_engine *e, uint64_t gap_ns)
+{
+  if (gap_ns > GAP_MAX_NS)
+    return;                    /* the client was thinking, not the transport */
+  e->gap_ns[e->gap_next] = gap_ns;
+  e->gap_next = (e->gap_next + 1) % GAP_SAMPLES;
+  if (e->gap_count < GAP_SAMPLES)
+    e->gap_count++;
+  if (++e->gaps_since_recompute < GAP_RECOMPUTE_EVERY && e->gap_count == GAP_SAMPLES)
+    return;
+  e->gaps_since_recompute = 0;
+  uint64_t sorted[GAP_SAMPLES];
+  memcpy (sorted, e->gap_ns, e->gap_count * sizeof sorted[0]);
+  qsort (sorted, e->gap_count, sizeof sorted[0], compare_u64);
+  e->latency_offset_ns = sorted[e->gap_count / 2];
+}
+
+static struct sl_request *
+take_request (struct sl_engine *e)
+{
+  struct sl_request *r = e->free_requests;
+  if (r)
+    e->free_requests = r->model_next;
+  else if ((r = malloc (sizeof *r)) == NULL)
+    abort ();
+  memset (r, 0, sizeof *r);
+  return r;
+}
+
+void
+sl_engine_execute (struct sl_engine *e, struct sl_request *caller)
+{
+  struct waiter w = { .is_decided = 0 };
+  pthread_cond_init (&w.decided, NULL);
+
+  pthread_mutex_lock (&e->lock);
+  uint64_t now = wall_engine_ns (e);
+  /* Catch up on due events first so the model sees the present. */
+  sl_engine_run_until (e, now);
+  if (e->offset_auto && e->threads_inside == 0 && e->have_release)
+    record_gap (e, now - e->last_release_ns);
+  e->threads_inside++;
+
+  /* The engine owns the request it hands the model: the model may refer to
+   * it until its completion event, which can be after this thread left. */
+  struct sl_request *r = take_request (e);
+  r->op = caller->op;
+  r->flags = caller->flags;
+  r->offset_bytes = caller->offset_bytes;
+  r->length_bytes = caller->length_bytes;
+  r->waiter_private = &w;
+  submit_locked (e, r);
+  /* A request the model finished at once can be reaped now. */
+  sl_engine_run_until (e, now);
+  while (!w.is_decided)
+    pthread_cond_wait (&w.decided, &e->lock);
+  uint64_t offset = e->latency_offset_ns;
+  pthread_mutex_unlock (&e->lock);
+
+  caller->arrival_ns = now;
+  caller->completion_ns = w.completion_ns;
+  caller->completion_known = true;
+  uint64_t release = w.completion_ns > offset ? w.completion_ns - offset : 0;
+  if (release > now)
+    sl_clock_sleep_until_ns (release + e->epoch_ns);
+
+  pthread_mutex_lock (&e->lock);
+  if (--e->threads_inside == 0) {
+    e->last_release_ns = wall_engine_ns (e);
+    e->have_release = 1;
+  }
+  pthread_mutex_unlock (&e->lock);
+  pthread_cond_destroy (&w.decided);
+}
+
+void
+sl_engine_set_latency_offset_ns (struct sl_engine *e, uint64_t offset_ns)
+{
+  pthread_mutex_lock (&e->lock);
+  e->offset_auto = 0;
+  e->latency_offset_ns = offset_ns;
+  pthread_mutex_unlock (&e->lock);
+}
+
+void
+sl_engine_set_latency_offset_auto (struct sl_engine *e, bool on)
+{
+  pthread_mutex_lock (&e->lock);
+  e->offset_auto = on;
+  pthread_mutex_unlock (&e->lock);
+}
+
+uint64_t
+sl_engine_latency_offset_ns (const struct sl_engine *e)
+{
+  return e->latency_offset_ns;
+}
+
+void
+sl_engine_locked (struct sl_engine *e, void (*fn) (struct sl_engine *, void *), void *arg)
+{
+  pthread_mutex_lock (&e->lock);
+  if (e->clock == SL_CLOCK_REAL)
+    sl_engine_run_until (e, wall_engine_ns (e));
+  fn (e, arg);
+  pthread_mutex_unlock (&e->lock);
+}
+
+static void
+write_json_locked (struct sl_engine *e, void *arg)
+{
+  FILE *out = arg;
+  /* A record is ~240 KB of histograms: too big for a worker thread's stack. */
+  struct sl_device_stats *copy = malloc (sizeof *copy);
+  if (copy == NULL)
+    return;
+  sl_device_stats_snapshot (e->stats, copy);
+  fprintf (out, "{\"name\": \"%s\", \"clock\": \"%s\", \"latency_offset_ns\": %llu, \"stats\": ",
+           e->name, e->clock == SL_CLOCK_REAL ? "real" : "virtual",
+           (unsigned long long) e->latency_offset_ns);
+  sl_device_stats_write_json (copy, out);
+  free (copy);
+  fprintf (out, ", \"model\": {\"kind\": \"%s\"", e->model.ops->kind);
+  if (e->model.ops->write_json) {
+    fputs (", ", out);
+    e->model.ops->write_json (e->model.self, out);
+  }
+  fputs ("}}", out);
+}
+
+void
+sl_engine_write_json (struct sl_engine *e, FILE *out)
+{
+  sl_engine_locked (e, write_json_locked, out);
+}

@@ -1,0 +1,53 @@
+/* params.h — KEY=VALUE device parameters, shared by the plugins and
+ * storlab-sim so both spell every key the same way.
+ *
+ * Each model publishes a table of struct sl_param describing the fields of
+ * its config struct.  Key names carry their unit (average-seek-ms,
+ * outer-mb-s); the value is a plain number in that unit.  Sizes use nbdkit's
+ * syntax (512, 4k, 300G: powers of 1024).
+ */
+#ifndef STORLAB_PARAMS_H
+#define STORLAB_PARAMS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum sl_param_type {
+  SL_PARAM_COUNT,              /* uint32_t, plain integer */
+  SL_PARAM_SIZE_BYTES,         /* uint64_t, number with optional k/M/G/T suffix */
+  SL_PARAM_TIME_MS,            /* uint64_t ns field, value in milliseconds (decimal) */
+  SL_PARAM_TIME_US,            /* uint64_t ns field, value in microseconds (decimal) */
+  SL_PARAM_RATE_MB_S,          /* uint64_t bytes/s field, value in MB/s (10^6 B/s) */
+  SL_PARAM_ON_OFF,             /* bool, on|off (also true/false, 1/0, yes/no) */
+};
+
+struct sl_param {
+  const char *key;
+  enum sl_param_type type;
+  size_t offset;               /* offsetof the field in the config struct */
+  double min;                  /* inclusive range, in the key's unit */
+  double max;
+  const char *help;            /* one line, ends without a period */
+};
+
+/* Parses value for key into config.  Returns 0, or -1 with
+ * "KEY=VALUE: reason" in err.  Unknown key: returns -2 (err set). */
+int sl_param_set (const struct sl_param *table, size_t table_len, void *config,
+                  const char *key, const char *value, char *err, size_t err_bytes);
+const struct sl_param *sl_param_find (const struct sl_param *table, size_t table_len,
+                                      const char *key);
+/* Writes "key=<current value>" lines (for --dump-plugin) */
+void sl_params_dump (const struct sl_param *table, size_t table_len,
+                     const void *config, const char *prefix, FILE *out);
+/* Formats the help text: "key=<unit>  help (default X)" one per line. */
+void sl_params_help (const struct sl_param *table, size_t table_len,
+                     const void *defaults, FILE *out);
+/* Parses a size: digits with optional fraction? no: integer with optional
+ * k/K/M/G/T/P/E suffix (powers of 1024) or a trailing 'b'/'B'.  -1 on error. */
+int sl_parse_size_bytes (const char *value, uint64_t *out);
+/* Parses a finite decimal number (no trailing junk). -1 on error. */
+int sl_parse_decimal (const char *value, double *out);
+
+#endif

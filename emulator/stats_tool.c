@@ -1,0 +1,60 @@
+/* storlab-stats — prints a live stats file as JSON, once or every interval.
+ * Usage: storlab-stats PATH [--watch SECONDS] */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "params.h"
+#include "stats.h"
+
+static int
+print_once (struct sl_stats_file *f)
+{
+  unsigned n = sl_stats_file_record_count (f);
+  struct sl_device_stats *copy = malloc (sizeof *copy);
+  if (copy == NULL)
+    return -1;
+  printf ("{\"devices\": [");
+  for (unsigned i = 0; i < n; i++) {
+    sl_device_stats_snapshot (sl_stats_file_record (f, i), copy);
+    if (i)
+      printf (", ");
+    sl_device_stats_write_json (copy, stdout);
+  }
+  printf ("]}\n");
+  fflush (stdout);
+  free (copy);
+  return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  double watch_s = 0;
+  if (argc == 4 && strcmp (argv[2], "--watch") == 0) {
+    if (sl_parse_decimal (argv[3], &watch_s) == -1 || watch_s <= 0) {
+      fprintf (stderr, "storlab-stats: --watch %s: expected seconds > 0\n", argv[3]);
+      return 1;
+    }
+  }
+  else if (argc != 2 || argv[1][0] == '-') {
+    fprintf (stderr, "usage: storlab-stats PATH [--watch SECONDS]\n");
+    return argc == 2 && strcmp (argv[1], "--help") == 0 ? 0 : 1;
+  }
+  char err[512];
+  struct sl_stats_file *f = sl_stats_file_open (argv[1], err, sizeof err);
+  if (f == NULL) {
+    fprintf (stderr, "storlab-stats: %s\n", err);
+    return 1;
+  }
+  int rc = print_once (f);
+  while (rc == 0 && watch_s > 0) {
+    struct timespec ts = { (time_t) watch_s, (long) ((watch_s - (time_t) watch_s) * 1e9) };
+    nanosleep (&ts, NULL);
+    rc = print_once (f);
+  }
+  sl_stats_file_close (f);
+  return rc == 0 ? 0 : 1;
+}

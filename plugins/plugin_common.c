@@ -1,0 +1,289 @@
+/* plugin_common.c — nbdkit callbacks shared by the storlab plugins. */
+#define _GNU_SOURCE
+#include "plugin_common.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+#include "driver_keys.h"
+#include "engine.h"
+#include "params.h"
+#include "presets.h"
+#include "stats.h"
+#include "store.h"
+
+/* The one device this nbdkit process serves. */
+static struct {
+  const struct sl_device_kind *kind;
+  struct sl_device_builder builder;
+  struct sl_driver_settings settings;
+  char *owned_strings[8];      /* file= and stats= values (nbdkit frees its own) */
+  size_t owned_count;
+  void *config;
+  struct sl_store *store;
+  struct sl_stats_file *stats_file;
+  struct sl_device_stats *private_stats;
+  struct sl_engine *engine;
+  bool volatile_cache;
+} dev;
+
+static int handle_token;       /* open() returns a non-NULL handle */
+
+void
+storlab_plugin_load (const char *kind)
+{
+  dev.kind = sl_device_kind_find (kind);
+  sl_device_builder_init (&dev.builder, dev.kind);
+  sl_driver_settings_defaults (&dev.settings);
+}
+
+void
+storlab_plugin_unload (void)
+{
+  if (dev.engine) {
+    sl_engine_free (dev.engine);
+    dev.engine = NULL;
+  }
+  /* Closing syncs a file store: nothing written is lost on a normal exit. */
+  if (dev.store && sl_store_close (dev.store) == -1)
+    fprintf (stderr, "nbdkit: %s: closing the data store: %s\n",
+             dev.kind ? dev.kind->kind : "storlab", strerror (errno));
+  dev.store = NULL;
+  if (dev.stats_file)
+    sl_stats_file_close (dev.stats_file);
+  free (dev.private_stats);
+  free (dev.config);
+  sl_device_builder_free (&dev.builder);
+  for (size_t i = 0; i < dev.owned_count; i++)
+    free (dev.owned_strings[i]);
+}
+
+int
+storlab_plugin_config (const char *key, const char *value)
+{
+  char err[512];
+  const struct sl_driver_key *driver_key = sl_driver_key_find (key);
+  if (driver_key && strcmp (key, "preset") != 0) {
+    /* nbdkit frees config strings after config_complete: keep a copy. */
+    char *copy = strdup (value);
+    if (copy == NULL || dev.owned_count == sizeof dev.owned_strings / sizeof dev.owned_strings[0]) {
+      free (copy);
+      nbdkit_error ("%s=%s: cannot store the value", key, value);
+      return -1;
+    }
+    dev.owned_strings[dev.owned_count++] = copy;
+    if (sl_driver_settings_set (&dev.settings, key, copy, err, sizeof err) == -1) {
+      nbdkit_error ("%s", err);
+      return -1;
+    }
+    return 0;
+  }
+  if (sl_device_builder_add (&dev.builder, key, value, err, sizeof err) == -1) {
+    nbdkit_error ("%s", err);
+    return -1;
+  }
+  return 0;
+}
+
+int
+storlab_plugin_config_complete (void)
+{
+  char err[512];
+  dev.config = calloc (1, dev.kind->config_bytes);
+  if (dev.config == NULL) {
+    nbdkit_error ("out of memory");
+    return -1;
+  }
+  if (sl_device_builder_build (&dev.builder, dev.config, err, sizeof err) == -1) {
+    nbdkit_error ("%s", err);
+    return -1;
+  }
+  struct sl_model model = dev.kind->create (dev.config, err, sizeof err);
+  if (model.ops == NULL) {
+    nbdkit_error ("%s", err);
+    return -1;
+  }
+  uint64_t capacity = model.capacity_bytes;
+  dev.volatile_cache = model.volatile_write_cache;
+  if (!dev.settings.timing) {
+    model.ops->destroy (model.self);
+    model = sl_fixed_model_new (capacity, 0);
+    dev.volatile_cache = false;
+  }
+
+  if (dev.settings.file_path) {
+    dev.store = sl_store_open_file (dev.settings.file_path, capacity, err, sizeof err);
+    if (dev.store == NULL) {
+      model.ops->destroy (model.self);
+      nbdkit_error ("file=%s: %s", dev.settings.file_path, err);
+      return -1;
+    }
+  }
+  else if ((dev.store = sl_store_new_memory (capacity)) == NULL) {
+    model.ops->destroy (model.self);
+    nbdkit_error ("cannot allocate the data store");
+    return -1;
+  }
+
+  struct sl_device_stats *stats;
+  if (dev.settings.stats_path) {
+    dev.stats_file = sl_stats_file_create (dev.settings.stats_path, 1,
+                                           sl_clock_monotonic_ns (), err, sizeof err);
+    if (dev.stats_file == NULL) {
+      model.ops->destroy (model.self);
+      nbdkit_error ("stats=%s: %s", dev.settings.stats_path, err);
+      return -1;
+    }
+    stats = sl_stats_file_record (dev.stats_file, 0);
+  }
+  else if ((stats = dev.private_stats = malloc (sizeof *stats)) == NULL) {
+    model.ops->destroy (model.self);
+    nbdkit_error ("out of memory");
+    return -1;
+  }
+
+  dev.engine = sl_engine_new (SL_CLOCK_REAL, model, stats, dev.kind->kind);
+  if (dev.engine == NULL) {
+    nbdkit_error ("cannot create the device engine");
+    return -1;
+  }
+  if (dev.settings.latency_offset_auto)
+    sl_engine_set_latency_offset_auto (dev.engine, true);
+  else
+    sl_engine_set_latency_offset_ns (dev.engine, dev.settings.latency_offset_ns);
+  return 0;
+}
+
+void
+storlab_plugin_dump_plugin (void)
+{
+  char names[1024];
+  sl_preset_names (dev.kind->kind, names, sizeof names);
+  printf ("storlab_kind=%s\n", dev.kind->kind);
+  printf ("storlab_presets=%s\n", names);
+  printf ("storlab_threads_recommended=%d\n", STORLAB_THREADS_RECOMMENDED);
+  for (size_t i = 0; i < sl_driver_key_count; i++)
+    printf ("storlab_key_%s=%s\n", sl_driver_keys[i].key, sl_driver_keys[i].value_syntax);
+  void *defaults = calloc (1, dev.kind->config_bytes);
+  if (defaults) {
+    dev.kind->set_defaults (defaults);
+    sl_params_dump (dev.kind->params, dev.kind->param_count, defaults, "storlab_default_", stdout);
+    free (defaults);
+  }
+}
+
+int
+storlab_plugin_after_fork (void)
+{
+  /* Threads do not survive nbdkit's daemonising fork: start the driver here. */
+  if (sl_engine_start (dev.engine) == -1) {
+    nbdkit_error ("cannot start the engine thread: %m");
+    return -1;
+  }
+  return 0;
+}
+
+void *
+storlab_plugin_open (int readonly)
+{
+  (void) readonly;
+  return &handle_token;
+}
+
+int64_t
+storlab_plugin_get_size (void *handle)
+{
+  (void) handle;
+  return (int64_t) sl_store_size_bytes (dev.store);
+}
+
+int storlab_plugin_can_multi_conn (void *handle) { (void) handle; return 1; }
+int storlab_plugin_can_fua (void *handle) { (void) handle; return NBDKIT_FUA_NATIVE; }
+int storlab_plugin_can_flush (void *handle) { (void) handle; return 1; }
+/* Zeroing writes the media: never "fast" in the NBD sense. */
+int storlab_plugin_can_fast_zero (void *handle) { (void) handle; return 0; }
+
+static void
+execute (enum sl_op op, uint32_t length_bytes, uint64_t offset_bytes, uint32_t nbd_flags)
+{
+  struct sl_request r = {
+    .op = op,
+    .flags = (nbd_flags & NBDKIT_FLAG_FUA) ? SL_REQUEST_FUA : 0,
+    .offset_bytes = offset_bytes,
+    .length_bytes = length_bytes,
+  };
+  sl_engine_execute (dev.engine, &r);
+}
+
+int
+storlab_plugin_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
+                      uint32_t flags)
+{
+  (void) handle;
+  if (sl_store_read (dev.store, buf, count, offset) == -1) {
+    nbdkit_error ("read %u bytes at %llu: %m", count, (unsigned long long) offset);
+    return -1;
+  }
+  execute (SL_OP_READ, count, offset, flags);
+  return 0;
+}
+
+static bool
+write_is_volatile (uint32_t flags)
+{
+  return dev.volatile_cache && !(flags & NBDKIT_FLAG_FUA);
+}
+
+int
+storlab_plugin_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
+                       uint32_t flags)
+{
+  (void) handle;
+  if (sl_store_write (dev.store, buf, count, offset, write_is_volatile (flags)) == -1) {
+    nbdkit_error ("write %u bytes at %llu: %m", count, (unsigned long long) offset);
+    return -1;
+  }
+  execute (SL_OP_WRITE, count, offset, flags);
+  return 0;
+}
+
+int
+storlab_plugin_flush (void *handle, uint32_t flags)
+{
+  (void) handle;
+  execute (SL_OP_FLUSH, 0, 0, flags);
+  if (sl_store_persist_all (dev.store) == -1) {
+    nbdkit_error ("flush: %m");
+    return -1;
+  }
+  return 0;
+}
+
+/* Write zeroes: the device writes the range (SCSI WRITE SAME / ATA
+ * zeroing), so it costs what a write of that length costs. */
+int
+storlab_plugin_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+  (void) handle;
+  if (sl_store_zero (dev.store, count, offset, write_is_volatile (flags)) == -1) {
+    nbdkit_error ("zero %u bytes at %llu: %m", count, (unsigned long long) offset);
+    return -1;
+  }
+  execute (SL_OP_WRITE, count, offset, flags);
+  return 0;
+}
+
+int
+storlab_plugin_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+  (void) handle;
+  if (sl_store_zero (dev.store, count, offset, write_is_volatile (flags)) == -1) {
+    nbdkit_error ("trim %u bytes at %llu: %m", count, (unsigned long long) offset);
+    return -1;
+  }
+  execute (SL_OP_TRIM, count, offset, flags);
+  return 0;
+}

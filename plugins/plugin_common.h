@@ -1,0 +1,38 @@
+/* plugin_common.h — the one adapter between nbdkit and an emulator device.
+ *
+ * Every storlab plugin is this adapter plus its kind's name: configuration
+ * goes through the shared device builder and driver keys (the same ones
+ * storlab-sim takes), data through the store, timing through a real-time
+ * engine.  The plugin serves one device: every connection shares it, as
+ * every initiator of a real disk shares its heads.
+ */
+#ifndef STORLAB_PLUGIN_COMMON_H
+#define STORLAB_PLUGIN_COMMON_H
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+/* Kind the plugin serves ("hdd"); set by the plugin's load callback. */
+void storlab_plugin_load (const char *kind);
+void storlab_plugin_unload (void);
+int storlab_plugin_config (const char *key, const char *value);
+int storlab_plugin_config_complete (void);
+void storlab_plugin_dump_plugin (void);
+int storlab_plugin_after_fork (void);
+void *storlab_plugin_open (int readonly);
+int64_t storlab_plugin_get_size (void *handle);
+int storlab_plugin_can_multi_conn (void *handle);
+int storlab_plugin_can_fua (void *handle);
+int storlab_plugin_can_flush (void *handle);
+int storlab_plugin_can_fast_zero (void *handle);
+int storlab_plugin_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
+                          uint32_t flags);
+int storlab_plugin_pwrite (void *handle, const void *buf, uint32_t count,
+                           uint64_t offset, uint32_t flags);
+int storlab_plugin_flush (void *handle, uint32_t flags);
+int storlab_plugin_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags);
+int storlab_plugin_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags);
+
+#define STORLAB_THREADS_RECOMMENDED 256
+
+#endif

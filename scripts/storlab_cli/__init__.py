@@ -1,0 +1,1 @@
+"""storlab command line: thin orchestration over the C emulator."""

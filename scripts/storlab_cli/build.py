@@ -1,0 +1,18 @@
+"""Configures and builds the C side with meson."""
+import os
+import subprocess
+
+from . import paths
+from .errors import UserError
+
+
+def _run(cmd, what):
+    result = subprocess.run(cmd, check=False)
+    if result.returncode != 0:
+        raise UserError(f"{what} failed (exit {result.returncode}): {' '.join(cmd)}")
+
+
+def build():
+    if not os.path.exists(os.path.join(paths.BUILD_DIR, "build.ninja")):
+        _run(["meson", "setup", paths.BUILD_DIR, paths.SOURCE_DIR], "meson setup")
+    _run(["meson", "compile", "-C", paths.BUILD_DIR], "meson compile")

@@ -1,0 +1,135 @@
+#!/bin/bash
+# sim_cli.sh STORLAB_SIM — storlab-sim end to end: fio job files in,
+# fio-layout JSON out, figures that match the hdd model, and one clear
+# error line (exit 1, empty stdout) for every kind of bad input.
+source "$(dirname "$0")/lib.sh"
+SIM=$1
+[ -x "$SIM" ] || fail "usage: sim_cli.sh PATH_TO_STORLAB_SIM"
+
+# job NAME BODY : writes $TEST_DIR/NAME.fio
+job () { printf '%b' "$2" > "$TEST_DIR/$1.fio"; }
+
+# run_sim OUT ARGS... : must succeed and print valid JSON
+run_sim () {
+  local out=$1; shift
+  "$SIM" "$@" >"$out" 2>"$TEST_DIR/sim.stderr" \
+    || { cat "$TEST_DIR/sim.stderr" >&2; fail "storlab-sim $* exited non-zero"; }
+  /usr/bin/python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out" \
+    || fail "storlab-sim $*: stdout is not JSON"
+}
+
+# check FILE PYTHON_BOOL_EXPR MESSAGE : d is the parsed document
+check () {
+  local ok
+  ok=$(json_get "$1" "$2") || fail "$3 (could not evaluate: $2)"
+  [ "$ok" = True ] || fail "$3 ($2 is $ok)"
+}
+
+# --- QD1 random reads on the default drive: ~1 / (seek + half a turn + overhead)
+job qd1 "[global]\nioengine=nbd\nrw=randread\nbs=4k\ntime_based\nruntime=10\n[qd1]\niodepth=1\n"
+run_sim "$TEST_DIR/qd1.json" hdd "$TEST_DIR/qd1.fio"
+iops1=$(json_get "$TEST_DIR/qd1.json" "d['jobs'][0]['read']['iops']")
+echo "hdd QD1 randread 4k: $iops1 IOPS"
+check "$TEST_DIR/qd1.json" "125 <= d['jobs'][0]['read']['iops'] <= 160" "QD1 IOPS outside 125..160"
+# fio's layout and units
+check "$TEST_DIR/qd1.json" "d['fio version'] == 'storlab-sim-0.1' and d['global options']['rw'] == 'randread'" "header"
+check "$TEST_DIR/qd1.json" "d['jobs'][0]['jobname'] == 'qd1' and d['jobs'][0]['job options'] == {'iodepth': '1'}" "job options"
+check "$TEST_DIR/qd1.json" "d['jobs'][0]['read']['runtime'] == 10000" "runtime in ms"
+check "$TEST_DIR/qd1.json" "(lambda r: r['io_bytes'] == 4096 * r['total_ios'] and r['io_kbytes'] == 4 * r['total_ios'])(d['jobs'][0]['read'])" "io_bytes"
+check "$TEST_DIR/qd1.json" "(lambda r: abs(r['iops'] - r['total_ios'] / 10.0) < 1e-3 and r['bw'] == r['bw_bytes'] // 1024)(d['jobs'][0]['read'])" "iops/bw"
+check "$TEST_DIR/qd1.json" "(lambda c: c['N'] == d['jobs'][0]['read']['total_ios'] and c['min'] <= c['percentile']['50.000000'] <= c['percentile']['99.000000'] <= c['max'])(d['jobs'][0]['read']['clat_ns'])" "clat_ns percentiles"
+check "$TEST_DIR/qd1.json" "abs(d['jobs'][0]['read']['clat_ns']['mean'] * d['jobs'][0]['read']['iops'] - 1e9) < 0.01e9" "QD1: mean latency * IOPS == 1 s"
+check "$TEST_DIR/qd1.json" "len(d['jobs'][0]['read']['clat_ns']['percentile']) == 17 and '99.990000' in d['jobs'][0]['read']['clat_ns']['percentile']" "fio's default percentile list"
+check "$TEST_DIR/qd1.json" "d['jobs'][0]['read']['lat_ns']['mean'] == d['jobs'][0]['read']['clat_ns']['mean'] and d['jobs'][0]['read']['slat_ns']['N'] == 0" "lat == clat, slat 0"
+check "$TEST_DIR/qd1.json" "d['jobs'][0]['write']['total_ios'] == 0 and d['jobs'][0]['write']['iops'] == 0 and d['jobs'][0]['trim']['io_bytes'] == 0 and d['jobs'][0]['sync']['total_ios'] == 0" "empty directions present"
+check "$TEST_DIR/qd1.json" "abs(sum(d['jobs'][0]['latency_ms'].values()) - 100) < 1e-3" "latency_ms sums to 100 %"
+check "$TEST_DIR/qd1.json" "d['storlab']['backend'] == 'sim' and d['storlab']['simulated_ns'] >= 10 * 10**9" "storlab.simulated_ns"
+check "$TEST_DIR/qd1.json" "sum(c for i, c in d['storlab']['jobs'][0]['read']['buckets']) == d['jobs'][0]['read']['total_ios']" "storlab histogram buckets"
+check "$TEST_DIR/qd1.json" "d['storlab']['device']['stats']['ops']['read']['count'] >= d['jobs'][0]['read']['total_ios']" "device stats"
+
+# --- QD32: NCQ reorders, so the same drive does clearly more
+job qd32 "[qd32]\nrw=randread\nbs=4k\niodepth=32\ntime_based\nruntime=10\n"
+run_sim "$TEST_DIR/qd32.json" hdd "$TEST_DIR/qd32.fio"
+iops32=$(json_get "$TEST_DIR/qd32.json" "d['jobs'][0]['read']['iops']")
+echo "hdd QD32 randread 4k: $iops32 IOPS"
+check "$TEST_DIR/qd32.json" "d['jobs'][0]['read']['iops'] > 1.5 * $iops1" "QD32 not clearly faster than QD1"
+check "$TEST_DIR/qd32.json" "d['jobs'][0]['iodepth_level']['32'] == 100.0 and d['jobs'][0]['latency_depth'] == 32" "iodepth_level"
+
+# --- mixed: rwmixread=70 splits ~70/30 per I/O
+job mix "[mix]\nrw=randrw\nrwmixread=70\nbs=4k\niodepth=4\ntime_based\nruntime=20\n"
+run_sim "$TEST_DIR/mix.json" hdd "$TEST_DIR/mix.fio"
+check "$TEST_DIR/mix.json" "(lambda j: 0.65 <= j['read']['total_ios'] / (j['read']['total_ios'] + j['write']['total_ios']) <= 0.75)(d['jobs'][0])" "randrw 70/30 split"
+check "$TEST_DIR/mix.json" "d['jobs'][0]['write']['runtime'] == 20000 and d['jobs'][0]['write']['clat_ns']['N'] > 0" "write direction"
+
+# --- numjobs + group_reporting: one entry, sums of the clones
+job group "[global]\nrw=randread\nnumjobs=4\nnumber_ios=50\n[g]\ngroup_reporting\n[alone]\nnumjobs=2\n"
+run_sim "$TEST_DIR/group.json" hdd "$TEST_DIR/group.fio"
+check "$TEST_DIR/group.json" "[j['jobname'] for j in d['jobs']] == ['g', 'alone', 'alone']" "group_reporting entries"
+check "$TEST_DIR/group.json" "[j['read']['total_ios'] for j in d['jobs']] == [200, 50, 50]" "number_ios per clone"
+
+# --- size-limited jobs stop where fio 3.33 stops (checked against fio's
+# null engine): no partial block at the region end, new passes while at
+# least one block of io_size is left, random offsets as with norandommap
+for case in "rw=read:2" "rw=read\nio_size=9k:2" "rw=read\nio_size=20k:5" "rw=read\nio_size=6k:2" "rw=randread:3"; do
+  job limit "[x]\nsize=10k\nbs=4k\n${case%:*}\n"
+  run_sim "$TEST_DIR/limit.json" hdd "$TEST_DIR/limit.fio"
+  check "$TEST_DIR/limit.json" "d['jobs'][0]['read']['total_ios'] == ${case##*:}" "size=10k bs=4k ${case%:*}: I/O count"
+done
+
+# --- deterministic: same job, same numbers
+run_sim "$TEST_DIR/qd1b.json" hdd "$TEST_DIR/qd1.fio"
+check "$TEST_DIR/qd1b.json" "d['jobs'][0]['read']['total_ios'] == $(json_get "$TEST_DIR/qd1.json" "d['jobs'][0]['read']['total_ios']")" "run is not deterministic"
+
+# --- timing=off: the fixed zero-latency model, fast; stats= writes a stats file
+job fast "[fast]\nrw=randrw\niodepth=16\nnumber_ios=2000000\n"
+start_ns=$(date +%s%N)
+run_sim "$TEST_DIR/fast.json" hdd timing=off stats="$TEST_DIR/fast.stats" "$TEST_DIR/fast.fio"
+wall_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
+echo "timing=off: 2M I/Os in $wall_ms ms; sim loop $(json_get "$TEST_DIR/fast.json" "int(d['storlab']['simulated_ios_per_wall_s'])") I/Os per wall second"
+check "$TEST_DIR/fast.json" "d['jobs'][0]['read']['total_ios'] + d['jobs'][0]['write']['total_ios'] == 2000000" "timing=off I/O count"
+check "$TEST_DIR/fast.json" "d['storlab']['device']['model']['kind'] == 'fixed'" "timing=off model"
+[ "$wall_ms" -lt 20000 ] || fail "timing=off: 2M I/Os took $wall_ms ms"
+[ -s "$TEST_DIR/fast.stats" ] || fail "stats= wrote no file"
+
+# --- bad input: exit 1, one line naming the culprit, nothing on stdout
+# expect_error NEEDLE ARGS...
+expect_error () {
+  local needle=$1; shift
+  local rc=0
+  "$SIM" "$@" >"$TEST_DIR/err.out" 2>"$TEST_DIR/err.txt" || rc=$?
+  [ "$rc" = 1 ] || { cat "$TEST_DIR/err.txt" >&2; fail "exit $rc (want 1) for: $*"; }
+  [ ! -s "$TEST_DIR/err.out" ] || fail "stdout not empty for: $*"
+  grep -qF -- "$needle" "$TEST_DIR/err.txt" || { cat "$TEST_DIR/err.txt" >&2; fail "error for '$*' does not mention '$needle'"; }
+  [ "$(grep -c . "$TEST_DIR/err.txt")" = 1 ] || { cat "$TEST_DIR/err.txt" >&2; fail "not one error line for: $*"; }
+  grep -q '^storlab-sim: ' "$TEST_DIR/err.txt" || fail "error not prefixed 'storlab-sim: ' for: $*"
+  echo "ok: $* -> $(cat "$TEST_DIR/err.txt")"
+}
+job unknown_opt "[global]\nrw=randread\n\n[j]\nfrobnicate=3\n"
+job bad_bs "[j]\nbs=4x\n"
+job far "[j]\noffset=100t\n"
+expect_error "floppy" floppy "$TEST_DIR/qd1.fio"
+expect_error "hdd" floppy "$TEST_DIR/qd1.fio"                   # lists the known plugins
+expect_error "bogus-key" hdd bogus-key=1 "$TEST_DIR/qd1.fio"
+expect_error "rpm=abc" hdd rpm=abc "$TEST_DIR/qd1.fio"
+expect_error "preset=no-such" hdd preset=no-such "$TEST_DIR/qd1.fio"
+expect_error "timing=maybe" hdd timing=maybe "$TEST_DIR/qd1.fio"
+expect_error "JOBFILE" hdd rpm=7200
+expect_error "PLUGIN"
+expect_error "nonexistent.fio" hdd "$TEST_DIR/nonexistent.fio"
+expect_error "unknown_opt.fio:5: unknown or unsupported fio option 'frobnicate'" hdd "$TEST_DIR/unknown_opt.fio"
+expect_error "bad_bs.fio:2: bs=4x" hdd "$TEST_DIR/bad_bs.fio"
+expect_error "offset" hdd "$TEST_DIR/far.fio"
+job tb "[j]\ntime_based\nruntime=1\n"
+expect_error "timing=off" hdd timing=off "$TEST_DIR/tb.fio"
+
+# plugin-only keys are accepted with a note
+run_sim "$TEST_DIR/note.json" hdd file=/nonexistent/disk.img latency-offset-us=auto "$TEST_DIR/group.fio"
+grep -q "file= is a plugin-only key" "$TEST_DIR/sim.stderr" || fail "no note for file="
+
+# --help and --list-presets
+"$SIM" hdd --help >"$TEST_DIR/help.txt" || fail "--help failed"
+grep -q "average-seek-ms" "$TEST_DIR/help.txt" || fail "--help lacks the hdd parameters"
+"$SIM" --list-presets >"$TEST_DIR/presets.txt" || fail "--list-presets failed"
+grep -q "hdd" "$TEST_DIR/presets.txt" || fail "--list-presets lacks hdd presets"
+
+echo "sim_cli: all checks passed"

@@ -1,0 +1,74 @@
+"""pytest for the storlab command line (no build, no devices needed)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts")
+sys.path.insert(0, SCRIPTS)
+
+from storlab_cli import check, demo, fio_results  # noqa: E402
+from storlab_cli.errors import UserError  # noqa: E402
+
+STORLAB = os.path.join(SCRIPTS, "storlab")
+
+
+def fio_doc(iops, mean_ns, p99_ns):
+    side = {"iops": iops, "total_ios": int(iops * 10),
+            "clat_ns": {"mean": mean_ns, "percentile": {"99.000000": p99_ns}}}
+    return {"jobs": [{"read": side, "write": dict(side, iops=0.0)}]}
+
+
+def test_fio_json_with_engine_banner_is_read(tmp_path):
+    path = tmp_path / "out.json"
+    path.write_text("fio: connected to NBD server\n" + json.dumps(fio_doc(140.5, 7.1e6, 1.4e7)))
+    summary = fio_results.direction_summary(fio_results.load(str(path)), "read")
+    assert summary == {"iops": 140.5, "mean_us": 7100.0, "p99_us": 14000.0, "ios": 1405}
+
+
+def test_not_fio_json_is_one_clear_error(tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text("fio: nothing here\n")
+    with pytest.raises(UserError, match="broken.json: no fio JSON"):
+        fio_results.load(str(path))
+    path.write_text("{ not json")
+    with pytest.raises(UserError, match="broken.json: not fio JSON"):
+        fio_results.load(str(path))
+
+
+def test_check_summary_counts_meson_results(tmp_path):
+    log = tmp_path / "testlog.json"
+    results = ["OK", "OK", "FAIL", "SKIP", "TIMEOUT", "EXPECTEDFAIL"]
+    log.write_text("\n".join(json.dumps({"name": f"t{i}", "result": r})
+                             for i, r in enumerate(results)) + "\n")
+    assert check.summarise(str(log)) == (3, 2, 1)
+
+
+def test_demo_table_shows_both_sides_and_ratio():
+    sim = {"iops": 142.0, "mean_us": 7040.0, "p99_us": 12000.0, "ios": 1}
+    lab = {"iops": 140.0, "mean_us": 7100.0, "p99_us": 12100.0, "ios": 1}
+    table = demo.format_table([("4K random read, QD1", sim, lab)])
+    assert "sim" in table and "plugin" in table
+    assert "142.0" in table and "140.0" in table
+    assert "0.986" in table
+
+
+def run_cli(*args):
+    return subprocess.run(["/usr/bin/python3", STORLAB, *args],
+                          capture_output=True, text=True, check=False)
+
+
+def test_unknown_command_is_one_line_and_nonzero():
+    result = run_cli("frobnicate")
+    assert result.returncode == 2
+    assert result.stderr.strip() == "storlab: unknown command 'frobnicate' (known: demo, check)"
+    assert "Traceback" not in result.stderr
+
+
+def test_demo_with_arguments_is_refused_without_traceback():
+    result = run_cli("demo", "extra")
+    assert result.returncode == 1
+    assert "demo takes no arguments" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,555 @@
+/* test_jobfile.c — fio job file parsing, region resolution and I/O streams. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jobfile.h"
+
+static char err[512];
+
+static void
+parse_ok (const char *text, struct sl_jobfile *jf)
+{
+  err[0] = '\0';
+  int rc = sl_jobfile_parse_string (text, "t.fio", jf, err, sizeof err);
+  if (rc != 0)
+    fail_msg ("unexpected parse error: %s", err);
+}
+
+/* Parses text expecting failure; returns the message. */
+static const char *
+parse_fails (const char *text)
+{
+  struct sl_jobfile jf;
+  err[0] = '\0';
+  assert_int_equal (sl_jobfile_parse_string (text, "t.fio", &jf, err, sizeof err), -1);
+  assert_int_equal (jf.job_count, 0);
+  assert_null (jf.jobs);
+  return err;
+}
+
+static void
+test_global_inheritance (void **state)
+{
+  (void) state;
+  struct sl_jobfile jf;
+  parse_ok ("[global]\n"
+            "bs=8k\n"
+            "iodepth=4\n"
+            "ioengine=nbd\n"
+            "[a]\n"
+            "rw=randread\n"
+            "[b]\n"
+            "iodepth=16\n"
+            "[global]\n"
+            "bs=64k\n"
+            "[c]\n", &jf);
+  assert_true (jf.has_global);
+  assert_int_equal (jf.job_count, 3);
+
+  const struct sl_job *a = &jf.jobs[0], *b = &jf.jobs[1], *c = &jf.jobs[2];
+  assert_string_equal (a->name, "a");
+  assert_int_equal (a->line, 5);
+  assert_int_equal (a->bs_bytes[SL_OP_READ], 8192);
+  assert_int_equal (a->bs_bytes[SL_OP_WRITE], 8192);
+  assert_int_equal (a->iodepth, 4);
+  assert_true (a->do_read && !a->do_write && a->random);
+
+  assert_string_equal (b->name, "b");
+  assert_int_equal (b->iodepth, 16);
+  assert_int_equal (b->bs_bytes[SL_OP_READ], 8192);
+  /* fio's default: rw=read */
+  assert_true (b->do_read && !b->do_write && !b->random);
+
+  /* a later [global] changes only the jobs after it */
+  assert_int_equal (c->bs_bytes[SL_OP_READ], 65536);
+  assert_int_equal (c->iodepth, 4);
+
+  /* options as written, for fio's "global options" / "job options" */
+  assert_int_equal (jf.global_options.count, 4);
+  assert_string_equal (jf.global_options.items[2].key, "ioengine");
+  assert_string_equal (jf.global_options.items[2].value, "nbd");
+  assert_string_equal (jf.global_options.items[3].value, "64k");
+  assert_int_equal (a->options.count, 1);
+  assert_string_equal (a->options.items[0].key, "rw");
+  assert_int_equal (c->options.count, 0);
+  sl_jobfile_free (&jf);
+}
+
+static void
+test_defaults (void **state)
+{
+  (void) state;
+  struct sl_jobfile jf;
+  parse_ok ("[only]\n", &jf);
+  assert_false (jf.has_global);
+  const struct sl_job *j = &jf.jobs[0];
+  assert_true (j->do_read && !j->do_write && !j->random);
+  assert_int_equal (j->bs_bytes[0], 4096);
+  assert_int_equal (j->iodepth, 1);
+  assert_int_equal (j->numjobs, 1);
+  assert_false (j->size.set);
+  assert_false (j->offset.set);
+  assert_int_equal (j->rwmixread_pct, 50);
+  assert_int_equal (j->runtime_ns, 0);
+  assert_false (j->time_based);
+  assert_int_equal (j->percentile_count, 17);
+  assert_true (j->percentiles[13] == 99.5);
+  sl_jobfile_free (&jf);
+}
+
+static void
+test_numjobs_name_and_flags (void **state)
+{
+  (void) state;
+  struct sl_jobfile jf;
+  parse_ok ("[global]\n"
+            "group_reporting\n"
+            "[x]\n"
+            "name=renamed\n"
+            "numjobs=8\n"
+            "time_based\n"
+            "runtime=10\n"
+            "randseed=42\n"
+            "number_ios=1000\n"
+            "io_size=1g\n"
+            "percentile_list=99.9:50:99\n", &jf);
+  const struct sl_job *j = &jf.jobs[0];
+  assert_string_equal (j->name, "renamed");
+  assert_int_equal (j->numjobs, 8);
+  assert_true (j->group_reporting);
+  assert_true (j->time_based);
+  assert_true (j->runtime_ns == UINT64_C (10000000000));
+  assert_true (j->randseed == 42);
+  assert_true (j->number_ios == 1000);
+  assert_true (j->io_size_bytes == UINT64_C (1073741824));
+  assert_int_equal (j->percentile_count, 3);
+  assert_true (j->percentiles[0] == 50.0 && j->percentiles[1] == 99.0
+               && j->percentiles[2] == 99.9);
+  /* the bare key is recorded without a value */
+  assert_string_equal (jf.global_options.items[0].key, "group_reporting");
+  assert_null (jf.global_options.items[0].value);
+  sl_jobfile_free (&jf);
+
+  parse_ok ("[global]\ngroup_reporting\n[x]\ngroup_reporting=0\ntime_based=1\nruntime=1\n", &jf);
+  assert_false (jf.jobs[0].group_reporting);
+  assert_true (jf.jobs[0].time_based);
+  sl_jobfile_free (&jf);
+}
+
+static void
+test_rw_variants (void **state)
+{
+  (void) state;
+  static const struct { const char *rw; bool read, write, random; } cases[] = {
+    { "read", true, false, false }, { "write", false, true, false },
+    { "randread", true, false, true }, { "randwrite", false, true, true },
+    { "rw", true, true, false }, { "readwrite", true, true, false },
+    { "randrw", true, true, true },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char text[128];
+    struct sl_jobfile jf;
+    snprintf (text, sizeof text, "[j]\nrw=%s\n", cases[i].rw);
+    parse_ok (text, &jf);
+    assert_int_equal (jf.jobs[0].do_read, cases[i].read);
+    assert_int_equal (jf.jobs[0].do_write, cases[i].write);
+    assert_int_equal (jf.jobs[0].random, cases[i].random);
+    sl_jobfile_free (&jf);
+  }
+  struct sl_jobfile jf;
+  parse_ok ("[j]\nreadwrite=randrw\nrwmixwrite=30\n", &jf);
+  assert_true (jf.jobs[0].random && jf.jobs[0].do_write);
+  assert_int_equal (jf.jobs[0].rwmixread_pct, 70);
+  sl_jobfile_free (&jf);
+  parse_ok ("[j]\nrw=randrw\nrwmixread=80\npercentage_random=25,75\n", &jf);
+  assert_int_equal (jf.jobs[0].rwmixread_pct, 80);
+  assert_int_equal (jf.jobs[0].percentage_random_pct[SL_OP_READ], 25);
+  assert_int_equal (jf.jobs[0].percentage_random_pct[SL_OP_WRITE], 75);
+  sl_jobfile_free (&jf);
+  parse_ok ("[j]\nrw=randrw\npercentage_random=40\n", &jf);
+  assert_int_equal (jf.jobs[0].percentage_random_pct[SL_OP_READ], 40);
+  assert_int_equal (jf.jobs[0].percentage_random_pct[SL_OP_WRITE], 40);
+  sl_jobfile_free (&jf);
+}
+
+static void
+test_bs_pairs_and_sizes (void **state)
+{
+  (void) state;
+  static const struct { const char *bs; uint64_t read, write; } cases[] = {
+    { "8k", 8192, 8192 },
+    { "4k,8k", 4096, 8192 },
+    { ",16k", 4096, 16384 },          /* empty field keeps the default */
+    { "1m,", 1048576, 4096 },         /* trailing comma: write keeps the default */
+    { "512", 512, 512 },
+    { "2KB", 2048, 2048 },
+    { "1kib", 1000, 1000 },           /* fio's kb_base=1024 inversion */
+    { "0x1000", 4096, 4096 },
+    { "4k,8k,16k", 4096, 8192 },      /* trim value accepted, not modelled */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char text[128];
+    struct sl_jobfile jf;
+    snprintf (text, sizeof text, "[j]\nblocksize=%s\n", cases[i].bs);
+    parse_ok (text, &jf);
+    assert_true (jf.jobs[0].bs_bytes[SL_OP_READ] == cases[i].read);
+    assert_true (jf.jobs[0].bs_bytes[SL_OP_WRITE] == cases[i].write);
+    sl_jobfile_free (&jf);
+  }
+
+  struct sl_jobfile jf;
+  parse_ok ("[j]\nsize=2g\noffset=1m\noffset_increment=10%\n", &jf);
+  const struct sl_job *j = &jf.jobs[0];
+  assert_true (j->size.set && !j->size.is_percent);
+  assert_true (j->size.bytes == UINT64_C (2147483648));
+  assert_true (j->offset.bytes == 1048576);
+  assert_true (j->offset_increment.is_percent && j->offset_increment.percent == 10.0);
+  sl_jobfile_free (&jf);
+
+  parse_ok ("[j]\nsize=25%\n", &jf);
+  assert_true (jf.jobs[0].size.is_percent && jf.jobs[0].size.percent == 25.0);
+  sl_jobfile_free (&jf);
+}
+
+static void
+test_runtime_suffixes (void **state)
+{
+  (void) state;
+  static const struct { const char *value; uint64_t ns; } cases[] = {
+    { "30", UINT64_C (30000000000) },
+    { "5s", UINT64_C (5000000000) },
+    { "250ms", UINT64_C (250000000) },
+    { "500us", UINT64_C (500000) },
+    { "2m", UINT64_C (120000000000) },
+    { "1h", UINT64_C (3600000000000) },
+    { "10MS", UINT64_C (10000000) },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char text[128];
+    struct sl_jobfile jf;
+    snprintf (text, sizeof text, "[j]\nruntime=%s\nramp_time=%s\nstartdelay=%s\n",
+              cases[i].value, cases[i].value, cases[i].value);
+    parse_ok (text, &jf);
+    assert_true (jf.jobs[0].runtime_ns == cases[i].ns);
+    assert_true (jf.jobs[0].ramp_time_ns == cases[i].ns);
+    assert_true (jf.jobs[0].startdelay_ns == cases[i].ns);
+    sl_jobfile_free (&jf);
+  }
+}
+
+static void
+test_comments_and_whitespace (void **state)
+{
+  (void) state;
+  struct sl_jobfile jf;
+  parse_ok ("; leading comment\n"
+            "# another\n"
+            "\n"
+            "  [ global ]  \n"
+            "   bs =  16k   \n"
+            "\t; indented comment\n"
+            "[job one]\r\n"
+            "  iodepth\t=\t8\r\n", &jf);
+  assert_int_equal (jf.job_count, 1);
+  assert_string_equal (jf.jobs[0].name, "job one");
+  assert_int_equal (jf.jobs[0].bs_bytes[0], 16384);
+  assert_int_equal (jf.jobs[0].iodepth, 8);
+  sl_jobfile_free (&jf);
+}
+
+static void
+test_unknown_option_error (void **state)
+{
+  (void) state;
+  assert_string_equal (parse_fails ("[global]\nbs=4k\n\n[j]\nfrobnicate=1\n"),
+                       "t.fio:5: unknown or unsupported fio option 'frobnicate'");
+  assert_string_equal (parse_fails ("[j]\n; c\nstonewall\n"),
+                       "t.fio:3: unknown or unsupported fio option 'stonewall'");
+}
+
+static void
+test_bad_values (void **state)
+{
+  (void) state;
+  const char *m = parse_fails ("[j]\nbs=4x\n");
+  assert_non_null (strstr (m, "t.fio:2: bs=4x: not a size"));
+  m = parse_fails ("[j]\n\niodepth=0\n");
+  assert_non_null (strstr (m, "t.fio:3: iodepth=0:"));
+  m = parse_fails ("[j]\nrw=trim\n");
+  assert_non_null (strstr (m, "t.fio:2: rw=trim: not one of"));
+  m = parse_fails ("[j]\nrw=randread:8\n");
+  assert_non_null (strstr (m, "t.fio:2: rw=randread:8:"));
+  assert_non_null (strstr (m, "':N'"));
+  m = parse_fails ("[j]\nrwmixread=101\n");
+  assert_non_null (strstr (m, "t.fio:2: rwmixread=101:"));
+  m = parse_fails ("[j]\nruntime=5x\n");
+  assert_non_null (strstr (m, "t.fio:2: runtime=5x: not a time"));
+  m = parse_fails ("[j]\nsize=0\n");
+  assert_non_null (strstr (m, "t.fio:2: size=0:"));
+  m = parse_fails ("[j]\nsize=150%\n");
+  assert_non_null (strstr (m, "t.fio:2: size=150%:"));
+  m = parse_fails ("[j]\nbs=10%\n");
+  assert_non_null (strstr (m, "t.fio:2: bs=10%:"));
+  m = parse_fails ("[j]\nbs\n");
+  assert_non_null (strstr (m, "t.fio:2: bs: missing value"));
+  m = parse_fails ("[j]\nnumjobs=two\n");
+  assert_non_null (strstr (m, "t.fio:2: numjobs=two:"));
+  m = parse_fails ("[j]\nbuffered=1\n");
+  assert_non_null (strstr (m, "t.fio:2: buffered=1: not supported"));
+  m = parse_fails ("[j]\nverify=md5\n");
+  assert_non_null (strstr (m, "t.fio:2: verify=md5:"));
+  m = parse_fails ("[j]\ntime_based\n");
+  assert_non_null (strstr (m, "t.fio:1: job 'j': time_based needs runtime"));
+  m = parse_fails ("bs=4k\n[j]\n");
+  assert_non_null (strstr (m, "t.fio:1: option 'bs' outside of a [section]"));
+  m = parse_fails ("[global]\nbs=4k\n");
+  assert_non_null (strstr (m, "t.fio: no job sections"));
+  m = parse_fails ("[j\n");
+  assert_non_null (strstr (m, "t.fio:1: section header"));
+  m = parse_fails ("[j]\npercentile_list=50:abc\n");
+  assert_non_null (strstr (m, "t.fio:2: percentile_list=50:abc:"));
+}
+
+static void
+test_parse_file (void **state)
+{
+  (void) state;
+  char path[] = "/tmp/test_jobfile_XXXXXX";
+  int fd = mkstemp (path);
+  assert_true (fd >= 0);
+  FILE *f = fdopen (fd, "w");
+  fputs ("[global]\nrw=randread\n[disk]\nbogus_option=3\n", f);
+  fclose (f);
+
+  struct sl_jobfile jf;
+  assert_int_equal (sl_jobfile_parse_file (path, &jf, err, sizeof err), -1);
+  char expected[256];
+  snprintf (expected, sizeof expected, "%s:4: unknown or unsupported fio option 'bogus_option'",
+            path);
+  assert_string_equal (err, expected);
+
+  f = fopen (path, "w");
+  fputs ("[global]\nrw=randread\n[disk]\niodepth=2\n", f);
+  fclose (f);
+  assert_int_equal (sl_jobfile_parse_file (path, &jf, err, sizeof err), 0);
+  assert_string_equal (jf.path, path);
+  assert_int_equal (jf.jobs[0].iodepth, 2);
+  assert_true (jf.jobs[0].random);
+  sl_jobfile_free (&jf);
+  unlink (path);
+
+  assert_int_equal (sl_jobfile_parse_file ("/nonexistent/x.fio", &jf, err, sizeof err), -1);
+  assert_non_null (strstr (err, "/nonexistent/x.fio: cannot open job file"));
+}
+
+static void
+test_region_resolve (void **state)
+{
+  (void) state;
+  const uint64_t capacity = UINT64_C (1000) * 1048576;   /* 1000 MiB */
+  struct sl_jobfile jf;
+  struct sl_job_region r;
+
+  parse_ok ("[j]\n", &jf);
+  assert_int_equal (sl_job_region_resolve (&jf.jobs[0], 0, capacity, &r, err, sizeof err), 0);
+  assert_true (r.offset_bytes == 0 && r.size_bytes == capacity && r.io_limit_bytes == capacity);
+  sl_jobfile_free (&jf);
+
+  /* 25% of 1000 MiB; 10% offset aligned down to bs=3000 */
+  parse_ok ("[j]\nsize=25%\noffset=10%\nbs=3000\n", &jf);
+  assert_int_equal (sl_job_region_resolve (&jf.jobs[0], 0, capacity, &r, err, sizeof err), 0);
+  uint64_t ten_pct = capacity / 10;
+  assert_true (r.offset_bytes == ten_pct - ten_pct % 3000);
+  assert_true (r.size_bytes == capacity / 4);
+  sl_jobfile_free (&jf);
+
+  /* clones step by offset_increment; default size is the rest of the device */
+  parse_ok ("[j]\noffset=1m\noffset_increment=100m\nnumjobs=4\nio_size=5m\n", &jf);
+  assert_int_equal (sl_job_region_resolve (&jf.jobs[0], 3, capacity, &r, err, sizeof err), 0);
+  assert_true (r.offset_bytes == UINT64_C (301) * 1048576);
+  assert_true (r.size_bytes == capacity - r.offset_bytes);
+  assert_true (r.io_limit_bytes == UINT64_C (5) * 1048576);
+  sl_jobfile_free (&jf);
+
+  /* explicit size is clamped at the device end */
+  parse_ok ("[j]\noffset=900m\nsize=500m\n", &jf);
+  assert_int_equal (sl_job_region_resolve (&jf.jobs[0], 0, capacity, &r, err, sizeof err), 0);
+  assert_true (r.size_bytes == UINT64_C (100) * 1048576);
+  sl_jobfile_free (&jf);
+
+  parse_ok ("[far]\noffset=2g\n", &jf);
+  assert_int_equal (sl_job_region_resolve (&jf.jobs[0], 0, capacity, &r, err, sizeof err), -1);
+  assert_non_null (strstr (err, "job 'far'"));
+  assert_non_null (strstr (err, "offset 2147483648"));
+  sl_jobfile_free (&jf);
+
+  parse_ok ("[tiny]\nrw=write\nsize=4k\nbs=4k,64k\n", &jf);
+  assert_int_equal (sl_job_region_resolve (&jf.jobs[0], 0, capacity, &r, err, sizeof err), -1);
+  assert_non_null (strstr (err, "smaller than bs=65536"));
+  sl_jobfile_free (&jf);
+}
+
+static struct sl_job_stream
+stream_for (const char *text, uint64_t capacity, unsigned clone, struct sl_job_region *region)
+{
+  struct sl_jobfile jf;
+  parse_ok (text, &jf);
+  assert_int_equal (sl_job_region_resolve (&jf.jobs[0], clone, capacity, region, err,
+                                           sizeof err), 0);
+  struct sl_job_stream st;
+  sl_job_stream_init (&st, &jf.jobs[0], region, sl_job_seed (&jf.jobs[0], 0, clone));
+  sl_jobfile_free (&jf);
+  return st;
+}
+
+static void
+test_stream_random_uniform_aligned (void **state)
+{
+  (void) state;
+  struct sl_job_region region;
+  const uint64_t capacity = UINT64_C (1) << 30;
+  struct sl_job_stream st = stream_for ("[j]\nrw=randread\nbs=16k\noffset=64m\nsize=256m\n",
+                                        capacity, 0, &region);
+  enum { BINS = 16, DRAWS = 160000 };
+  uint64_t bins[BINS] = { 0 };
+  for (int i = 0; i < DRAWS; i++) {
+    enum sl_op op;
+    uint64_t off, len;
+    sl_job_stream_next (&st, &op, &off, &len);
+    assert_int_equal (op, SL_OP_READ);
+    assert_int_equal (len, 16384);
+    assert_true (off >= region.offset_bytes);
+    assert_true (off + len <= region.offset_bytes + region.size_bytes);
+    assert_int_equal ((off - region.offset_bytes) % 16384, 0);
+    bins[(off - region.offset_bytes) * BINS / region.size_bytes]++;
+  }
+  /* chi-square, 15 degrees of freedom: 99.9th percentile is 37.7 */
+  double expected = (double) DRAWS / BINS, chi2 = 0.0;
+  for (int b = 0; b < BINS; b++)
+    chi2 += ((double) bins[b] - expected) * ((double) bins[b] - expected) / expected;
+  assert_true (chi2 < 37.7);
+}
+
+static void
+test_stream_sequential_wraps (void **state)
+{
+  (void) state;
+  struct sl_job_region region;
+  struct sl_job_stream st = stream_for ("[j]\nrw=write\nbs=4k\noffset=8k\nsize=12k\n",
+                                        UINT64_C (1) << 20, 0, &region);
+  const uint64_t expected[] = { 8192, 12288, 16384, 8192, 12288 };
+  const bool wraps[] = { false, false, false, true, false };
+  for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
+    enum sl_op op;
+    uint64_t off, len;
+    assert_int_equal (sl_job_stream_next (&st, &op, &off, &len), wraps[i]);
+    assert_int_equal (op, SL_OP_WRITE);
+    assert_true (off == expected[i]);
+  }
+  /* a block that does not fit at the region end is never issued */
+  st = stream_for ("[j]\nrw=read\nbs=4k\nsize=10k\n", UINT64_C (1) << 20, 0, &region);
+  const uint64_t partial[] = { 0, 4096, 0 };
+  for (size_t i = 0; i < 3; i++) {
+    enum sl_op op;
+    uint64_t off, len;
+    assert_int_equal (sl_job_stream_next (&st, &op, &off, &len), i == 2);
+    assert_true (off == partial[i]);
+  }
+  /* randread with percentage_random=0 is fully sequential */
+  st = stream_for ("[j]\nrw=randread\npercentage_random=0\n", UINT64_C (1) << 20, 0, &region);
+  for (uint64_t i = 0; i < 10; i++) {
+    enum sl_op op;
+    uint64_t off, len;
+    assert_false (sl_job_stream_next (&st, &op, &off, &len));
+    assert_true (off == i * 4096);
+  }
+}
+
+static void
+test_stream_mix_and_seeds (void **state)
+{
+  (void) state;
+  struct sl_job_region region;
+  struct sl_job_stream st = stream_for ("[j]\nrw=randrw\nrwmixread=70\nbs=4k,64k\n",
+                                        UINT64_C (1) << 30, 0, &region);
+  enum { DRAWS = 100000 };
+  unsigned reads = 0;
+  for (int i = 0; i < DRAWS; i++) {
+    enum sl_op op;
+    uint64_t off, len;
+    sl_job_stream_next (&st, &op, &off, &len);
+    assert_true (len == (op == SL_OP_READ ? 4096u : 65536u));
+    reads += op == SL_OP_READ;
+  }
+  /* binomial sd = sqrt(100000*0.7*0.3) = 145: allow 5 sd */
+  assert_in_range (reads, 70000 - 725, 70000 + 725);
+
+  /* rw=rw: sequential per direction, each stream from the region start */
+  st = stream_for ("[j]\nrw=rw\n", UINT64_C (1) << 30, 0, &region);
+  uint64_t next[2] = { 0, 0 };
+  for (int i = 0; i < 1000; i++) {
+    enum sl_op op;
+    uint64_t off, len;
+    sl_job_stream_next (&st, &op, &off, &len);
+    assert_true (off == next[op]);
+    next[op] += 4096;
+  }
+
+  /* same seed -> same stream; clones and jobs differ */
+  struct sl_jobfile jf;
+  parse_ok ("[a]\nrandseed=7\n[b]\nrandseed=7\n", &jf);
+  assert_true (sl_job_seed (&jf.jobs[0], 0, 0) == sl_job_seed (&jf.jobs[1], 0, 0));
+  assert_true (sl_job_seed (&jf.jobs[0], 0, 0) != sl_job_seed (&jf.jobs[0], 0, 1));
+  assert_true (sl_job_seed (&jf.jobs[0], 0, 0) != sl_job_seed (&jf.jobs[1], 1, 0));
+  sl_jobfile_free (&jf);
+}
+
+static void
+test_rng_below_bounds (void **state)
+{
+  (void) state;
+  struct sl_job_rng rng;
+  sl_job_rng_seed (&rng, 0);
+  unsigned seen[3] = { 0 };
+  for (int i = 0; i < 30000; i++) {
+    uint64_t v = sl_job_rng_below (&rng, 3);
+    assert_true (v < 3);
+    seen[v]++;
+  }
+  for (int i = 0; i < 3; i++)
+    assert_in_range (seen[i], 9500, 10500);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_global_inheritance),
+    cmocka_unit_test (test_defaults),
+    cmocka_unit_test (test_numjobs_name_and_flags),
+    cmocka_unit_test (test_rw_variants),
+    cmocka_unit_test (test_bs_pairs_and_sizes),
+    cmocka_unit_test (test_runtime_suffixes),
+    cmocka_unit_test (test_comments_and_whitespace),
+    cmocka_unit_test (test_unknown_option_error),
+    cmocka_unit_test (test_bad_values),
+    cmocka_unit_test (test_parse_file),
+    cmocka_unit_test (test_region_resolve),
+    cmocka_unit_test (test_stream_random_uniform_aligned),
+    cmocka_unit_test (test_stream_sequential_wraps),
+    cmocka_unit_test (test_stream_mix_and_seeds),
+    cmocka_unit_test (test_rng_below_bounds),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
