@@ -1506,7 +1506,8 @@ sl_hdd_model_new (const struct sl_hdd_config *c, char *err, size_t err_bytes)
   m->ra_segment = -1;
   m->admit_event_ns = UINT64_MAX;
   m->counter = m->own_counters;
-  return (struct sl_model) { .ops = &hdd_ops, .self = m, .capacity_bytes = c->capacity_bytes };
+  return (struct sl_model) { .ops = &hdd_ops, .self = m, .capacity_bytes = c->capacity_bytes,
+                             .volatile_write_cache = c->write_cache };
 }
 
 /* ========================================================== device kind == */

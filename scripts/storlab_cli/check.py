@@ -32,7 +32,7 @@ def run(args):
     testlog = os.path.join(paths.BUILD_DIR, "meson-logs", "testlog.json")
     if os.path.exists(testlog):
         passed, failed, skipped = summarise(testlog)
-        print(f"storlab check: {passed} passed, {failed} failed, {skipped} skipped")
+        print(f"storlab-check: {passed} passed, {failed} failed, {skipped} skipped")
         if failed and code == 0:
             code = 1
     return code
