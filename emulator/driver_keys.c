@@ -12,6 +12,8 @@ const struct sl_driver_key sl_driver_keys[] = {
   { "latency-offset-us", "auto|US",
     "subtract the NBD transport floor from every delay (auto: measured from idle gaps)", false },
   { "timing", "on|off", "off: serve with zero latency (measures plugin overhead)", true },
+  { "fixed-latency-us", "US",
+    "serve every request in exactly US instead of the model (calibration)", true },
 };
 const size_t sl_driver_key_count = sizeof sl_driver_keys / sizeof sl_driver_keys[0];
 
@@ -79,10 +81,33 @@ sl_driver_settings_set (struct sl_driver_settings *s, const char *key,
       snprintf (err, err_bytes, "timing=%s: expected on or off", value);
       return -1;
     }
+    s->fixed_latency_ns = 0;
+    return 0;
+  }
+  if (strcmp (key, "fixed-latency-us") == 0) {
+    double us;
+    if (sl_parse_decimal (value, &us) == -1 || us < 0 || us > 10000000) {
+      snprintf (err, err_bytes, "fixed-latency-us=%s: expected microseconds 0..10000000", value);
+      return -1;
+    }
+    s->timing = false;
+    s->fixed_latency_ns = (uint64_t) (us * 1000.0 + 0.5);
     return 0;
   }
   snprintf (err, err_bytes, "unknown driver key '%s'", key);
   return -1;
+}
+
+struct sl_model
+sl_driver_settings_model (const struct sl_driver_settings *s, struct sl_model configured)
+{
+  if (s->timing || configured.ops == NULL)
+    return configured;
+  /* The configured model only lends its capacity. */
+  uint64_t capacity_bytes = configured.capacity_bytes;
+  if (configured.ops->destroy)
+    configured.ops->destroy (configured.self);
+  return sl_fixed_model_new (capacity_bytes, s->fixed_latency_ns);
 }
 
 void

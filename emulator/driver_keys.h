@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "model.h"
+
 struct sl_driver_key {
   const char *key;
   const char *value_syntax;
@@ -27,7 +29,10 @@ struct sl_driver_settings {
   const char *stats_path;      /* NULL: no stats file */
   bool latency_offset_auto;
   uint64_t latency_offset_ns;
-  bool timing;                 /* false: zero-latency model (overhead studies) */
+  /* false: the model is replaced by a constant latency (fixed_latency_ns;
+   * 0 with timing=off) — overhead studies and calibration */
+  bool timing;
+  uint64_t fixed_latency_ns;
 };
 
 void sl_driver_settings_defaults (struct sl_driver_settings *s);
@@ -35,6 +40,12 @@ void sl_driver_settings_defaults (struct sl_driver_settings *s);
  * the caller keeps the strings alive. */
 int sl_driver_settings_set (struct sl_driver_settings *s, const char *key,
                             const char *value, char *err, size_t err_bytes);
+/* The model a driver serves: the configured one, or — when the settings
+ * replace timing — a fixed-latency model of the same capacity (the
+ * configured model is destroyed).  ops == NULL when out of memory. */
+struct sl_model sl_driver_settings_model (const struct sl_driver_settings *s,
+                                          struct sl_model configured);
+
 /* "  key=SYNTAX   help" lines. */
 void sl_driver_keys_help (FILE *out);
 

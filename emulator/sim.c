@@ -451,12 +451,8 @@ build_model (struct sim_args *a, char *err, size_t err_bytes)
   if (sl_device_builder_build (&a->builder, config, err, err_bytes) == 0)
     model = kind->create (config, err, err_bytes);
   free (config);
-  if (model.ops != NULL && !a->driver.timing) {
-    /* the configured model only lends its capacity */
-    uint64_t capacity_bytes = model.capacity_bytes;
-    if (model.ops->destroy)
-      model.ops->destroy (model.self);
-    model = sl_fixed_model_new (capacity_bytes, 0);
+  if (model.ops != NULL) {
+    model = sl_driver_settings_model (&a->driver, model);
     if (model.ops == NULL)
       snprintf (err, err_bytes, "out of memory");
   }
@@ -497,7 +493,7 @@ main (int argc, char **argv)
     return fail (err);
   }
 
-  if (!args.driver.timing)
+  if (!args.driver.timing && args.driver.fixed_latency_ns == 0)
     for (size_t j = 0; j < jf.job_count; j++)
       if (jf.jobs[j].time_based && jf.jobs[j].number_ios == 0) {
         snprintf (err, sizeof err, "%s:%u: job '%s': time_based never ends with timing=off"

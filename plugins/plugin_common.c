@@ -106,13 +106,13 @@ storlab_plugin_config_complete (void)
     nbdkit_error ("%s", err);
     return -1;
   }
+  model = sl_driver_settings_model (&dev.settings, model);
+  if (model.ops == NULL) {
+    nbdkit_error ("out of memory");
+    return -1;
+  }
   uint64_t capacity = model.capacity_bytes;
   dev.volatile_cache = model.volatile_write_cache;
-  if (!dev.settings.timing) {
-    model.ops->destroy (model.self);
-    model = sl_fixed_model_new (capacity, 0);
-    dev.volatile_cache = false;
-  }
 
   if (dev.settings.file_path) {
     dev.store = sl_store_open_file (dev.settings.file_path, capacity, err, sizeof err);

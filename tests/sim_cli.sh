@@ -91,6 +91,12 @@ check "$TEST_DIR/fast.json" "d['storlab']['device']['model']['kind'] == 'fixed'"
 [ "$wall_ms" -lt 20000 ] || fail "timing=off: 2M I/Os took $wall_ms ms"
 [ -s "$TEST_DIR/fast.stats" ] || fail "stats= wrote no file"
 
+# --- fixed-latency-us: a calibration device, exactly that latency, any depth
+job fixed "[fixed]\nrw=randread\nbs=4k\niodepth=8\ntime_based\nruntime=2\n"
+run_sim "$TEST_DIR/fixed.json" hdd fixed-latency-us=1000 "$TEST_DIR/fixed.fio"
+check "$TEST_DIR/fixed.json" "d['jobs'][0]['read']['clat_ns']['min'] == d['jobs'][0]['read']['clat_ns']['max'] == 1000000" "fixed-latency-us=1000 latency"
+check "$TEST_DIR/fixed.json" "abs(d['jobs'][0]['read']['iops'] - 8000) < 8" "fixed-latency-us=1000 QD8 IOPS"
+
 # --- bad input: exit 1, one line naming the culprit, nothing on stdout
 # expect_error NEEDLE ARGS...
 expect_error () {
@@ -121,6 +127,7 @@ expect_error "bad_bs.fio:2: bs=4x" hdd "$TEST_DIR/bad_bs.fio"
 expect_error "offset" hdd "$TEST_DIR/far.fio"
 job tb "[j]\ntime_based\nruntime=1\n"
 expect_error "timing=off" hdd timing=off "$TEST_DIR/tb.fio"
+expect_error "fixed-latency-us=-3" hdd fixed-latency-us=-3 "$TEST_DIR/tb.fio"
 
 # plugin-only keys are accepted with a note
 run_sim "$TEST_DIR/note.json" hdd file=/nonexistent/disk.img latency-offset-us=auto "$TEST_DIR/group.fio"

@@ -66,34 +66,40 @@ def pct(a, b):
     return 100.0 * (a - b) / b if b else float("nan")
 
 
+def plugin_run(workdir, name, params, qd, seconds):
+    """fio through the hdd plugin; (model latency from the stats file, fio clat)."""
+    stats = os.path.join(workdir, f"{name}.stats")
+    with Nbdkit(workdir, "hdd", params + [f"stats={stats}"], threads=max(64, qd + 16)) as server:
+        doc = fio(server.uri, workdir, name,
+                  ["--rw=randread", "--bs=4k", f"--iodepth={qd}",
+                   f"--runtime={seconds}", "--time_based=1"])
+        model = model_latency(stats)
+    return model, clat(doc)
+
+
+def delay_filter_run(workdir, mean_ns, seconds):
+    """nbdkit's memory plugin behind its delay filter, asked for mean_ns."""
+    with Nbdkit(workdir, "memory", ["size=1G", f"rdelay={mean_ns / 1e6:.3f}ms"],
+                options=["--filter=delay"]) as server:
+        doc = fio(server.uri, workdir, "delay",
+                  ["--rw=randread", "--bs=4k", "--iodepth=1",
+                   f"--runtime={seconds}", "--time_based=1"])
+    target = {"mean_ns": mean_ns, "p99_ns": mean_ns}
+    return target, clat(doc)
+
+
 def fidelity_rows(workdir, seconds):
     rows = []
-    for qd in (1, 32):
-        stats = os.path.join(workdir, f"fid{qd}.stats")
-        server = Nbdkit(workdir, "hdd", [PRESET, f"stats={stats}"])
-        try:
-            doc = fio(server.uri, workdir, f"fid{qd}",
-                      ["--rw=randread", "--bs=4k", f"--iodepth={qd}",
-                       f"--runtime={seconds}", "--time_based=1"])
-            model = model_latency(stats)
-        finally:
-            server.stop()
-        seen = clat(doc)
-        rows.append((f"plugin, 4K randread QD{qd}", model, seen))
+    for qd in (1, 32, 256):
+        model, seen = plugin_run(workdir, f"fid{qd}", [PRESET], qd, seconds)
+        rows.append((f"hdd plugin, sas10k-300g, 4K randread QD{qd}", model, seen))
         if qd == 1:
-            # nbdkit's delay filter asked for the same mean, as a yardstick.
-            delay_ms = model["mean_ns"] / 1e6
-            server = Nbdkit(workdir, "memory", ["size=1G", f"rdelay={delay_ms:.3f}ms"],
-                            options=["--filter=delay"])
-            server_doc = None
-            try:
-                server_doc = fio(server.uri, workdir, "delay",
-                                 ["--rw=randread", "--bs=4k", "--iodepth=1",
-                                  f"--runtime={seconds}", "--time_based=1"])
-            finally:
-                server.stop()
-            target = {"mean_ns": model["mean_ns"], "p99_ns": model["mean_ns"]}
-            rows.append(("nbdkit delay filter, same mean, QD1", target, clat(server_doc)))
+            target, seen = delay_filter_run(workdir, model["mean_ns"], seconds)
+            rows.append(("nbdkit delay filter, same mean, QD1", target, seen))
+    model, seen = plugin_run(workdir, "fixed1ms", [PRESET, "fixed-latency-us=1000"], 1, seconds)
+    rows.append(("hdd plugin, fixed-latency-us=1000, QD1", model, seen))
+    target, seen = delay_filter_run(workdir, 1e6, seconds)
+    rows.append(("nbdkit delay filter, rdelay=1ms, QD1", target, seen))
     return rows
 
 
@@ -102,13 +108,10 @@ def overhead_rows(workdir, seconds):
     for _ in range(2):        # alternate to share the machine's noise fairly
         for label, kind, params in (("memory", "memory", ["size=1G"]),
                                     ("hdd timing=off", "hdd", ["size=1G", "timing=off"])):
-            server = Nbdkit(workdir, kind, params)
-            try:
+            with Nbdkit(workdir, kind, params) as server:
                 doc = fio(server.uri, workdir, "ovh",
                           ["--rw=randread", "--bs=4k", "--iodepth=16",
                            f"--runtime={seconds}", "--time_based=1"])
-            finally:
-                server.stop()
             results[label].append(clat(doc)["iops"])
     return {k: sum(v) / len(v) for k, v in results.items()}
 
@@ -152,8 +155,8 @@ def main():
     print("| model | simulated I/Os per wall second |\n|---|---|")
     for label, rate in speed:
         print(f"| {label} | {rate/1e6:.2f} M |")
-    plugin1 = next(s for label, _, s in fid if label.endswith("QD1") and "plugin" in label)
-    plugin32 = next(s for label, _, s in fid if label.endswith("QD32"))
+    plugin1 = next(s for label, _, s in fid if label.endswith("randread QD1"))
+    plugin32 = next(s for label, _, s in fid if label.endswith("randread QD32"))
     print("\n### Accuracy: sas10k-300g, 4K random read over the full stroke (target 125–160 IOPS at QD1)\n")
     print("| QD | sim IOPS | plugin IOPS | plugin/sim |\n|---|---|---|---|")
     for qd, s, p in ((1, sim1, plugin1), (32, sim32, plugin32)):
