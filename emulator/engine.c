@@ -391,9 +391,12 @@ sl_engine_execute (struct sl_engine *e, struct sl_request *caller)
   if (release > now)
     sl_clock_sleep_until_ns (release + e->epoch_ns);
 
+  uint64_t left = wall_engine_ns (e);
   pthread_mutex_lock (&e->lock);
+  if (release > now)
+    sl_device_stats_release (e->stats, left > release ? left - release : 0);
   if (--e->threads_inside == 0) {
-    e->last_release_ns = wall_engine_ns (e);
+    e->last_release_ns = left;
     e->have_release = 1;
   }
   pthread_mutex_unlock (&e->lock);

@@ -134,6 +134,7 @@ sl_device_stats_init (struct sl_device_stats *s, const char *name,
   s->last_change_ns = now_ns;
   for (unsigned op = 0; op < SL_OP_COUNT; op++)
     sl_histogram_init (&s->op[op].latency_ns);
+  sl_histogram_init (&s->release_lateness_ns);
   __atomic_store_n (&s->sequence, 2, __ATOMIC_RELEASE);
 }
 
@@ -178,6 +179,14 @@ sl_device_stats_completion (struct sl_device_stats *s, enum sl_op op,
     o->bytes += length_bytes;
     sl_histogram_record (&o->latency_ns, latency_ns);
   }
+  write_end (s);
+}
+
+void
+sl_device_stats_release (struct sl_device_stats *s, uint64_t lateness_ns)
+{
+  write_begin (s);
+  sl_histogram_record (&s->release_lateness_ns, lateness_ns);
   write_end (s);
 }
 
@@ -352,6 +361,9 @@ write_json_record (const struct sl_device_stats *s, FILE *out)
     fprintf (out, "%s\"%s\": ", op ? ", " : "", sl_op_name ((enum sl_op) op));
     write_json_op (out, &s->op[op], elapsed_ns);
   }
+  fprintf (out, "}, \"realtime\": {\"releases\": %llu, \"release_lateness_ns\": ",
+           (unsigned long long) s->release_lateness_ns.count);
+  write_json_latency (out, &s->release_lateness_ns);
   fputs ("}, \"counters\": {", out);
   bool first = true;
   for (unsigned i = 0; i < sizeof s->model_counter / sizeof s->model_counter[0]; i++) {

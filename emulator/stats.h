@@ -42,6 +42,9 @@ struct sl_device_stats {
   uint64_t started_ns;         /* engine time stats began */
   uint64_t arrivals;
   struct sl_op_stats op[SL_OP_COUNT];
+  /* Real time only: how late requests were released past their deadline.
+   * A lab whose releases run late measures the host, not the model. */
+  struct sl_histogram release_lateness_ns;
   /* model-specific counters (named, for JSON): e.g. hdd cache hits, seeks */
   uint64_t model_counter[16];
   char model_counter_name[16][24];
@@ -64,6 +67,8 @@ void sl_device_stats_arrival (struct sl_device_stats *s, uint64_t now_ns);
 void sl_device_stats_completion (struct sl_device_stats *s, enum sl_op op,
                                  uint64_t length_bytes, uint64_t latency_ns,
                                  uint64_t now_ns);
+/* Real-time drivers: a request left lateness_ns after its deadline. */
+void sl_device_stats_release (struct sl_device_stats *s, uint64_t lateness_ns);
 /* Name a model counter slot (index < 16). */
 void sl_device_stats_name_counter (struct sl_device_stats *s, unsigned index,
                                    const char *name);

@@ -7,6 +7,9 @@
 
 static void hdd_load (void) { storlab_plugin_load ("hdd"); }
 
+/* Tells the client (and through it a guest kernel) this is spinning media. */
+static int hdd_is_rotational (void *handle) { (void) handle; return 1; }
+
 static struct nbdkit_plugin plugin = {
   .name = "hdd",
   .longname = "storlab hard disk drive model",
@@ -22,6 +25,8 @@ static struct nbdkit_plugin plugin = {
   .after_fork = storlab_plugin_after_fork,
   .open = storlab_plugin_open,
   .get_size = storlab_plugin_get_size,
+  .block_size = storlab_plugin_block_size,
+  .is_rotational = hdd_is_rotational,
   .can_multi_conn = storlab_plugin_can_multi_conn,
   .can_fua = storlab_plugin_can_fua,
   .can_flush = storlab_plugin_can_flush,

@@ -200,6 +200,18 @@ storlab_plugin_get_size (void *handle)
   return (int64_t) sl_store_size_bytes (dev.store);
 }
 
+/* Logical sectors of 512 bytes, 4 KiB physical: what the drives report. */
+int
+storlab_plugin_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
+                           uint32_t *maximum)
+{
+  (void) handle;
+  *minimum = 512;
+  *preferred = 4096;
+  *maximum = 0xffffffff;
+  return 0;
+}
+
 int storlab_plugin_can_multi_conn (void *handle) { (void) handle; return 1; }
 int storlab_plugin_can_fua (void *handle) { (void) handle; return NBDKIT_FUA_NATIVE; }
 int storlab_plugin_can_flush (void *handle) { (void) handle; return 1; }
@@ -218,16 +230,16 @@ execute (enum sl_op op, uint32_t length_bytes, uint64_t offset_bytes, uint32_t n
   sl_engine_execute (dev.engine, &r);
 }
 
-int
-storlab_plugin_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
-                      uint32_t flags)
+/* The data moves at once; the request then takes the model's time. */
+static int
+timed (int store_rc, const char *what, enum sl_op op, uint32_t count, uint64_t offset,
+       uint32_t flags)
 {
-  (void) handle;
-  if (sl_store_read (dev.store, buf, count, offset) == -1) {
-    nbdkit_error ("read %u bytes at %llu: %m", count, (unsigned long long) offset);
+  if (store_rc == -1) {
+    nbdkit_error ("%s %u bytes at %llu: %m", what, count, (unsigned long long) offset);
     return -1;
   }
-  execute (SL_OP_READ, count, offset, flags);
+  execute (op, count, offset, flags);
   return 0;
 }
 
@@ -238,16 +250,21 @@ write_is_volatile (uint32_t flags)
 }
 
 int
+storlab_plugin_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
+                      uint32_t flags)
+{
+  (void) handle;
+  return timed (sl_store_read (dev.store, buf, count, offset),
+                "read", SL_OP_READ, count, offset, flags);
+}
+
+int
 storlab_plugin_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
                        uint32_t flags)
 {
   (void) handle;
-  if (sl_store_write (dev.store, buf, count, offset, write_is_volatile (flags)) == -1) {
-    nbdkit_error ("write %u bytes at %llu: %m", count, (unsigned long long) offset);
-    return -1;
-  }
-  execute (SL_OP_WRITE, count, offset, flags);
-  return 0;
+  return timed (sl_store_write (dev.store, buf, count, offset, write_is_volatile (flags)),
+                "write", SL_OP_WRITE, count, offset, flags);
 }
 
 int
@@ -268,22 +285,14 @@ int
 storlab_plugin_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
   (void) handle;
-  if (sl_store_zero (dev.store, count, offset, write_is_volatile (flags)) == -1) {
-    nbdkit_error ("zero %u bytes at %llu: %m", count, (unsigned long long) offset);
-    return -1;
-  }
-  execute (SL_OP_WRITE, count, offset, flags);
-  return 0;
+  return timed (sl_store_zero (dev.store, count, offset, write_is_volatile (flags)),
+                "zero", SL_OP_WRITE, count, offset, flags);
 }
 
 int
 storlab_plugin_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
   (void) handle;
-  if (sl_store_zero (dev.store, count, offset, write_is_volatile (flags)) == -1) {
-    nbdkit_error ("trim %u bytes at %llu: %m", count, (unsigned long long) offset);
-    return -1;
-  }
-  execute (SL_OP_TRIM, count, offset, flags);
-  return 0;
+  return timed (sl_store_zero (dev.store, count, offset, write_is_volatile (flags)),
+                "trim", SL_OP_TRIM, count, offset, flags);
 }

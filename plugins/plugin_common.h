@@ -21,6 +21,8 @@ void storlab_plugin_dump_plugin (void);
 int storlab_plugin_after_fork (void);
 void *storlab_plugin_open (int readonly);
 int64_t storlab_plugin_get_size (void *handle);
+int storlab_plugin_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
+                               uint32_t *maximum);
 int storlab_plugin_can_multi_conn (void *handle);
 int storlab_plugin_can_fua (void *handle);
 int storlab_plugin_can_flush (void *handle);
