@@ -354,6 +354,16 @@ take_request (struct sl_engine *e)
   return r;
 }
 
+/* A request thread leaves the engine; the last one out starts an idle gap. */
+static void
+leave_locked (struct sl_engine *e, uint64_t left_ns)
+{
+  if (--e->threads_inside == 0) {
+    e->last_release_ns = left_ns;
+    e->have_release = 1;
+  }
+}
+
 void
 sl_engine_execute (struct sl_engine *e, struct sl_request *caller)
 {
@@ -382,23 +392,21 @@ sl_engine_execute (struct sl_engine *e, struct sl_request *caller)
   while (!w.is_decided)
     pthread_cond_wait (&w.decided, &e->lock);
   uint64_t offset = e->latency_offset_ns;
-  pthread_mutex_unlock (&e->lock);
-
+  uint64_t release = w.completion_ns > offset ? w.completion_ns - offset : 0;
   caller->arrival_ns = now;
   caller->completion_ns = w.completion_ns;
   caller->completion_known = true;
-  uint64_t release = w.completion_ns > offset ? w.completion_ns - offset : 0;
-  if (release > now)
-    sl_clock_sleep_until_ns (release + e->epoch_ns);
 
-  uint64_t left = wall_engine_ns (e);
-  pthread_mutex_lock (&e->lock);
-  if (release > now)
+  if (release > now) {
+    pthread_mutex_unlock (&e->lock);
+    sl_clock_sleep_until_ns (release + e->epoch_ns);
+    uint64_t left = wall_engine_ns (e);
+    pthread_mutex_lock (&e->lock);
     sl_device_stats_release (e->stats, left > release ? left - release : 0);
-  if (--e->threads_inside == 0) {
-    e->last_release_ns = left;
-    e->have_release = 1;
+    leave_locked (e, left);
   }
+  else
+    leave_locked (e, now);     /* nothing to wait for: no second lock round */
   pthread_mutex_unlock (&e->lock);
   pthread_cond_destroy (&w.decided);
 }

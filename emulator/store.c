@@ -357,6 +357,16 @@ shadow_take (struct sl_store *s, uint64_t page_index, bool write_is_zero)
 
 /* A non-volatile write makes its bytes durable: fold them into the shadow
  * (src NULL = zeroes). */
+/* Writes src, or zeroes when src is NULL (the zero/trim path). */
+static void
+copy_or_zero (uint8_t *dst, const void *src, uint64_t length_bytes)
+{
+  if (src)
+    memcpy (dst, src, length_bytes);
+  else
+    memset (dst, 0, length_bytes);
+}
+
 static int
 shadow_update_slot (struct sl_store *s, void **slot, uint64_t in_page_offset,
                     const void *src, uint64_t length_bytes)
@@ -371,10 +381,7 @@ shadow_update_slot (struct sl_store *s, void **slot, uint64_t in_page_offset,
     s->shadow_copy_pages++;
   }
   uint8_t *copy = *slot;
-  if (src)
-    memcpy (copy + in_page_offset, src, length_bytes);
-  else
-    memset (copy + in_page_offset, 0, length_bytes);
+  copy_or_zero (copy + in_page_offset, src, length_bytes);
   return 0;
 }
 
@@ -521,10 +528,7 @@ memory_write_chunk (struct sl_store *s, uint64_t page_index, uint64_t in_page_of
     return 0;
   }
   uint8_t *page = *slot;
-  if (src)
-    memcpy (page + in_page_offset, src, length_bytes);
-  else
-    memset (page + in_page_offset, 0, length_bytes);
+  copy_or_zero (page + in_page_offset, src, length_bytes);
   return 0;
 }
 

@@ -140,7 +140,8 @@ real_time_requests_leave_at_their_deadline (void **state)
   for (int i = 0; i < 4; i++) {
     pthread_join (th[i], NULL);
     assert_int_equal (t[i].worst_early_ns, 0);
-    /* A loaded shared host can be late; 2 ms means something is wrong. */
+    /* A loaded shared host can be late by a scheduling slice; a whole
+     * modelled period (2 ms) or more means a lost wakeup. */
     assert_true (t[i].worst_late_ns < 2000000);
   }
   /* Let the driver reap the last completions. */
@@ -169,7 +170,7 @@ real_time_offset_releases_early_by_the_offset (void **state)
     sl_engine_execute (e, &r);
     uint64_t took = sl_clock_monotonic_ns () - before;
     assert_true (took >= 700000);
-    assert_true (took < 1000000 + 500000);
+    assert_true (took < 1000000 + 1000000);     /* never a whole period late */
   }
   sl_engine_free (e);
   free (stats);

@@ -46,9 +46,12 @@ def clat(doc, direction="read"):
 def model_latency(stats_path, direction="read"):
     out = subprocess.run([paths.stats_tool(), stats_path], capture_output=True,
                          text=True, check=True).stdout
-    op = json.loads(out)["devices"][0]["ops"][direction]
+    device = json.loads(out)["devices"][0]
+    op = device["ops"][direction]
     lat = op["latency_ns"]
-    return {"mean_ns": lat["mean"], "p99_ns": lat["percentiles"]["99"], "count": op["count"]}
+    late = device["realtime"]["release_lateness_ns"]["percentiles"]["99"]
+    return {"mean_ns": lat["mean"], "p99_ns": lat["percentiles"]["99"], "count": op["count"],
+            "late_p99_ns": late}
 
 
 def simulate(workdir, params, job_lines):
@@ -103,9 +106,9 @@ def fidelity_rows(workdir, seconds):
     return rows
 
 
-def overhead_rows(workdir, seconds):
+def overhead_rows(workdir, seconds, runs):
     results = {"memory": [], "hdd timing=off": []}
-    for _ in range(2):        # alternate to share the machine's noise fairly
+    for _ in range(runs):        # alternate to share the machine's noise fairly
         for label, kind, params in (("memory", "memory", ["size=1G"]),
                                     ("hdd timing=off", "hdd", ["size=1G", "timing=off"])):
             with Nbdkit(workdir, kind, params) as server:
@@ -127,40 +130,67 @@ def simulator_speed(workdir):
     return rows
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=int, default=20, help="per fio run (default 20)")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="storlab-bench-") as workdir:
-        fid = fidelity_rows(workdir, args.seconds)
-        ovh = overhead_rows(workdir, max(5, args.seconds // 2))
-        speed = simulator_speed(workdir)
-        sim1 = clat(simulate(workdir, [PRESET], ["[a]", "rw=randread", "bs=4k", "iodepth=1",
-                                                 "runtime=60", "time_based=1"]))
-        sim32 = clat(simulate(workdir, [PRESET], ["[a]", "rw=randread", "bs=4k", "iodepth=32",
-                                                  "runtime=60", "time_based=1"]))
-
+def print_fidelity(fid):
     print("\n### Fidelity: what fio sees vs the model's own latency\n")
-    print("| path | model mean µs | fio mean µs | Δ mean | model p99 µs | fio p99 µs | Δ p99 |")
-    print("|---|---|---|---|---|---|---|")
+    print("| path | model mean µs | fio mean µs | Δ mean | model p99 µs | fio p99 µs | Δ p99 "
+          "| plugin release lateness p99 µs |")
+    print("|---|---|---|---|---|---|---|---|")
     for label, model, seen in fid:
+        late = model.get("late_p99_ns")
+        late_text = f"{late/1e3:.0f}" if late is not None else "–"
         print(f"| {label} | {model['mean_ns']/1e3:.0f} | {seen['mean_ns']/1e3:.0f} | "
               f"{pct(seen['mean_ns'], model['mean_ns']):+.1f}% | {model['p99_ns']/1e3:.0f} | "
-              f"{seen['p99_ns']/1e3:.0f} | {pct(seen['p99_ns'], model['p99_ns']):+.1f}% |")
-    print("\n### Overhead: 4K randread QD16, IOPS (mean of 2 alternating runs)\n")
+              f"{seen['p99_ns']/1e3:.0f} | {pct(seen['p99_ns'], model['p99_ns']):+.1f}% | {late_text} |")
+
+
+def print_overhead(ovh, runs):
+    print(f"\n### Overhead: 4K randread QD16, IOPS (mean of {runs} alternating runs)\n")
     print("| nbdkit memory | hdd timing=off | ratio |\n|---|---|---|")
     print(f"| {ovh['memory']:.0f} | {ovh['hdd timing=off']:.0f} | "
           f"{ovh['hdd timing=off']/ovh['memory']:.3f} |")
+
+
+def print_speed(speed):
     print("\n### Simulator speed (4K randread, 2 M I/Os, one core)\n")
     print("| model | simulated I/Os per wall second |\n|---|---|")
     for label, rate in speed:
         print(f"| {label} | {rate/1e6:.2f} M |")
-    plugin1 = next(s for label, _, s in fid if label.endswith("randread QD1"))
-    plugin32 = next(s for label, _, s in fid if label.endswith("randread QD32"))
-    print("\n### Accuracy: sas10k-300g, 4K random read over the full stroke (target 125–160 IOPS at QD1)\n")
+
+
+def print_accuracy(workdir, fid):
+    sims = {qd: clat(simulate(workdir, [PRESET], ["[a]", "rw=randread", "bs=4k",
+                                                  f"iodepth={qd}", "runtime=60", "time_based=1"]))
+            for qd in (1, 32)}
+    plugin = {qd: next(s for label, _, s in fid if label.endswith(f"randread QD{qd}"))
+              for qd in (1, 32)}
+    print("\n### Accuracy: sas10k-300g, 4K random read over the full stroke "
+          "(target 125–160 IOPS at QD1)\n")
     print("| QD | sim IOPS | plugin IOPS | plugin/sim |\n|---|---|---|---|")
-    for qd, s, p in ((1, sim1, plugin1), (32, sim32, plugin32)):
+    for qd in (1, 32):
+        s, p = sims[qd], plugin[qd]
         print(f"| {qd} | {s['iops']:.1f} | {p['iops']:.1f} | {p['iops']/s['iops']:.3f} |")
+
+
+SECTIONS = ("fidelity", "overhead", "speed")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=int, default=20, help="per fio run (default 20)")
+    parser.add_argument("--runs", type=int, default=2, help="overhead alternations (default 2)")
+    parser.add_argument("--only", choices=SECTIONS, action="append",
+                        help="run just this section (repeatable); accuracy comes with fidelity")
+    args = parser.parse_args()
+    sections = args.only or SECTIONS
+    with tempfile.TemporaryDirectory(prefix="storlab-bench-") as workdir:
+        if "fidelity" in sections:
+            fid = fidelity_rows(workdir, args.seconds)
+            print_fidelity(fid)
+            print_accuracy(workdir, fid)
+        if "overhead" in sections:
+            print_overhead(overhead_rows(workdir, max(5, args.seconds // 2), args.runs), args.runs)
+        if "speed" in sections:
+            print_speed(simulator_speed(workdir))
     return 0
 
 
