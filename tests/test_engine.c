@@ -96,6 +96,13 @@ virtual_closed_loop_with_fixed_latency (void **state)
 
 /* ---- real time ---- */
 
+static int
+compare_u64 (const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+  return x < y ? -1 : x > y;
+}
+
 struct rt_thread {
   struct sl_engine *e;
   int requests;
@@ -140,10 +147,14 @@ real_time_requests_leave_at_their_deadline (void **state)
   for (int i = 0; i < 4; i++) {
     pthread_join (th[i], NULL);
     assert_int_equal (t[i].worst_early_ns, 0);
-    /* A loaded shared host can be late by a scheduling slice; a whole
-     * modelled period (2 ms) or more means a lost wakeup. */
-    assert_true (t[i].worst_late_ns < 2000000);
+    /* A lost wakeup would leave a thread waiting for unrelated events;
+     * scheduling on a loaded shared host is late by far less. */
+    assert_true (t[i].worst_late_ns < 100000000);
   }
+  /* Precision as the engine itself reports it: the typical release is
+   * within half a millisecond of its deadline even on a busy host. */
+  assert_int_equal (stats->release_lateness_ns.count, 200);
+  assert_true (sl_histogram_percentile (&stats->release_lateness_ns, 50) < 500000);
   /* Let the driver reap the last completions. */
   struct timespec pause = { 0, 5000000 };
   nanosleep (&pause, NULL);
@@ -164,14 +175,18 @@ real_time_offset_releases_early_by_the_offset (void **state)
                                        stats, "rt");
   sl_engine_set_latency_offset_ns (e, 300000);
   assert_int_equal (sl_engine_start (e), 0);
+  uint64_t took_ns[20];
   for (int i = 0; i < 20; i++) {
     struct sl_request r = { .op = SL_OP_WRITE, .length_bytes = 4096 };
     uint64_t before = sl_clock_monotonic_ns ();
     sl_engine_execute (e, &r);
-    uint64_t took = sl_clock_monotonic_ns () - before;
-    assert_true (took >= 700000);
-    assert_true (took < 1000000 + 1000000);     /* never a whole period late */
+    took_ns[i] = sl_clock_monotonic_ns () - before;
+    /* Never before the deadline minus the offset. */
+    assert_true (took_ns[i] >= 700000);
   }
+  /* And typically right at it (the median is robust to a busy host). */
+  qsort (took_ns, 20, sizeof took_ns[0], compare_u64);
+  assert_true (took_ns[10] < 700000 + 500000);
   sl_engine_free (e);
   free (stats);
 }
