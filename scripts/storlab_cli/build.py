@@ -7,8 +7,10 @@ from .errors import UserError
 
 
 def _run(cmd, what):
-    result = subprocess.run(cmd, check=False)
+    # Quiet when it works; the whole log when it does not.
+    result = subprocess.run(cmd, check=False, capture_output=True, text=True)
     if result.returncode != 0:
+        print(result.stdout + result.stderr, end="")
         raise UserError(f"{what} failed (exit {result.returncode}): {' '.join(cmd)}")
 
 

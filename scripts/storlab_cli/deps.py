@@ -9,7 +9,7 @@ from .errors import UserError
 BUILD_PACKAGES = [
     "gcc", "meson", "ninja-build", "pkg-config", "libcmocka-dev", "perl",
     "nbdkit", "nbdkit-plugin-dev", "fio", "libnbd-bin", "python3-libnbd",
-    "python3-pytest",
+    "python3-pytest", "libxml2-utils",
 ]
 
 

@@ -1,12 +1,17 @@
 """Subcommand dispatch; user errors become one line and exit status 1."""
 import sys
 
-from . import check, demo
+from . import check, demo, lab_commands
 from .errors import UserError
 
 COMMANDS = {
     "demo": (demo.run, "run the HDD model in the simulator and through the plugin, side by side"),
     "check": (check.run, "install what is missing, build, and run every test"),
+    "up": (lab_commands.up, "bring a lab up: up TOPOLOGY.toml [--accel auto|kvm|tcg]"),
+    "down": (lab_commands.down, "stop everything a lab started: down LAB"),
+    "status": (lab_commands.status, "show labs: status [LAB] [--json]"),
+    "exec": (lab_commands.exec_, "run a command in a node: exec LAB NODE -- CMD [ARGS...]"),
+    "console": (lab_commands.console, "attach to a node's serial console: console LAB NODE"),
 }
 
 

@@ -50,3 +50,59 @@ class Nbdkit:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+# ---- daemonised servers for labs: outlive the CLI, stopped by pidfile ----
+
+def start_daemon(plugin, params, socket_path, pidfile, socket_group_id, threads=64,
+                 timeout_s=15):
+    """Starts a backgrounded nbdkit serving plugin on socket_path; the socket
+    is made reachable by socket_group_id (libvirt's qemu user) and nobody else.
+    Raises UserError with nbdkit's own message when it refuses to start."""
+    target = paths.plugin(plugin) if plugin in STORLAB_PLUGINS else plugin
+    cmd = ["nbdkit", f"--threads={threads}", "-U", socket_path, "-P", pidfile,
+           target] + list(params)
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        message = " ".join(result.stderr.strip().splitlines()) or f"exit {result.returncode}"
+        raise UserError(f"nbdkit {plugin} {' '.join(params)}: {message}")
+    deadline = time.monotonic() + timeout_s
+    while not (os.path.exists(socket_path) and os.path.exists(pidfile)):
+        if time.monotonic() > deadline:
+            raise UserError(f"nbdkit {plugin}: no socket {socket_path} after {timeout_s} s")
+        time.sleep(0.02)
+    os.chown(socket_path, 0, socket_group_id)
+    os.chmod(socket_path, 0o660)
+    return read_pid(pidfile)
+
+
+def read_pid(pidfile):
+    try:
+        with open(pidfile, encoding="ascii") as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def is_nbdkit(pid):
+    try:
+        with open(f"/proc/{pid}/comm", encoding="ascii") as f:
+            return f.read().strip() == "nbdkit"
+    except OSError:
+        return False
+
+
+def stop_daemon(pidfile, timeout_s=15):
+    """Stops the nbdkit named by pidfile (only if that PID still is nbdkit).
+    Returns True when one was stopped."""
+    pid = read_pid(pidfile)
+    if pid is None or not is_nbdkit(pid):
+        return False
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    while is_nbdkit(pid):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            break
+        time.sleep(0.02)
+    return True

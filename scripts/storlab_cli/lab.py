@@ -1,0 +1,311 @@
+"""Lab lifecycle: up, down, status, exec, console.
+
+One topology file gives one lab.  Everything a lab starts is recorded in its
+run directory as it is started (lab.json, nbdkit pidfiles, sockets, console
+logs), so `down` can stop all of it even after an `up` that failed half-way.
+Guests are transient libvirt domains: destroying one leaves no definition.
+"""
+import grp
+import json
+import os
+import shutil
+import socket
+import sys
+import time
+
+from . import accel, agent, appliance, build, deps, libvirt_conn, nbdkit, render, topology
+from .errors import UserError
+
+RUN_BASE = os.environ.get("STORLAB_RUN_DIR", "/run/storlab")
+QEMU_GROUP = "libvirt-qemu"
+LAB_PACKAGES = ["qemu-system-x86", "libvirt-daemon-system", "libvirt-clients",
+                "python3-libvirt", "python3-jinja2"]
+CONSOLE_TAIL_LINES = 25
+
+
+def run_dir(lab):
+    return os.path.join(RUN_BASE, lab)
+
+
+def _state_path(lab):
+    return os.path.join(run_dir(lab), "lab.json")
+
+
+def load_state(lab):
+    try:
+        with open(_state_path(lab), encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None
+    except ValueError as e:
+        raise UserError(f"{_state_path(lab)}: unreadable lab state ({e})") from None
+
+
+def _save_state(state):
+    path = _state_path(state["name"])
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(state, f, indent=2)
+    os.replace(tmp, path)
+
+
+def _qemu_gid():
+    try:
+        return grp.getgrnam(QEMU_GROUP).gr_gid
+    except KeyError:
+        raise UserError(f"group {QEMU_GROUP} does not exist (is libvirt-daemon-system installed?)") from None
+
+
+def _lab_domains(conn, lab):
+    prefix = f"storlab-{lab}-"
+    return [d for d in conn.listAllDomains() if d.name().startswith(prefix)]
+
+
+def _check_ports_free(topo):
+    for link in topo.links:
+        for port in (link.port_a, link.port_b):
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                raise UserError(f"udp port 127.0.0.1:{port} (link {link.a}-{link.b}) is in use") from None
+            finally:
+                s.close()
+
+
+def _say(message):
+    print(f"storlab: {message}", flush=True)
+
+
+def _console_tail(lab, node):
+    path = os.path.join(run_dir(lab), f"{node}.console.log")
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()[-CONSOLE_TAIL_LINES:]
+    except OSError:
+        return f"(no console log at {path})"
+    return "\n".join("    " + line for line in lines) or "(console log is empty)"
+
+
+def _start_devices(topo, state, directory, gid):
+    for node in topo.nodes:
+        for device in node.devices:
+            stem = os.path.join(directory, f"{node.name}-{device.name}")
+            params = [f"{k}={v}" for k, v in device.params.items()]
+            if device.plugin in nbdkit.STORLAB_PLUGINS:
+                params.append(f"stats={stem}.stats")
+            entry = {"node": node.name, "device": device.name, "plugin": device.plugin,
+                     "socket": stem + ".sock", "pidfile": stem + ".pid",
+                     "stats": stem + ".stats" if device.plugin in nbdkit.STORLAB_PLUGINS else None}
+            state["devices"].append(entry)
+            _save_state(state)
+            nbdkit.start_daemon(device.plugin, params, entry["socket"], entry["pidfile"], gid)
+
+
+def _wait_for_agents(topo, conn, started_s):
+    pending = {node.name: conn.lookupByName(topology.domain_name(topo, node)) for node in topo.nodes}
+    deadline = started_s + topo.boot_timeout_s
+    last_report = time.monotonic()
+    while pending:
+        for name in [n for n, dom in pending.items() if agent.answers(dom)]:
+            del pending[name]
+            _say(f"  {name}: guest agent answers ({time.monotonic() - started_s:.1f} s)")
+        if not pending:
+            return
+        now = time.monotonic()
+        if now > deadline:
+            name = sorted(pending)[0]
+            raise UserError(
+                f"gate 'guest agent answers' failed for {', '.join(sorted(pending))} after "
+                f"{topo.boot_timeout_s} s (boot_timeout_s); console of {name}:\n"
+                + _console_tail(topo.name, name))
+        if now - last_report > 10:
+            _say(f"  waiting for guest agents: {', '.join(sorted(pending))} "
+                 f"({now - started_s:.0f}/{topo.boot_timeout_s} s)")
+            last_report = now
+        time.sleep(0.25)
+
+
+def up(topology_path, requested_accel=None):
+    topo = topology.load(topology_path)             # every validation error before anything runs
+    deps.ensure_packages(deps.BUILD_PACKAGES + LAB_PACKAGES + appliance.APPLIANCE_PACKAGES)
+    build.build()
+    libvirt_conn.ensure_daemons()
+    conn = libvirt_conn.connect()
+    if (load_state(topo.name) is not None or _lab_domains(conn, topo.name)
+            or os.path.isdir(run_dir(topo.name))):
+        raise UserError(f"lab '{topo.name}' is already up (see `storlab status {topo.name}`; "
+                        f"`storlab down {topo.name}` first)")
+    _check_ports_free(topo)
+    image = appliance.ensure()
+    chosen, reason = accel.choose(requested_accel or topo.accel, image.kernel_path,
+                                  os.path.join(RUN_BASE, "accel-probe.json"))
+    _say(f"accelerator: {chosen} ({reason})")
+
+    gid = _qemu_gid()
+    directory = run_dir(topo.name)
+    os.makedirs(RUN_BASE, mode=0o755, exist_ok=True)
+    os.makedirs(directory, mode=0o750)
+    os.chown(directory, 0, gid)
+    started_s = time.monotonic()
+    state = {"name": topo.name, "topology": os.path.abspath(topology_path), "accel": chosen,
+             "appliance": image.content_hash, "created": time.time(), "phase": "starting",
+             "domains": [], "devices": []}
+    _save_state(state)
+    try:
+        _say(f"starting {sum(len(n.devices) for n in topo.nodes)} emulated devices")
+        _start_devices(topo, state, directory, gid)
+        for node in topo.nodes:
+            xml = render.domain_xml(topo, node, image, directory, chosen)
+            name = topology.domain_name(topo, node)
+            state["domains"].append(name)
+            _save_state(state)
+            conn.createXML(xml, 0)
+            _say(f"  {node.name}: domain {name} started")
+        _wait_for_agents(topo, conn, started_s)
+    except BaseException as failure:
+        _say(f"up failed; rolling back lab '{topo.name}'")
+        try:
+            _teardown(topo.name, conn)
+        except Exception as cleanup_error:  # noqa: BLE001 - report both, keep the first
+            _say(f"rollback incomplete: {cleanup_error}")
+        if isinstance(failure, libvirt_conn.error_type()):
+            raise UserError(f"libvirt: {failure.get_error_message()}") from None
+        raise
+    state["phase"] = "ready"
+    state["ready_after_s"] = round(time.monotonic() - started_s, 1)
+    _save_state(state)
+    _say(f"lab '{topo.name}' is up: {len(topo.nodes)} nodes ready in {state['ready_after_s']} s")
+    return state
+
+
+def _teardown(lab, conn):
+    """Stops every domain and nbdkit of the lab and removes its run directory.
+    Returns what it stopped."""
+    stopped = {"domains": [], "devices": []}
+    for dom in _lab_domains(conn, lab):
+        name = dom.name()
+        try:
+            persistent = dom.isPersistent()      # ask first: a destroyed transient domain is gone
+            if dom.isActive():
+                dom.destroy()
+            if persistent:
+                dom.undefine()
+        except libvirt_conn.error_type() as e:
+            if "not found" not in e.get_error_message().lower():
+                raise UserError(f"cannot stop domain {name}: {e.get_error_message()}") from None
+        stopped["domains"].append(name)
+    directory = run_dir(lab)
+    if os.path.isdir(directory):
+        for entry in sorted(os.listdir(directory)):
+            if entry.endswith(".pid") and nbdkit.stop_daemon(os.path.join(directory, entry)):
+                stopped["devices"].append(entry[:-4])
+        shutil.rmtree(directory)
+    return stopped
+
+
+def down(lab):
+    libvirt_conn.ensure_daemons()
+    conn = libvirt_conn.connect()
+    if load_state(lab) is None and not _lab_domains(conn, lab) and not os.path.isdir(run_dir(lab)):
+        raise UserError(f"no lab named '{lab}' is up (known: {', '.join(known_labs()) or 'none'})")
+    stopped = _teardown(lab, conn)
+    _say(f"lab '{lab}' is down: stopped {len(stopped['domains'])} domains and "
+         f"{len(stopped['devices'])} device servers")
+    return stopped
+
+
+def known_labs():
+    try:
+        return sorted(e for e in os.listdir(RUN_BASE)
+                      if os.path.exists(os.path.join(RUN_BASE, e, "lab.json")))
+    except FileNotFoundError:
+        return []
+
+
+_DOMAIN_STATES = {0: "nostate", 1: "running", 2: "blocked", 3: "paused", 4: "shutdown",
+                  5: "shutoff", 6: "crashed", 7: "pmsuspended"}
+
+
+def lab_status(lab, conn):
+    state = load_state(lab)
+    if state is None:
+        raise UserError(f"no lab named '{lab}' is up (known: {', '.join(known_labs()) or 'none'})")
+    nodes = []
+    for name in state["domains"]:
+        node = name[len(f"storlab-{lab}-"):]
+        entry = {"node": node, "domain": name, "state": "absent", "agent": False}
+        try:
+            dom = conn.lookupByName(name)
+            entry["state"] = _DOMAIN_STATES.get(dom.state()[0], "unknown")
+            entry["agent"] = entry["state"] == "running" and agent.answers(dom)
+        except libvirt_conn.error_type():
+            pass
+        entry["devices"] = [
+            {"device": d["device"], "plugin": d["plugin"], "socket": d["socket"],
+             "stats": d["stats"],
+             "server": "running" if nbdkit.is_nbdkit(nbdkit.read_pid(d["pidfile"]) or -1) else "stopped"}
+            for d in state["devices"] if d["node"] == node]
+        nodes.append(entry)
+    return {"name": lab, "phase": state["phase"], "accel": state["accel"],
+            "topology": state["topology"], "ready_after_s": state.get("ready_after_s"),
+            "nodes": nodes}
+
+
+def format_status(report):
+    lines = [f"lab {report['name']}: {report['phase']}, accel {report['accel']}, "
+             f"topology {report['topology']}",
+             f"  {'node':10} {'domain state':13} {'agent':6} devices"]
+    for n in report["nodes"]:
+        devices = ", ".join(f"{d['device']}({d['plugin']}, {d['server']})" for d in n["devices"])
+        lines.append(f"  {n['node']:10} {n['state']:13} {'yes' if n['agent'] else 'no':6} {devices}")
+    return "\n".join(lines)
+
+
+def status(lab=None, as_json=False):
+    labs = [lab] if lab else known_labs()
+    if not labs:
+        if as_json:
+            print("[]")
+        else:
+            print("no labs are up")
+        return 0
+    libvirt_conn.ensure_daemons()
+    conn = libvirt_conn.connect()
+    reports = [lab_status(name, conn) for name in labs]
+    if as_json:
+        print(json.dumps(reports if lab is None else reports[0], indent=2))
+    else:
+        print("\n".join(format_status(r) for r in reports))
+    return 0
+
+
+def _domain_for(lab, node):
+    state = load_state(lab)
+    if state is None:
+        raise UserError(f"no lab named '{lab}' is up (known: {', '.join(known_labs()) or 'none'})")
+    name = f"storlab-{lab}-{node}"
+    if name not in state["domains"]:
+        nodes = ", ".join(d[len(f"storlab-{lab}-"):] for d in state["domains"])
+        raise UserError(f"lab '{lab}' has no node '{node}' (nodes: {nodes})")
+    libvirt_conn.ensure_daemons()
+    conn = libvirt_conn.connect()
+    try:
+        return conn.lookupByName(name)
+    except libvirt_conn.error_type():
+        raise UserError(f"domain {name} of lab '{lab}' is not running") from None
+
+
+def exec_in(lab, node, argv, timeout_s=3600):
+    """Runs argv in the node; relays its output; returns its exit code."""
+    code, out, err = agent.run(_domain_for(lab, node), argv, timeout_s=timeout_s)
+    sys.stdout.buffer.write(out)
+    sys.stdout.flush()
+    sys.stderr.buffer.write(err)
+    sys.stderr.flush()
+    return code
+
+
+def console(lab, node):
+    dom = _domain_for(lab, node)
+    os.execvp("virsh", ["virsh", "-c", libvirt_conn.URI, "console", dom.name()])

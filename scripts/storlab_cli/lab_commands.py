@@ -1,0 +1,61 @@
+"""Argument parsing for the lab subcommands; the work is in lab.py."""
+import argparse
+
+from . import lab
+from .errors import UserError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises UserError (one line, exit 1) instead of exiting."""
+
+    def error(self, message):
+        raise UserError(f"{message} (usage: {self.format_usage().strip()[len('usage: '):]})")
+
+
+def up(args):
+    p = _Parser(prog="storlab up", description="bring a lab up from a topology file")
+    p.add_argument("topology", help="topology TOML file (the lab is named by its name key)")
+    p.add_argument("--accel", choices=("auto", "kvm", "tcg"), help="override the topology's accel")
+    a = p.parse_args(args)
+    lab.up(a.topology, a.accel)
+    return 0
+
+
+def down(args):
+    p = _Parser(prog="storlab down", description="stop everything a lab started")
+    p.add_argument("lab")
+    a = p.parse_args(args)
+    lab.down(a.lab)
+    return 0
+
+
+def status(args):
+    p = _Parser(prog="storlab status", description="labs, nodes, domains, agents, devices")
+    p.add_argument("lab", nargs="?")
+    p.add_argument("--json", action="store_true")
+    a = p.parse_args(args)
+    return lab.status(a.lab, a.json)
+
+
+def exec_(args):
+    if "--" not in args:
+        raise UserError("usage: storlab exec LAB NODE -- COMMAND [ARGS...]")
+    split = args.index("--")
+    p = _Parser(prog="storlab exec", description="run a command in a node (argv, no shell)")
+    p.add_argument("lab")
+    p.add_argument("node")
+    p.add_argument("--timeout", type=int, default=3600, help="seconds (default 3600)")
+    a = p.parse_args(args[:split])
+    command = args[split + 1:]
+    if not command:
+        raise UserError("storlab exec: no command after --")
+    return lab.exec_in(a.lab, a.node, command, a.timeout)
+
+
+def console(args):
+    p = _Parser(prog="storlab console", description="attach to a node's serial console")
+    p.add_argument("lab")
+    p.add_argument("node")
+    a = p.parse_args(args)
+    lab.console(a.lab, a.node)
+    return 0

@@ -1,0 +1,683 @@
+"""pytest for lab topologies (scripts/storlab_cli/topology.py) and their libvirt
+domain XML (render.py + topologies/templates/domain.xml.j2). No build, no VMs.
+
+Golden files: STORLAB_REGENERATE_GOLDEN=1 rewrites tests/golden/*.xml.
+"""
+import glob
+import ipaddress
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+import zlib
+from dataclasses import dataclass
+
+import pytest
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.dirname(TESTS)
+sys.path.insert(0, os.path.join(SOURCE, "scripts"))
+
+from storlab_cli import render, topology  # noqa: E402
+from storlab_cli.errors import UserError  # noqa: E402
+
+TOPOLOGIES = sorted(glob.glob(os.path.join(SOURCE, "topologies", "*.toml")))
+GOLDEN = os.path.join(TESTS, "golden")
+RUN_DIR = "/run/storlab/LAB"
+GIB = 1 << 30
+
+
+@dataclass(frozen=True)
+class FakeAppliance:  # the fields of appliance.Appliance
+    kernel_path: str = "/cache/vmlinux"
+    initrd_path: str = "/cache/initramfs.cpio"
+    kernel_version: str = "6.1.0-test-amd64"
+    content_hash: str = "0123456789abcdef"
+    cmdline: str = "console=ttyS0"
+
+
+APPLIANCE = FakeAppliance()
+
+MINIMAL = '''
+name = "lab"
+[nodes]
+count = 3
+'''
+
+ONE_DISK = '''
+name = "lab"
+[[defaults.devices]]
+name = "disk"
+plugin = "hdd"
+[defaults.devices.params]
+preset = "sas10k-300g"
+size = "1G"
+[nodes]
+count = 3
+'''
+
+
+def write(tmp_path, text, name="x.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def load_text(tmp_path, text):
+    return topology.load(write(tmp_path, text))
+
+
+def load_error(tmp_path, text):
+    """The one-line UserError loading text gives; asserts its shape."""
+    path = write(tmp_path, text)
+    with pytest.raises(UserError) as caught:
+        topology.load(path)
+    message = str(caught.value)
+    assert type(caught.value) is UserError
+    assert "\n" not in message
+    assert message.startswith(path + ": "), message
+    return message[len(path) + 2:]
+
+
+def mesh(n, name="lab"):
+    return f'name = "{name}"\n[nodes]\ncount = {n}\n'
+
+
+# ---- shipped topologies -----------------------------------------------------------
+
+def test_the_four_topologies_are_shipped():
+    names = {os.path.basename(p) for p in TOPOLOGIES}
+    assert {"smoke.toml", "default.toml", "vsa-3node.toml", "hybrid-4node.toml"} <= names
+
+
+@pytest.mark.parametrize("path", TOPOLOGIES, ids=os.path.basename)
+def test_every_shipped_topology_loads(path):
+    topo = topology.load(path)
+    assert topo.name == os.path.basename(path)[:-len(".toml")]
+    assert topo.path == os.path.abspath(path)
+    assert topo.description
+    with open(path) as f:
+        assert f.readline().startswith("# "), "header comment saying what the lab is"
+    for node in topo.nodes:
+        assert node.devices and all(d.size_bytes <= 2 * GIB for d in node.devices)
+
+
+def test_smoke():
+    topo = topology.load(os.path.join(SOURCE, "topologies", "smoke.toml"))
+    assert [n.name for n in topo.nodes] == ["node1"]
+    (node,) = topo.nodes
+    assert (node.index, node.vcpus, node.memory_mib) == (1, 1, 768)
+    assert node.devices == [topology.Device("disk0", "hdd", {"preset": "sas10k-300g", "size": "1G"},
+                                            "scsi", GIB, 10000)]
+    assert topo.links == []
+    assert (topo.accel, topo.boot_timeout_s) == ("auto", 120)
+
+
+def test_default():
+    topo = topology.load(os.path.join(SOURCE, "topologies", "default.toml"))
+    assert [n.name for n in topo.nodes] == ["node1", "node2", "node3"]
+    assert [(l.a, l.b) for l in topo.links] == [("node1", "node2"), ("node1", "node3"),
+                                                ("node2", "node3")]
+    for node in topo.nodes:
+        assert [d.name for d in node.devices] == ["disk0", "disk1"]
+        assert all(d.plugin == "hdd" and d.size_bytes == 2 * GIB and d.bus == "scsi"
+                   for d in node.devices)
+        assert node.disk_bytes == 4 * GIB
+
+
+def test_vsa_3node_is_scenario_1():
+    topo = topology.load(os.path.join(SOURCE, "topologies", "vsa-3node.toml"))
+    assert len(topo.nodes) == 3 and len(topo.links) == 3
+    for node in topo.nodes:
+        assert [d.name for d in node.devices] == [f"disk{i}" for i in range(8)]
+        for d in node.devices:
+            assert (d.plugin, d.params["preset"], d.bus, d.rotation_rpm) == \
+                ("hdd", "sas10k-300g", "scsi", 10000)
+
+
+def test_hybrid_4node_is_scenario_2():
+    topo = topology.load(os.path.join(SOURCE, "topologies", "hybrid-4node.toml"))
+    assert len(topo.nodes) == 4 and len(topo.links) == 6
+    for node in topo.nodes:
+        cache, *capacity = node.devices
+        assert (cache.name, cache.plugin, cache.bus, cache.rotation_rpm) == \
+            ("cache0", "memory", "virtio", None)
+        assert [d.name for d in capacity] == ["disk0", "disk1", "disk2", "disk3"]
+        for d in capacity:
+            assert (d.plugin, d.params["preset"], d.rotation_rpm) == ("hdd", "wd-xe-900g", 10000)
+        assert cache.size_bytes < capacity[0].size_bytes
+
+
+# ---- derived values -----------------------------------------------------------------
+
+@pytest.mark.parametrize("n", range(1, 17))
+def test_full_mesh_has_every_pair_once_in_index_order(tmp_path, n):
+    topo = load_text(tmp_path, mesh(n))
+    assert len(topo.links) == n * (n - 1) // 2
+    expected = [(f"node{i}", f"node{j}") for i in range(1, n + 1) for j in range(i + 1, n + 1)]
+    assert [(l.a, l.b) for l in topo.links] == expected
+    assert [l.index for l in topo.links] == list(range(len(expected)))
+
+
+def check_links(topo):
+    """Every derived link value against the contract, computed independently."""
+    crc = zlib.crc32(topo.name.encode())
+    offset = (crc % 396) * 64
+    ports, macs, addrs, networks = [], [], [], []
+    for i, link in enumerate(topo.links):
+        assert link.index == i
+        assert link.port_a == 40000 + 2 * i + offset
+        assert link.port_b == link.port_a + 1
+        assert 1024 < link.port_a and link.port_b <= 65535
+        assert link.mac_a == "52:54:00:%02x:%02x:00" % (crc & 0xFF, i)
+        assert link.mac_b == "52:54:00:%02x:%02x:01" % (crc & 0xFF, i)
+        net = ipaddress.IPv6Network("fd5c:%x:%x::/64" % (crc & 0xFFFF, i))
+        a, b = ipaddress.IPv6Interface(link.addr_a), ipaddress.IPv6Interface(link.addr_b)
+        assert (a.network, b.network) == (net, net)
+        assert (a.ip, b.ip) == (net[1], net[2])
+        assert link.addr_a == str(a)  # canonical text, as `ip addr` prints it
+        ports += [link.port_a, link.port_b]
+        macs += [link.mac_a, link.mac_b]
+        addrs += [link.addr_a, link.addr_b]
+        networks.append(net)
+    for values in (ports, macs, addrs, networks):
+        assert len(set(values)) == len(values)
+
+
+@pytest.mark.parametrize("path", TOPOLOGIES, ids=os.path.basename)
+def test_shipped_link_values(path):
+    check_links(topology.load(path))
+
+
+def test_biggest_lab_in_the_highest_port_slot_stays_below_65536(tmp_path):
+    name = next(f"lab{i}" for i in range(100000) if zlib.crc32(f"lab{i}".encode()) % 396 == 395)
+    topo = load_text(tmp_path, mesh(16, name))
+    assert len(topo.links) == 120
+    check_links(topo)
+    assert topo.links[-1].port_b == 40000 + 395 * 64 + 239
+
+
+def test_labs_with_other_names_get_other_ports_macs_and_prefixes(tmp_path):
+    one = load_text(tmp_path, mesh(3, "alpha"))
+    two = load_text(tmp_path, mesh(3, "beta"))
+    assert one.links[0].port_a != two.links[0].port_a
+    assert one.links[0].mac_a != two.links[0].mac_a
+    assert one.links[0].addr_a != two.links[0].addr_a
+
+
+def test_link_ends_give_each_side_its_own_port_and_the_peers(tmp_path):
+    topo = load_text(tmp_path, mesh(3))
+    l12, _, l23 = topo.links
+    ends = topology.link_ends(topo, topo.node("node2"))
+    assert [(e.peer, e.port, e.peer_port, e.mac, e.addr) for e in ends] == [
+        ("node1", l12.port_b, l12.port_a, l12.mac_b, l12.addr_b),
+        ("node3", l23.port_a, l23.port_b, l23.mac_a, l23.addr_a),
+    ]
+    assert [e.peer for e in topology.link_ends(topo, "node1")] == ["node2", "node3"]
+
+
+def test_links_none_and_pairs(tmp_path):
+    assert load_text(tmp_path, mesh(3) + '[links]\nmode = "none"\n').links == []
+    topo = load_text(tmp_path, mesh(4) + '[links]\nmode = "pairs"\n'
+                     'pairs = [["node3", "node1"], ["node2", "node4"]]\n')
+    assert [(l.a, l.b, l.index) for l in topo.links] == [("node3", "node1", 0),
+                                                        ("node2", "node4", 1)]
+    check_links(topo)
+
+
+def test_node_names_and_defaults(tmp_path):
+    topo = load_text(tmp_path, 'name = "n"\n[nodes]\nnames = ["alpha", "beta-2"]\n')
+    assert [(n.name, n.index, n.vcpus, n.memory_mib, n.devices) for n in topo.nodes] == [
+        ("alpha", 1, 1, 768, []), ("beta-2", 2, 1, 768, [])]
+    assert (topo.accel, topo.boot_timeout_s, topo.description) == ("auto", 120, "")
+    assert topology.domain_name(topo, topo.nodes[1]) == "storlab-n-beta-2"
+    assert topology.domain_name(topo, "alpha") == "storlab-n-alpha"
+
+
+def test_per_node_overrides(tmp_path):
+    topo = load_text(tmp_path, ONE_DISK + '''
+[defaults]
+vcpus = 2
+memory_mib = 1024
+[node.node2]
+memory_mib = 2048
+vcpus = 4
+[[node.node2.devices]]
+name = "ram"
+plugin = "memory"
+count = 2
+[node.node2.devices.params]
+size = "64M"
+[node.node3]
+devices = []
+''')
+    node1, node2, node3 = topo.nodes
+    assert (node1.vcpus, node1.memory_mib, [d.name for d in node1.devices]) == (2, 1024, ["disk0"])
+    assert (node2.vcpus, node2.memory_mib) == (4, 2048)
+    assert [(d.name, d.plugin, d.bus, d.size_bytes) for d in node2.devices] == [
+        ("ram0", "memory", "virtio", 64 << 20), ("ram1", "memory", "virtio", 64 << 20)]
+    assert (node3.vcpus, node3.memory_mib, node3.devices) == (2, 1024, [])
+
+
+def test_nodes_do_not_share_device_objects(tmp_path):
+    node1, node2, _ = load_text(tmp_path, ONE_DISK).nodes
+    node1.devices[0].params["size"] = "9G"
+    assert node2.devices[0].params["size"] == "1G"
+
+
+def device_text(entry, params):
+    return f'name = "lab"\n[[defaults.devices]]\n{entry}\n[defaults.devices.params]\n' \
+           f'{params}\n[nodes]\ncount = 1\n'
+
+
+@pytest.mark.parametrize("entry, params, expected", [
+    ('name = "disk"\nplugin = "hdd"', 'size = "1G"', [("disk0", "scsi", 10000)]),
+    ('name = "d"\nplugin = "hdd"\ncount = 3', 'size = "1G"\npreset = "hgst-7k1000-1t"',
+     [("d0", "scsi", 7200), ("d1", "scsi", 7200), ("d2", "scsi", 7200)]),
+    ('name = "d"\nplugin = "hdd"\nbus = "sata"', 'size = "1G"\npreset = "sata7200-2t"',
+     [("d0", "sata", 7200)]),
+    ('name = "d"\nplugin = "hdd"\nbus = "virtio"', 'size = "1G"\npreset = "wd-xe-900g"',
+     [("d0", "virtio", 10000)]),
+    ('name = "d"\nplugin = "hdd"', 'size = "1G"\npreset = "sas10k-300g"\nrpm = "15000"',
+     [("d0", "scsi", 15000)]),
+    ('name = "d"\nplugin = "hdd"', 'size = "1G"\nrpm = 5400', [("d0", "scsi", 5400)]),
+    # an unknown preset is the plugin's to reject at `up`
+    ('name = "d"\nplugin = "hdd"', 'size = "1G"\npreset = "nosuch"', [("d0", "scsi", 10000)]),
+    ('name = "m"\nplugin = "memory"', 'size = "1G"', [("m0", "virtio", None)]),
+    ('name = "m"\nplugin = "memory"\nbus = "scsi"', 'size = "1G"', [("m0", "scsi", None)]),
+])
+def test_device_expansion_bus_and_rpm(tmp_path, entry, params, expected):
+    (node,) = load_text(tmp_path, device_text(entry, params)).nodes
+    assert [(d.name, d.bus, d.rotation_rpm) for d in node.devices] == expected
+
+
+def test_params_are_passed_through_as_strings(tmp_path):
+    (node,) = load_text(tmp_path, device_text(
+        'name = "d"\nplugin = "hdd"',
+        'size = "1G"\nheads = 4\nwrite-cache = true\naverage-seek-ms = 3.5\n'
+        'stats = "/tmp/a b"')).nodes
+    assert node.devices[0].params == {"size": "1G", "heads": "4", "write-cache": "true",
+                                      "average-seek-ms": "3.5", "stats": "/tmp/a b"}
+
+
+@pytest.mark.parametrize("text, size", [
+    ("512", 512), ("4k", 4096), ("4K", 4096), ("2G", 2 * GIB), ("1GiB", GIB), ("3MB", 3 << 20),
+    ("1t", 1 << 40), ("100b", 100), ("1.5G", None), ("G", None), ("1Gi", None), ("-1", None),
+    ("1 G", None), ("", None), ("1x", None),
+])
+def test_size_grammar(text, size):
+    assert topology.parse_size_bytes(text) == size
+
+
+# ---- validation errors --------------------------------------------------------------
+
+TOP_KNOWN = "name, description, accel, boot_timeout_s, defaults, nodes, node, links"
+
+
+ERROR_CASES = [
+    # the contract's examples
+    ('name = "x"\n[nodes]\ncount = 0\n', "nodes.count = 0: must be 1..16"),
+    (ONE_DISK.replace('plugin = "hdd"', 'plugin = "ssd"'),
+     "defaults.devices[0].plugin = 'ssd': unknown plugin (known: hdd, memory)"),
+    (MINIMAL + "[node.node9]\nvcpus = 2\n",
+     "node.node9: no such node (nodes: node1, node2, node3)"),
+    (MINIMAL + "[nodez]\ncount = 1\n", f"unknown key 'nodez' (known: {TOP_KNOWN})"),
+    # the file
+    ('name = "x"\n[nodes]\ncount = 3\ncount = 4\n', "not valid TOML: "),
+    ('name = "x\n', "not valid TOML: "),
+    # top level
+    ("[nodes]\ncount = 1\n", "name: missing"),
+    ('name = "Smoke"\n[nodes]\ncount = 1\n', "name = 'Smoke': must be 1..24 of a-z, 0-9, '-'"),
+    ('name = "a_b"\n[nodes]\ncount = 1\n', "name = 'a_b': must be"),
+    ('name = "a.b"\n[nodes]\ncount = 1\n', "name = 'a.b': must be"),
+    (f'name = "{"a" * 25}"\n[nodes]\ncount = 1\n', f"name = '{'a' * 25}': must be 1..24"),
+    ('name = ""\n[nodes]\ncount = 1\n', "name = '': must be"),
+    ('name = 3\n[nodes]\ncount = 1\n', "name = 3: must be a string"),
+    ('description = "a\\u0001b"\n' + MINIMAL, "description: contains a control character"),
+    ('accel = "xen"\n' + MINIMAL, "accel = 'xen': unknown accelerator (known: auto, kvm, tcg)"),
+    ('boot_timeout_s = 9\n' + MINIMAL, "boot_timeout_s = 9: must be 10..1800"),
+    ('boot_timeout_s = 1801\n' + MINIMAL, "boot_timeout_s = 1801: must be 10..1800"),
+    ('boot_timeout_s = "60"\n' + MINIMAL, "boot_timeout_s = '60': must be an integer"),
+    ('boot_timeout_s = true\n' + MINIMAL, "boot_timeout_s = true: must be an integer"),
+    ('boot_timeout_s = 60.0\n' + MINIMAL, "boot_timeout_s = 60.0: must be an integer"),
+    # nodes
+    ('name = "x"\n', "nodes: missing"),
+    ('name = "x"\nnodes = 3\n', "nodes = 3: must be a table"),
+    ('name = "x"\n[nodes]\n', "nodes: give exactly one of count and names"),
+    ('name = "x"\n[nodes]\ncount = 2\nnames = ["a", "b"]\n',
+     "nodes: give exactly one of count and names"),
+    ('name = "x"\n[nodes]\ncount = 17\n', "nodes.count = 17: must be 1..16"),
+    ('name = "x"\n[nodes]\ncount = 2\nsize = 1\n',
+     "nodes: unknown key 'size' (known: count, names)"),
+    ('name = "x"\n[nodes]\nnames = ["a", "b", "a"]\n',
+     "nodes.names[2] = 'a': duplicate node name"),
+    ('name = "x"\n[nodes]\nnames = ["a", "B"]\n', "nodes.names[1] = 'B': must be a-z then"),
+    ('name = "x"\n[nodes]\nnames = ["1a"]\n', "nodes.names[0] = '1a': must be a-z then"),
+    ('name = "x"\n[nodes]\nnames = ["a23456789012345678"]\n', "nodes.names[0] = "),
+    ('name = "x"\n[nodes]\nnames = []\n', "nodes.names = []: must be a list of 1..16 node names"),
+    ('name = "x"\n[nodes]\nnames = "a"\n', "nodes.names = 'a': must be a list"),
+    ('name = "x"\n[nodes]\nnames = [1]\n', "nodes.names[0] = 1: must be a string"),
+    # defaults and overrides
+    ('name = "x"\n[defaults]\nmemory_mib = 255\n[nodes]\ncount = 1\n',
+     "defaults.memory_mib = 255: must be 256..16384"),
+    ('name = "x"\n[defaults]\nmemory_mib = 16385\n[nodes]\ncount = 1\n',
+     "defaults.memory_mib = 16385: must be 256..16384"),
+    ('name = "x"\n[defaults]\nvcpus = 0\n[nodes]\ncount = 1\n', "defaults.vcpus = 0: must be 1..8"),
+    ('name = "x"\n[defaults]\nvcpus = 9\n[nodes]\ncount = 1\n', "defaults.vcpus = 9: must be 1..8"),
+    ('name = "x"\n[defaults]\nvcpu = 2\n[nodes]\ncount = 1\n',
+     "defaults: unknown key 'vcpu' (known: vcpus, memory_mib, devices)"),
+    (MINIMAL + "[node.node2]\nmemory_mib = 100000\n",
+     "node.node2.memory_mib = 100000: must be 256..16384"),
+    (MINIMAL + "[node.node2]\nname = 'y'\n",
+     "node.node2: unknown key 'name' (known: vcpus, memory_mib, devices)"),
+    ("node = 1\n" + MINIMAL, "node = 1: must be a table"),
+    (MINIMAL + "[node]\nnode1 = 2\n", "node.node1 = 2: must be a table"),
+    # devices
+    (ONE_DISK.replace('name = "disk"\n', ''), "defaults.devices[0].name: missing"),
+    (ONE_DISK.replace('plugin = "hdd"\n', ''), "defaults.devices[0].plugin: missing"),
+    (ONE_DISK.replace('name = "disk"', 'name = "disk-a"'),
+     "defaults.devices[0].name = 'disk-a': must be a-z then up to 11 of a-z, 0-9"),
+    (ONE_DISK.replace('name = "disk"', 'name = "abcdefghijklm"'), "defaults.devices[0].name = "),
+    (ONE_DISK.replace('plugin = "hdd"', 'plugin = "hdd"\ncount = 0'),
+     "defaults.devices[0].count = 0: must be 1..16"),
+    (ONE_DISK.replace('plugin = "hdd"', 'plugin = "hdd"\ncount = 17'),
+     "defaults.devices[0].count = 17: must be 1..16"),
+    (ONE_DISK.replace('plugin = "hdd"', 'plugin = "hdd"\nbus = "ide"'),
+     "defaults.devices[0].bus = 'ide': unknown bus (known: virtio, scsi, sata)"),
+    (ONE_DISK.replace('plugin = "hdd"', 'plugin = "hdd"\nsize = "1G"'),
+     "defaults.devices[0]: unknown key 'size' (known: name, plugin, count, bus, params)"),
+    (ONE_DISK.replace('size = "1G"', ''),
+     "defaults.devices[0].params.size: missing: give every disk a size"),
+    (ONE_DISK.replace('size = "1G"', 'size = "big"'),
+     "defaults.devices[0].params.size = 'big': not a size > 0 (examples: 512, 4k, 2G)"),
+    (ONE_DISK.replace('size = "1G"', 'size = "0"'), "defaults.devices[0].params.size = '0'"),
+    (ONE_DISK.replace('size = "1G"', 'size = "1G"\nrpm = "fast"'),
+     "defaults.devices[0].params.rpm = 'fast': must be a whole number"),
+    (ONE_DISK.replace('size = "1G"', 'size = "1G"\nrpm = 7200.5'),
+     "defaults.devices[0].params.rpm = 7200.5: must be a whole number"),
+    (ONE_DISK.replace('size = "1G"', 'size = "1G"\nrpm = "inf"'),
+     "defaults.devices[0].params.rpm = 'inf': must be"),
+    (ONE_DISK.replace('size = "1G"', 'size = "1G"\nPreset = "a"'),
+     "defaults.devices[0].params.Preset: not a plugin parameter key"),
+    (ONE_DISK.replace('size = "1G"', 'size = "1G"\n"a=b" = "c"'),
+     "defaults.devices[0].params.a=b: not a plugin parameter key"),
+    (ONE_DISK.replace('size = "1G"', 'size = "1G"\n"a b" = "c"'),
+     "defaults.devices[0].params.a b: not a plugin parameter key"),
+    (ONE_DISK.replace('size = "1G"', 'size = "1G"\nheads = [1, 2]'),
+     "defaults.devices[0].params.heads = [1, 2]: must be a string, number or boolean"),
+    (ONE_DISK.replace('size = "1G"', 'size = "1G"\nfile = "a\\nb"'),
+     "defaults.devices[0].params.file = 'a\\nb': contains a control character"),
+    ('name = "x"\n[defaults]\ndevices = 3\n[nodes]\ncount = 1\n',
+     "defaults.devices = 3: must be an array of tables"),
+    (ONE_DISK.replace("[nodes]", '[[defaults.devices]]\nname = "disk"\nplugin = "memory"\n'
+                      '[defaults.devices.params]\nsize = "1M"\n[nodes]'),
+     "defaults.devices[1].name = 'disk': device 'disk0' already comes from defaults.devices[0]"),
+    ('name = "x"\n' + '[[defaults.devices]]\nname = "d"\nplugin = "memory"\n' * 17
+     + "[nodes]\ncount = 1\n", "defaults.devices: at most 16 device entries (use count), not 17"),
+    (MINIMAL + '[[node.node1.devices]]\nname = "d"\nplugin = "ssd"\n',
+     "node.node1.devices[0].plugin = 'ssd': unknown plugin"),
+    # links
+    (MINIMAL + '[links]\nmode = "ring"\n',
+     "links.mode = 'ring': unknown link mode (known: full-mesh, none, pairs)"),
+    (MINIMAL + '[links]\nmode = "pairs"\npairs = [["node1", "node4"]]\n',
+     "links.pairs[0] = ['node1', 'node4']: no such node 'node4' (nodes: node1, node2, node3)"),
+    (MINIMAL + '[links]\nmode = "pairs"\npairs = [["node2", "node2"]]\n',
+     "links.pairs[0] = ['node2', 'node2']: a node cannot link to itself"),
+    (MINIMAL + '[links]\nmode = "pairs"\npairs = [["node1", "node2"], ["node2", "node1"]]\n',
+     "links.pairs[1] = ['node2', 'node1']: duplicate of links.pairs[0]"),
+    (MINIMAL + '[links]\nmode = "pairs"\npairs = [["node1"]]\n',
+     "links.pairs[0] = ['node1']: must be a pair of node names"),
+    (MINIMAL + '[links]\nmode = "pairs"\n', "links.pairs: missing"),
+    (MINIMAL + '[links]\nmode = "pairs"\npairs = []\n', "links.pairs = []: must be a non-empty"),
+    (MINIMAL + '[links]\npairs = [["node1", "node2"]]\n',
+     "links.pairs: only with mode = 'pairs' (mode is 'full-mesh')"),
+    (MINIMAL + '[links]\nmesh = true\n', "links: unknown key 'mesh' (known: mode, pairs)"),
+]
+
+
+@pytest.mark.parametrize("text, expected", ERROR_CASES, ids=[e for _, e in ERROR_CASES])
+def test_validation_errors(tmp_path, text, expected):
+    message = load_error(tmp_path, text)
+    assert message.startswith(expected), message
+
+
+def test_contract_example_messages_exactly(tmp_path):
+    path = write(tmp_path, 'name = "x"\n[nodes]\ncount = 0\n')
+    with pytest.raises(UserError, match=re.escape(f"{path}: nodes.count = 0: must be 1..16") + "$"):
+        topology.load(path)
+
+
+def test_missing_file_names_the_path(tmp_path):
+    path = str(tmp_path / "nope.toml")
+    with pytest.raises(UserError, match=re.escape(path) + ": cannot read: No such file"):
+        topology.load(path)
+    with pytest.raises(UserError, match=re.escape(str(tmp_path)) + ": cannot read: "):
+        topology.load(str(tmp_path))
+
+
+def test_not_utf8_is_a_toml_error(tmp_path):
+    path = tmp_path / "bin.toml"
+    path.write_bytes(b'name = "\xff"\n')
+    with pytest.raises(UserError, match="bin.toml: not valid TOML: not UTF-8"):
+        topology.load(str(path))
+
+
+def test_message_names_the_path_as_given(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "topologies").mkdir()
+    (tmp_path / "topologies" / "x.toml").write_text('name = "x"\n[nodes]\ncount = 0\n')
+    with pytest.raises(UserError, match=r"^topologies/x\.toml: nodes\.count = 0: must be 1\.\.16$"):
+        topology.load("topologies/x.toml")
+
+
+# ---- rendering -------------------------------------------------------------------------
+
+def shipped(name):
+    return topology.load(os.path.join(SOURCE, "topologies", f"{name}.toml"))
+
+
+@pytest.mark.parametrize("lab, node_name, accel, golden", [
+    ("smoke", "node1", "tcg", "smoke-node1.xml"),
+    ("default", "node2", "kvm", "default-node2.xml"),
+])
+def test_golden_domain_xml(lab, node_name, accel, golden):
+    topo = shipped(lab)
+    xml = render.domain_xml(topo, topo.node(node_name), APPLIANCE, RUN_DIR, accel)
+    path = os.path.join(GOLDEN, golden)
+    if os.environ.get("STORLAB_REGENERATE_GOLDEN") == "1":
+        os.makedirs(GOLDEN, exist_ok=True)
+        with open(path, "w") as f:
+            f.write(xml)
+    with open(path) as f:
+        assert xml == f.read(), f"{golden} differs (STORLAB_REGENERATE_GOLDEN=1 rewrites it)"
+
+
+def render_all():
+    for path in TOPOLOGIES:
+        topo = topology.load(path)
+        for node in topo.nodes:
+            for accel in ("tcg", "kvm"):
+                yield topo, node, accel
+
+
+@pytest.mark.parametrize("topo, node, accel",
+                         [pytest.param(t, n, a, id=f"{t.name}-{n.name}-{a}")
+                          for t, n, a in render_all()])
+def test_domain_xml_structure(topo, node, accel):
+    root = ET.fromstring(render.domain_xml(topo, node, APPLIANCE, RUN_DIR, accel))
+    assert root.tag == "domain"
+    assert root.get("type") == {"tcg": "qemu", "kvm": "kvm"}[accel]
+    assert root.findtext("name") == f"storlab-{topo.name}-{node.name}"
+    assert root.find("memory").get("unit") == "MiB"
+    assert int(root.findtext("memory")) == node.memory_mib
+    assert int(root.findtext("vcpu")) == node.vcpus
+    os_type = root.find("os/type")
+    assert (os_type.get("arch"), os_type.get("machine"), os_type.text) == ("x86_64", "pc", "hvm")
+    assert root.findtext("os/kernel") == APPLIANCE.kernel_path
+    assert root.findtext("os/initrd") == APPLIANCE.initrd_path
+    assert root.findtext("on_poweroff") == "destroy"
+    cpus = root.findall("cpu")
+    if accel == "kvm":
+        assert [c.get("mode") for c in cpus] == ["host-passthrough"]
+    else:
+        assert cpus == []
+
+    ends = topology.link_ends(topo, node)
+    args = root.findtext("os/cmdline").split()
+    assert args[0] == "console=ttyS0"
+    assert f"storlab.node={node.name}" in args
+    net = [a for a in args if a.startswith("storlab.net=")]
+    if ends:
+        assert net == ["storlab.net=" + ",".join(f"{e.mac}@{e.addr}" for e in ends)]
+    else:
+        assert net == []
+
+    devices = root.find("devices")
+    disks = devices.findall("disk")
+    assert len(disks) == len(node.devices)
+    targets = []
+    for disk, device in zip(disks, node.devices):
+        assert (disk.get("type"), disk.get("device")) == ("network", "disk")
+        driver = disk.find("driver")
+        assert (driver.get("name"), driver.get("type"), driver.get("cache")) == \
+            ("qemu", "raw", "none")
+        assert disk.find("source").get("protocol") == "nbd"
+        host = disk.find("source/host")
+        assert host.get("transport") == "unix"
+        assert host.get("socket") == f"{RUN_DIR}/{node.name}-{device.name}.sock"
+        target = disk.find("target")
+        assert target.get("bus") == device.bus
+        assert target.get("dev")[:2] == ("vd" if device.bus == "virtio" else "sd")
+        targets.append(target.get("dev"))
+        if device.plugin == "hdd" and device.bus in ("scsi", "sata"):
+            assert target.get("rotation_rate") == str(device.rotation_rpm)
+        else:
+            assert target.get("rotation_rate") is None
+        assert disk.findtext("serial") == device.name
+    assert len(set(targets)) == len(targets)
+    scsi = [c for c in devices.findall("controller") if c.get("type") == "scsi"]
+    if any(d.bus == "scsi" for d in node.devices):
+        assert [c.get("model") for c in scsi] == ["virtio-scsi"]
+    else:
+        assert scsi == []
+
+    interfaces = devices.findall("interface")
+    assert [i.get("type") for i in interfaces] == ["udp"] * len(ends)
+    for interface, end in zip(interfaces, ends):
+        assert interface.find("mac").get("address") == end.mac
+        source = interface.find("source")
+        assert (source.get("address"), source.get("port")) == ("127.0.0.1", str(end.peer_port))
+        local = source.find("local")
+        assert (local.get("address"), local.get("port")) == ("127.0.0.1", str(end.port))
+        assert interface.find("model").get("type") == "virtio"
+    # no host network of any kind, no display
+    assert root.findall(".//graphics") == [] and root.findall(".//hostdev") == []
+    assert not any(i.get("type") in ("network", "bridge", "user", "direct", "ethernet")
+                   for i in root.iter("interface"))
+    addresses = {e.get("address") for e in root.iter() if e.get("address") and e.tag != "mac"}
+    assert addresses <= {"127.0.0.1"}
+
+    channels = devices.findall("channel")
+    assert [(c.get("type"), c.find("target").get("type"), c.find("target").get("name"))
+            for c in channels] == [("unix", "virtio", "org.qemu.guest_agent.0")]
+    (serial,) = devices.findall("serial")
+    assert serial.get("type") == "pty"
+    assert serial.find("log").get("file") == f"{RUN_DIR}/{node.name}.console.log"
+    assert serial.find("log").get("append") == "off"
+    assert [c.get("type") for c in devices.findall("console")] == ["pty"]
+    assert [m.get("model") for m in devices.findall("memballoon")] == ["none"]
+
+
+def test_scsi_and_sata_share_sd_names_virtio_gets_vd(tmp_path):
+    topo = load_text(tmp_path, '''
+name = "mix"
+[[defaults.devices]]
+name = "a"
+plugin = "hdd"
+count = 2
+[defaults.devices.params]
+size = "1G"
+[[defaults.devices]]
+name = "b"
+plugin = "hdd"
+bus = "sata"
+[defaults.devices.params]
+size = "1G"
+preset = "sata7200-2t"
+[[defaults.devices]]
+name = "c"
+plugin = "memory"
+count = 2
+[defaults.devices.params]
+size = "1G"
+[nodes]
+count = 1
+''')
+    root = ET.fromstring(render.domain_xml(topo, topo.nodes[0], APPLIANCE, RUN_DIR, "tcg"))
+    targets = [(t.get("dev"), t.get("bus"), t.get("rotation_rate"))
+               for t in root.iterfind("devices/disk/target")]
+    assert targets == [("sda", "scsi", "10000"), ("sdb", "scsi", "10000"),
+                       ("sdc", "sata", "7200"), ("vda", "virtio", None), ("vdb", "virtio", None)]
+    assert [c.get("type") for c in root.iterfind("devices/controller")
+            if c.get("type") in ("scsi", "sata")] == ["scsi", "sata"]
+
+
+@pytest.mark.parametrize("index, letters", [(0, "a"), (1, "b"), (25, "z"), (26, "aa"),
+                                            (27, "ab"), (701, "zz"), (702, "aaa")])
+def test_drive_letters(index, letters):
+    assert render.drive_letters(index) == letters
+
+
+def test_autoescape_is_on_and_text_cannot_break_the_xml(tmp_path):
+    assert render.environment().autoescape is True
+    topo = load_text(tmp_path, 'name = "esc"\ndescription = "a < b & \'c\' \\"d\\" ]]> -->"\n'
+                     '[nodes]\ncount = 2\n')
+    appliance = FakeAppliance(kernel_path="/cache/a&b/vmlinux",
+                              cmdline="console=ttyS0 x='<&>' y=\"</cmdline>\"")
+    xml = render.domain_xml(topo, topo.nodes[0], appliance, "/run/storlab/a&'b", "tcg")
+    root = ET.fromstring(xml)
+    assert root.findtext("description").endswith(": a < b & 'c' \"d\" ]]> -->")
+    assert root.findtext("os/kernel") == "/cache/a&b/vmlinux"
+    assert root.findtext("os/cmdline").startswith("console=ttyS0 x='<&>' y=\"</cmdline>\" ")
+    assert root.find("devices/serial/log").get("file") == "/run/storlab/a&'b/node1.console.log"
+
+
+def test_accel_must_be_resolved(tmp_path):
+    topo = load_text(tmp_path, MINIMAL)
+    with pytest.raises(ValueError, match="accel"):
+        render.domain_xml(topo, topo.nodes[0], APPLIANCE, RUN_DIR, "auto")
+
+
+def have_validator():
+    return shutil.which("virt-xml-validate") and shutil.which("xmllint")
+
+
+@pytest.mark.skipif(not have_validator(), reason="virt-xml-validate/xmllint not installed")
+def test_libvirt_schema_accepts_every_rendered_domain(tmp_path):
+    renders = list(render_all())
+    mixed = load_text(tmp_path, device_text('name = "s"\nplugin = "hdd"\nbus = "sata"',
+                                            'size = "1G"'))
+    renders.append((mixed, mixed.nodes[0], "tcg"))
+    for i, (topo, node, accel) in enumerate(renders):
+        path = tmp_path / f"{i}.xml"
+        path.write_text(render.domain_xml(topo, node, APPLIANCE, RUN_DIR, accel))
+        result = subprocess.run(["virt-xml-validate", str(path), "domain"],
+                                capture_output=True, text=True)
+        assert result.returncode == 0, (topo.name, node.name, accel, result.stderr)
+
+
+def test_libvirt_parser_keeps_what_we_asked_for():
+    libvirt = pytest.importorskip("libvirt")
+    conn = libvirt.open("test:///default")  # in-process test driver: no daemon, no VM
+    try:
+        topo = shipped("hybrid-4node")
+        xml = render.domain_xml(topo, topo.nodes[0], APPLIANCE, RUN_DIR, "tcg")
+        domain = conn.defineXML(xml)
+        root = ET.fromstring(domain.XMLDesc())
+        rates = [t.get("rotation_rate") for t in root.iterfind("devices/disk/target")]
+        assert rates == [None, "10000", "10000", "10000", "10000"]
+        assert len(root.findall("devices/interface[@type='udp']")) == 3
+    finally:
+        conn.close()
