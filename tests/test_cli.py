@@ -63,7 +63,8 @@ def run_cli(*args):
 def test_unknown_command_is_one_line_and_nonzero():
     result = run_cli("frobnicate")
     assert result.returncode == 2
-    assert result.stderr.strip() == "storlab: unknown command 'frobnicate' (known: demo, check)"
+    assert result.stderr.strip() == ("storlab: unknown command 'frobnicate' "
+                                     "(known: demo, check, up, down, status, exec, console)")
     assert "Traceback" not in result.stderr
 
 
@@ -72,3 +73,21 @@ def test_demo_with_arguments_is_refused_without_traceback():
     assert result.returncode == 1
     assert "demo takes no arguments" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("args, needle", [
+    (("up", "/nonexistent/lab.toml"), "/nonexistent/lab.toml"),
+    (("up",), "the following arguments are required: topology"),
+    (("up", "x.toml", "--accel", "fast"), "invalid choice: 'fast'"),
+    (("exec", "nolab", "node1"), "usage: storlab exec LAB NODE -- COMMAND"),
+    (("exec", "nolab", "node1", "--"), "no command after --"),
+    (("exec", "no-such-lab", "node1", "--", "true"), "no lab named 'no-such-lab'"),
+    (("status", "no-such-lab"), "no lab named 'no-such-lab'"),
+])
+def test_lab_commands_refuse_bad_input_in_one_line(args, needle, tmp_path, monkeypatch):
+    monkeypatch.setenv("STORLAB_RUN_DIR", str(tmp_path))
+    result = subprocess.run(["/usr/bin/python3", STORLAB, *args], capture_output=True,
+                            text=True, check=False, env=dict(os.environ, STORLAB_RUN_DIR=str(tmp_path)))
+    assert result.returncode == 1, result.stderr
+    assert needle in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr

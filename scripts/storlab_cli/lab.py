@@ -270,6 +270,9 @@ def status(lab=None, as_json=False):
         else:
             print("no labs are up")
         return 0
+    for name in labs:                # an unknown lab is an error before touching libvirt
+        if load_state(name) is None:
+            raise UserError(f"no lab named '{name}' is up (known: {', '.join(known_labs()) or 'none'})")
     libvirt_conn.ensure_daemons()
     conn = libvirt_conn.connect()
     reports = [lab_status(name, conn) for name in labs]
