@@ -100,3 +100,32 @@ def test_down_leaves_nothing_behind(smoke_lab):
         assert not os.path.exists(f"/proc/{pid}"), f"nbdkit {pid} still running"
     again = storlab("down", smoke_lab)
     assert again.returncode == 1 and "no lab named 'smoke'" in again.stderr
+
+
+BAD_DEVICE_TOPOLOGY = """\
+name = "badlab"
+[[defaults.devices]]
+name = "disk"
+plugin = "hdd"
+[defaults.devices.params]
+size = "1G"
+rpm = "99999"
+[nodes]
+count = 2
+"""
+
+
+def test_a_device_that_cannot_start_rolls_the_lab_back(tmp_path):
+    topology_file = tmp_path / "bad.toml"
+    topology_file.write_text(BAD_DEVICE_TOPOLOGY)
+    started = libvirt_conn.ensure_daemons()
+    try:
+        result = storlab("up", str(topology_file), "--accel", "tcg")
+        assert result.returncode == 1
+        assert "rpm=99999: out of range" in result.stderr     # nbdkit's own message
+        assert "Traceback" not in result.stderr
+        assert "rolling back" in result.stdout
+        assert lab_domains("badlab") == []
+        assert not os.path.exists(os.path.join(RUN_BASE, "badlab"))
+    finally:
+        libvirt_conn.stop_daemons(started)
