@@ -96,6 +96,55 @@ parse_on_off (const char *value, bool *out)
   return -1;
 }
 
+/* ---- choice lists (SL_PARAM_CHOICE) ------------------------------------ */
+
+_Static_assert (SL_PARAM_ON_OFF == 5, "SL_PARAM_PERCENT and SL_PARAM_CHOICE follow the enum");
+
+/* Length of the "a|b|c" list at the start of a choice param's help. */
+static size_t
+choice_list_length (const struct sl_param *p)
+{
+  const char *end = p->help ? strstr (p->help, ": ") : NULL;
+  return end ? (size_t) (end - p->help) : 0;
+}
+
+/* The help text after the choice list. */
+static const char *
+choice_help (const struct sl_param *p)
+{
+  size_t n = choice_list_length (p);
+  return n ? p->help + n + 2 : p->help;
+}
+
+/* Word number index of the list into out; -1 when there is none. */
+static int
+choice_word (const struct sl_param *p, uint32_t index, char *out, size_t out_bytes)
+{
+  const char *word = p->help, *list_end = p->help + choice_list_length (p);
+  for (uint32_t i = 0; word < list_end; i++) {
+    const char *bar = memchr (word, '|', (size_t) (list_end - word));
+    const char *word_end = bar ? bar : list_end;
+    if (i == index) {
+      snprintf (out, out_bytes, "%.*s", (int) (word_end - word), word);
+      return 0;
+    }
+    word = word_end + 1;
+  }
+  return -1;
+}
+
+static int
+parse_choice (const struct sl_param *p, const char *value, uint32_t *out)
+{
+  char word[64];
+  for (uint32_t i = 0; choice_word (p, i, word, sizeof word) == 0; i++)
+    if (strcmp (word, value) == 0) {
+      *out = i;
+      return 0;
+    }
+  return -1;
+}
+
 /* ---- number formatting ------------------------------------------------- */
 
 /* Range bounds: integers print without exponent (20000, not 2e+04). */
@@ -160,6 +209,19 @@ format_value (const struct sl_param *p, const void *config, bool short_sizes,
               char *out, size_t out_bytes)
 {
   const char *field = (const char *) config + p->offset;
+  if (p->type == SL_PARAM_PERCENT) {
+    double v;
+    memcpy (&v, field, sizeof v);
+    snprintf (out, out_bytes, "%g", v);
+    return;
+  }
+  if (p->type == SL_PARAM_CHOICE) {
+    uint32_t v;
+    memcpy (&v, field, sizeof v);
+    if (choice_word (p, v, out, out_bytes) != 0)
+      snprintf (out, out_bytes, "?");
+    return;
+  }
   switch (p->type) {
   case SL_PARAM_COUNT: {
     uint32_t v;
@@ -196,6 +258,8 @@ format_value (const struct sl_param *p, const void *config, bool short_sizes,
 static const char *
 unit_name (enum sl_param_type type)
 {
+  if (type == SL_PARAM_PERCENT)
+    return "<%>";
   switch (type) {
   case SL_PARAM_COUNT: return "<n>";
   case SL_PARAM_SIZE_BYTES: return "<size>";
@@ -268,6 +332,28 @@ sl_param_set (const struct sl_param *table, size_t table_len, void *config,
     value = "";
   char *field = (char *) config + p->offset;
 
+  if (p->type == SL_PARAM_PERCENT) {
+    double v;
+    if (sl_parse_decimal (value, &v) == -1) {
+      snprintf (err, err_bytes, "%s=%s: not a number", key, value);
+      return -1;
+    }
+    if (!in_range (p, v))
+      return out_of_range (p, value, err, err_bytes);
+    memcpy (field, &v, sizeof v);
+    return 0;
+  }
+  if (p->type == SL_PARAM_CHOICE) {
+    uint32_t index;
+    if (parse_choice (p, value, &index) == -1) {
+      snprintf (err, err_bytes, "%s=%s: expected one of %.*s", key, value,
+                (int) choice_list_length (p), p->help);
+      return -1;
+    }
+    memcpy (field, &index, sizeof index);
+    return 0;
+  }
+
   switch (p->type) {
   case SL_PARAM_COUNT: {
     double v;
@@ -328,21 +414,32 @@ sl_params_dump (const struct sl_param *table, size_t table_len,
   }
 }
 
+/* "key=<unit>", or "key=<a|b>" for a choice. */
+static void
+param_syntax (const struct sl_param *p, char *out, size_t out_bytes)
+{
+  if (p->type == SL_PARAM_CHOICE)
+    snprintf (out, out_bytes, "%s=<%.*s>", p->key, (int) choice_list_length (p), p->help);
+  else
+    snprintf (out, out_bytes, "%s=%s", p->key, unit_name (p->type));
+}
+
 void
 sl_params_help (const struct sl_param *table, size_t table_len,
                 const void *defaults, FILE *out)
 {
   size_t width = 0;
+  char left[128], value[64];
   for (size_t i = 0; i < table_len; i++) {
-    size_t w = strlen (table[i].key) + 1 + strlen (unit_name (table[i].type));
-    if (w > width)
-      width = w;
+    param_syntax (&table[i], left, sizeof left);
+    if (strlen (left) > width)
+      width = strlen (left);
   }
   for (size_t i = 0; i < table_len; i++) {
-    char left[128], value[64];
-    snprintf (left, sizeof left, "%s=%s", table[i].key, unit_name (table[i].type));
-    format_value (&table[i], defaults, true, value, sizeof value);
-    fprintf (out, "  %-*s  %s (default %s)\n", (int) width, left,
-             table[i].help ? table[i].help : "", value);
+    const struct sl_param *p = &table[i];
+    param_syntax (p, left, sizeof left);
+    format_value (p, defaults, true, value, sizeof value);
+    const char *help = p->type == SL_PARAM_CHOICE ? choice_help (p) : p->help;
+    fprintf (out, "  %-*s  %s (default %s)\n", (int) width, left, help ? help : "", value);
   }
 }

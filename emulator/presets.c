@@ -114,6 +114,181 @@ static const struct sl_preset catalog[] = {
       "write-cache=on is the ATA default; cache-segments, read-ahead, "
       "ncq-*, idle-destage-delay-ms: hdd model defaults (assumed)",
   },
+  /* ---- SSDs ---- */
+  {
+    .name = "intel-s3700-400g",
+    .kind = "ssd",
+    .summary = "Intel SSD DC S3700 400 GB: SATA 6 Gb/s, 25 nm HET-MLC, power-loss protection",
+    .params =
+      "size=400088457216 channels=8 dies-per-channel=8 planes-per-die=2 page-size=8k "
+      "pages-per-block=256 read-latency-us=50 program-latency-us=1300 erase-latency-ms=3 "
+      "channel-mb-s=200 over-provisioning-pct=32 gc-low-watermark-pct=2 "
+      "gc-high-watermark-pct=4 buffer-size=16M plp=on slc-cache-size=0 "
+      "slc-program-latency-us=300 interface=sata pcie-lanes=4 queue-depth=32 "
+      "read-overhead-us=5.3 write-overhead-us=19.6 controller-mb-s=500",
+    .source =
+      "Intel SSD DC S3700 product specification (storlab devices.md): 4 KiB random "
+      "75,000 read / 36,000 write IOPS at QD32 (steady state), 500 / 460 MB/s sequential, "
+      "latency 50 / 65 us typical, power-loss protection, 10 DWPD; Tom's Hardware S3500 "
+      "review endurance table: S3700 raw NAND 264 GB for 200 GB user (32 % over-"
+      "provisioning), Intel 25 nm HET-MLC; size from the IDEMA LBA count for 400 GB",
+    .fitted =
+      "read-overhead-us=5.3 and controller-mb-s=500 fitted to 75,000 IOPS and 500 MB/s "
+      "(firmware time + data path, serialised); write-overhead-us=19.6 fitted to 36,000 "
+      "IOPS (the 128 KiB writes then take 282 us: 465 MB/s vs 460); NAND assumed "
+      "(25 nm 64 Gbit MLC class: 64 dies on 8 channels, 8 KiB pages, 2 planes, 256 pages "
+      "per block, tR 50 us, tPROG 1.3 ms, tBERS 3 ms, ONFI 2 200 MB/s); buffer-size=16M "
+      "and the GC watermarks assumed",
+  },
+  {
+    .name = "intel-s3500-800g",
+    .kind = "ssd",
+    .summary = "Intel SSD DC S3500 800 GB: SATA 6 Gb/s, 20 nm MLC, read-optimised, power-loss protection",
+    .params =
+      "size=800166076416 channels=8 dies-per-channel=8 planes-per-die=2 page-size=16k "
+      "pages-per-block=256 read-latency-us=50 program-latency-us=1600 erase-latency-ms=3 "
+      "channel-mb-s=200 over-provisioning-pct=10 gc-low-watermark-pct=2 "
+      "gc-high-watermark-pct=4 buffer-size=16M plp=on slc-cache-size=0 "
+      "slc-program-latency-us=300 interface=sata pcie-lanes=4 queue-depth=32 "
+      "read-overhead-us=6.7 write-overhead-us=80.4 controller-mb-s=622",
+    .source =
+      "storlab devices.md: ~75,000 read / ~11,500 write IOPS, ~500 / ~450 MB/s "
+      "(unconfirmed for the 800 GB model), 50 / 65 us typical latency, power-loss "
+      "protection; Tom's Hardware S3500 review: Intel 20 nm MLC, raw 528 GB for 480 GB "
+      "user (10 % spare, quoted as 9 %); size from the IDEMA LBA count for 800 GB",
+    .fitted =
+      "read-overhead-us=6.7, write-overhead-us=80.4 and controller-mb-s=622 fitted to "
+      "75,000 / 11,500 IOPS and 450 MB/s writes (the S3500's random writes are a "
+      "firmware limit in this model: its NAND could take more; sequential reads then "
+      "run at the SATA link, ~543 MB/s); NAND assumed (20 nm 128 Gbit MLC class: 64 dies "
+      "on 8 channels, 16 KiB pages, 2 planes, 256 pages per block, tR 50 us, tPROG 1.6 "
+      "ms); over-provisioning-pct=10 from the 480 GB model; buffer and watermarks assumed",
+  },
+  {
+    .name = "intel-p3700-400g",
+    .kind = "ssd",
+    .summary = "Intel SSD DC P3700 400 GB: NVMe PCIe 3.0 x4, 20 nm HET-MLC, 18 channels, power-loss protection",
+    .params =
+      "size=400088457216 channels=18 dies-per-channel=4 planes-per-die=2 page-size=16k "
+      "pages-per-block=256 read-latency-us=50 program-latency-us=2100 erase-latency-ms=3 "
+      "channel-mb-s=400 over-provisioning-pct=37 gc-low-watermark-pct=2 "
+      "gc-high-watermark-pct=4 buffer-size=64M plp=on slc-cache-size=0 "
+      "slc-program-latency-us=300 interface=nvme pcie-lanes=4 queue-depth=1024 "
+      "read-overhead-us=0.76 write-overhead-us=11.9 controller-mb-s=2800",
+    .source =
+      "Intel SSD DC P3700 product specification (330566): 20 nm MLC, PCIe 3.0 x4 NVMe, "
+      "family up to 2,800 / 2,000 MB/s and 460,000 / 175,000 IOPS, 20 / 20 us latency, "
+      "10 DWPD, enhanced power-loss protection; Tom's Hardware P3700 review: at least "
+      "450,000 read IOPS at every capacity; 400 GB model: ~75,000 write IOPS "
+      "(devices.md, unconfirmed) and 2,700 / 1,080 MB/s (Intel's capacity table as "
+      "recalled, not confirmed); the controller has 18 channels (Tom's Hardware SSD 750 "
+      "review, same controller: 18 on the 1.2 TB model, 9 on the 400 GB one)",
+    .fitted =
+      "read-overhead-us=0.76 and controller-mb-s=2800 fitted to 450,000 IOPS and "
+      "2,700 MB/s; write-overhead-us=11.9 fitted to 75,000 write IOPS; "
+      "program-latency-us=2100 fitted so 72 dies write 1,080 MB/s; all 18 channels "
+      "populated, dies per channel, pages, blocks, tR, channel rate assumed (20 nm HET-MLC "
+      "class); "
+      "over-provisioning-pct=37 assumes 512 GiB of NAND; buffer and watermarks assumed",
+  },
+  {
+    .name = "micron-5100max-960g",
+    .kind = "ssd",
+    .summary = "Micron 5100 MAX 960 GB: SATA 6 Gb/s, 3D TLC, mixed-use (5 DWPD), power-loss protection",
+    .params =
+      "size=960197124096 channels=8 dies-per-channel=6 planes-per-die=2 page-size=16k "
+      "pages-per-block=1536 read-latency-us=90 program-latency-us=3000 erase-latency-ms=5 "
+      "channel-mb-s=400 over-provisioning-pct=129 gc-low-watermark-pct=2 "
+      "gc-high-watermark-pct=4 buffer-size=16M plp=on slc-cache-size=0 "
+      "slc-program-latency-us=300 interface=sata pcie-lanes=4 queue-depth=32 "
+      "read-overhead-us=3 write-overhead-us=6.7 controller-mb-s=600",
+    .source =
+      "Micron 5100 product brief via thessdguy.com and pcper.com / thessdreview.com "
+      "reviews: 93,000 read / 74,000 write IOPS (steady state, QD32), 540 / 520 MB/s at "
+      "128 KiB, 5 DWPD, 8.8 PB TBW (devices.md seed), Micron 32-layer 3D TLC, "
+      "power-loss protection; size from the IDEMA LBA count for 960 GB",
+    .fitted =
+      "over-provisioning-pct=129 assumes the MAX 960 GB carries the NAND of the ECO "
+      "1920 GB (same dies; the MAX trades capacity for endurance), so its random writes "
+      "are controller-bound: write-overhead-us=6.7 with controller-mb-s=600 fitted to "
+      "74,000 IOPS; read-overhead-us=3 assumed (reads are SATA-link bound); NAND as "
+      "micron-5100eco-1920g (fitted there); buffer and watermarks assumed",
+  },
+  {
+    .name = "micron-5100eco-1920g",
+    .kind = "ssd",
+    .summary = "Micron 5100 ECO 1920 GB: SATA 6 Gb/s, 3D TLC, read-intensive, power-loss protection",
+    .params =
+      "size=1920383410176 channels=8 dies-per-channel=6 planes-per-die=2 page-size=16k "
+      "pages-per-block=1536 read-latency-us=90 program-latency-us=3000 erase-latency-ms=5 "
+      "channel-mb-s=400 over-provisioning-pct=14.5 gc-low-watermark-pct=2 "
+      "gc-high-watermark-pct=4 buffer-size=16M plp=on slc-cache-size=0 "
+      "slc-program-latency-us=300 interface=sata pcie-lanes=4 queue-depth=32 "
+      "read-overhead-us=3 write-overhead-us=6.7 controller-mb-s=600",
+    .source =
+      "Micron 5100 product brief via thessdguy.com and pcper.com / thessdreview.com "
+      "reviews: 93,000 read / 24,000 write IOPS steady state (devices.md seed; the "
+      "product brief lists up to 31,000 for the largest ECO), 540 / 520 MB/s at 128 KiB, "
+      "6.4 PB TBW (seed), Micron 32-layer 3D TLC, power-loss protection; size from the "
+      "IDEMA LBA count for 1920 GB",
+    .fitted =
+      "program-latency-us=3000 fitted so that garbage collection at this spare area "
+      "(write amplification ~5) brings steady random writes to 24,000 IOPS; "
+      "over-provisioning-pct=14.5 assumes 2 TiB of NAND; 48 dies (8 x 6), 16 KiB pages, "
+      "2 planes, 1536 pages per block, tR 90 us, 400 MB/s channels assumed (32-layer "
+      "384 Gbit TLC class); controller figures as micron-5100max-960g",
+  },
+  {
+    .name = "micron-7300pro-3840g",
+    .kind = "ssd",
+    .summary = "Micron 7300 PRO 3.84 TB: NVMe PCIe 3.0 x4 U.2, 96-layer 3D TLC, read-intensive",
+    .params =
+      "size=3840755982336 channels=8 dies-per-channel=8 planes-per-die=4 page-size=16k "
+      "pages-per-block=1536 read-latency-us=60 program-latency-us=2100 erase-latency-ms=5 "
+      "channel-mb-s=800 over-provisioning-pct=14.5 gc-low-watermark-pct=2 "
+      "gc-high-watermark-pct=4 buffer-size=64M plp=on slc-cache-size=0 "
+      "slc-program-latency-us=300 interface=nvme pcie-lanes=4 queue-depth=1024 "
+      "read-overhead-us=0.57 write-overhead-us=5 controller-mb-s=3040",
+    .source =
+      "storlab devices.md (seed): 520,000 random read IOPS, 3,000 / 1,900 MB/s at "
+      "128 KiB, NVMe PCIe 3.0 x4 U.2; inpact-hardware.com (7400 launch): 7300 U.2 at "
+      "3,000 / 1,900 MB/s, 96- or 64-layer 3D TLC; random write IOPS and power-loss "
+      "protection not confirmed (Micron's data-center NVMe drives have it); size from "
+      "the IDEMA LBA count for 3840 GB",
+    .fitted =
+      "read-overhead-us=0.57 and controller-mb-s=3040 fitted to 520,000 IOPS and "
+      "3,000 MB/s; program-latency-us=2100 fitted so 64 dies write 1,900 MB/s; "
+      "write-overhead-us=5 assumed (random writes are then NAND- and GC-bound); "
+      "over-provisioning-pct=14.5 assumes 4 TiB of NAND; 64 dies, 4 planes, 16 KiB "
+      "pages, 1536 pages per block, tR 60 us, 800 MB/s channels assumed (96-layer "
+      "512 Gbit TLC class); buffer and watermarks assumed",
+  },
+  {
+    .name = "samsung-840evo-120g",
+    .kind = "ssd",
+    .summary = "Samsung SSD 840 EVO 120 GB: SATA 6 Gb/s, 19 nm TLC, 3 GB TurboWrite SLC cache, consumer (no PLP)",
+    .params =
+      "size=120034123776 channels=4 dies-per-channel=2 planes-per-die=2 page-size=8k "
+      "pages-per-block=384 read-latency-us=55 program-latency-us=900 erase-latency-ms=5 "
+      "channel-mb-s=400 over-provisioning-pct=7 gc-low-watermark-pct=2 "
+      "gc-high-watermark-pct=4 buffer-size=4M plp=off slc-cache-size=3G "
+      "slc-program-latency-us=280 interface=sata pcie-lanes=4 queue-depth=32 "
+      "read-overhead-us=3.7 write-overhead-us=21.8 controller-mb-s=600",
+    .source =
+      "Samsung 840 EVO specifications (ocaholic.ch, thessdreview.com, AnandTech 840 EVO "
+      "review): 120 GB: 540 / 410 MB/s, 94,000 / 35,000 IOPS (writes in the TurboWrite "
+      "buffer), < 0.1 ms access time, 19 nm TLC, 8 dies (Tom's Hardware), TurboWrite SLC "
+      "buffer 3 GB; the 840 (no TurboWrite) 120 GB writes 130 MB/s (thessdreview.com); "
+      "128 GiB of NAND; size from the IDEMA LBA count for 120 GB",
+    .fitted =
+      "slc-program-latency-us=280 fitted to 410 MB/s into the SLC cache; "
+      "program-latency-us=900 fitted to ~140 MB/s once it is full (the 840's 130 MB/s); "
+      "write-overhead-us=21.8 fitted to 35,000 IOPS; read-latency-us=55 fitted so 8 dies "
+      "keep up with 94,000 reads at QD32; read-overhead-us=3.7 assumed (reads are "
+      "SATA-link bound); over-provisioning-pct=7: 128 GiB less 9 GB of TLC holding the "
+      "SLC cache less 120 GB; 2 planes, 8 KiB pages, 384 pages per block, "
+      "400 MB/s Toggle channels, buffer-size=4M assumed",
+  },
 };
 
 enum { catalog_count = sizeof catalog / sizeof catalog[0] };

@@ -143,7 +143,7 @@ def test_hybrid_4node_is_scenario_2():
     for node in topo.nodes:
         cache, *capacity = node.devices
         assert (cache.name, cache.plugin, cache.bus, cache.rotation_rpm) == \
-            ("cache0", "memory", "virtio", None)
+            ("cache0", "ssd", "virtio", None)
         assert [d.name for d in capacity] == ["disk0", "disk1", "disk2", "disk3"]
         for d in capacity:
             assert (d.plugin, d.params["preset"], d.rotation_rpm) == ("hdd", "wd-xe-900g", 10000)
@@ -319,8 +319,8 @@ TOP_KNOWN = "name, description, accel, boot_timeout_s, defaults, nodes, node, li
 ERROR_CASES = [
     # the contract's examples
     ('name = "x"\n[nodes]\ncount = 0\n', "nodes.count = 0: must be 1..16"),
-    (ONE_DISK.replace('plugin = "hdd"', 'plugin = "ssd"'),
-     "defaults.devices[0].plugin = 'ssd': unknown plugin (known: hdd, memory)"),
+    (ONE_DISK.replace('plugin = "hdd"', 'plugin = "nvram"'),
+     "defaults.devices[0].plugin = 'nvram': unknown plugin (known: hdd, ssd, memory)"),
     (MINIMAL + "[node.node9]\nvcpus = 2\n",
      "node.node9: no such node (nodes: node1, node2, node3)"),
     (MINIMAL + "[nodez]\ncount = 1\n", f"unknown key 'nodez' (known: {TOP_KNOWN})"),
@@ -416,8 +416,8 @@ ERROR_CASES = [
      "defaults.devices[1].name = 'disk': device 'disk0' already comes from defaults.devices[0]"),
     ('name = "x"\n' + '[[defaults.devices]]\nname = "d"\nplugin = "memory"\n' * 17
      + "[nodes]\ncount = 1\n", "defaults.devices: at most 16 device entries (use count), not 17"),
-    (MINIMAL + '[[node.node1.devices]]\nname = "d"\nplugin = "ssd"\n',
-     "node.node1.devices[0].plugin = 'ssd': unknown plugin"),
+    (MINIMAL + '[[node.node1.devices]]\nname = "d"\nplugin = "nvram"\n',
+     "node.node1.devices[0].plugin = 'nvram': unknown plugin"),
     # links
     (MINIMAL + '[links]\nmode = "ring"\n',
      "links.mode = 'ring': unknown link mode (known: full-mesh, none, pairs)"),

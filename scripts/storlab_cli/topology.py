@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from .errors import UserError
 
-PLUGINS = ("hdd", "memory")
+PLUGINS = ("hdd", "ssd", "memory")
 BUSES = ("virtio", "scsi", "sata")
 ACCELS = ("auto", "kvm", "tcg")
 LINK_MODES = ("full-mesh", "none", "pairs")
@@ -71,7 +71,7 @@ LINKS_KEYS = ("mode", "pairs")
 @dataclass
 class Device:
     name: str            # "disk0": the entry's name plus its index
-    plugin: str          # "hdd" | "memory"
+    plugin: str          # "hdd" | "ssd" | "memory"
     params: dict         # plugin KEY=VALUE parameters, values as strings
     bus: str             # "virtio" | "scsi" | "sata"
     size_bytes: int

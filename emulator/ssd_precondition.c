@@ -1,0 +1,249 @@
+/* ssd_precondition.c — the steady state of an SSD after long uniform random
+ * overwrite, synthesised at once instead of by writing the drive.
+ *
+ * Large blocks (Desnoyers, "Analytic models of SSD write performance", ACM
+ * TOS 2014, the LRU/FIFO cleaning result): a unit survives h host writes
+ * with probability ~ e^(-h/L); a block is written full, ages while the drive
+ * writes its whole data area once (T units, T/L = alpha) and is collected
+ * with valid fraction u; per host write the drive programs 1/(1-u) units, so
+ * h = T (1 - u) and u = e^(-alpha (1 - u)):
+ *     alpha = ln(u) / (u - 1),   write amplification = 1 / (1 - u),
+ * and the block of relative age x (0 = new, 1 = next victim) holds u^x.
+ * Greedy collection converges to this as blocks grow (a block's valid count
+ * then falls almost deterministically with age, so the emptiest block is the
+ * oldest).  With smaller blocks greedy does better: valid counts scatter
+ * around their age's mean and greedy takes the lucky ones.
+ *
+ * So the state is synthesised by a small simulation of greedy on a
+ * population of blocks rather than units: POPULATION_BLOCKS blocks of the
+ * drive's units per block and the drive's alpha, started from the formula's
+ * spread; per cycle the emptiest block is collected and rewritten full (its
+ * valid units plus as many new host units), and the host units invalidate
+ * units of every other block, a binomial draw per block.  Eight drive
+ * fills of host writes settle the spread of valid fractions; its quantiles
+ * are given to the drive's full blocks (interleaved over the dies) and the
+ * victims' mean valid fraction over the last fill is the state's u.  Cost:
+ * ~8 blocks^2 / (alpha (1 - u)) draws (0.1 s at write amplification 10),
+ * independent of the drive's size.
+ *
+ * Here T is the capacity of the blocks that hold data: every block but the
+ * free ones (at the GC low watermark, where a busy drive sits) and the two
+ * each die keeps open for host and GC writes.  All units are statistical
+ * (ssd_ftl.h): mapped, their location known per block.
+ */
+#define _GNU_SOURCE
+#include "ssd_ftl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define POPULATION_BLOCKS 512u
+/* Host writes, in drive fills, until the spread has settled (a fresh drive
+ * takes ~6); the victims of the last fill give u. */
+#define POPULATION_FILLS 8u
+#define OPEN_BLOCKS_PER_DIE 2u
+
+double
+sl_ssd_greedy_victim_valid_fraction (double alpha)
+{
+  if (!(alpha > 1))
+    return 1;
+  /* ln(u)/(u-1) falls from +inf (u -> 0) to 1 (u -> 1) */
+  double lo = 1e-12, hi = 1 - 1e-12;
+  for (int i = 0; i < 200; i++) {
+    double mid = (lo + hi) / 2;
+    if (log (mid) / (mid - 1) > alpha)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+/* ------------------------------------------------- population of blocks -- */
+
+static inline double
+uniform01 (uint64_t *s)
+{
+  /* splitmix64, 53 random bits */
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return ((z >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+/* Units of k that a write burst hitting each unit with probability p
+ * invalidates: Poisson below a mean of 30, normal above (p is small). */
+static uint32_t
+binomial (uint64_t *rng, uint32_t k, double p)
+{
+  double mean = k * p;
+  if (k == 0 || mean <= 0)
+    return 0;
+  double draw;
+  if (mean < 30) {
+    double limit = exp (-mean), product = uniform01 (rng);
+    uint32_t n = 0;
+    while (product > limit) {
+      product *= uniform01 (rng);
+      n++;
+    }
+    draw = n;
+  }
+  else {
+    double gauss = sqrt (-2 * log (uniform01 (rng))) * cos (2 * M_PI * uniform01 (rng));
+    draw = round (mean + sqrt (mean * (1 - p)) * gauss);
+  }
+  return draw < 0 ? 0 : draw > k ? k : (uint32_t) draw;
+}
+
+static int
+compare_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* Greedy in steady state on n blocks of b units holding n b / alpha units:
+ * fills sorted[] with the blocks' valid fractions, ascending; returns the
+ * victims' mean valid fraction over the last pass. */
+static double
+population_greedy (uint32_t b, double alpha, uint32_t n, double *sorted, uint64_t seed)
+{
+  uint32_t *valid = malloc (n * sizeof *valid);
+  if (valid == NULL)
+    return -1;
+  double u = sl_ssd_greedy_victim_valid_fraction (alpha);
+  double total = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    valid[i] = (uint32_t) llround (b * pow (u, (i + 0.5) / n));
+    total += valid[i];
+  }
+  uint64_t rng = seed;
+  double data = total, host_written = 0, victim_sum = 0, victims = 0;
+  while (host_written < POPULATION_FILLS * data) {
+    uint32_t victim = 0;
+    for (uint32_t i = 1; i < n; i++)
+      if (valid[i] < valid[victim])
+        victim = i;
+    uint32_t v = valid[victim];
+    host_written += b - v;
+    if (host_written >= (POPULATION_FILLS - 1) * data) {
+      victim_sum += (double) v / b;
+      victims++;
+    }
+    /* b - v new host units overwrite as many of the valid units around */
+    double p = (double) (b - v) / (total - v);
+    total -= v;
+    for (uint32_t i = 0; i < n; i++) {
+      if (i == victim)
+        continue;
+      uint32_t lost = binomial (&rng, valid[i], p);
+      valid[i] -= lost;
+      total -= lost;
+    }
+    valid[victim] = b;
+    total += b;
+  }
+  for (uint32_t i = 0; i < n; i++)
+    sorted[i] = (double) valid[i] / b;
+  qsort (sorted, n, sizeof *sorted, compare_double);
+  free (valid);
+  return victims ? victim_sum / victims : u;
+}
+
+/* ------------------------------------------------------- the drive's state -- */
+
+/* Integer valid counts for the drive's n full blocks from the population's
+ * sorted fractions (quantiles), scaled to sum to exactly total units. */
+static int
+spread_valid_counts (uint32_t *counts, uint32_t n, uint32_t units_per_block,
+                     const double *sorted, uint32_t population, uint64_t total)
+{
+  double *exact = malloc (n * sizeof *exact);
+  if (exact == NULL)
+    return -1;
+  double sum = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    double q = ((i + 0.5) / n) * population - 0.5;
+    uint32_t lo = q <= 0 ? 0 : (uint32_t) q;
+    uint32_t hi = lo + 1 < population ? lo + 1 : lo;
+    double w = q <= 0 ? 0 : q - lo;
+    exact[i] = units_per_block * (sorted[lo] * (1 - w) + sorted[hi] * w);
+    sum += exact[i];
+  }
+  double scale = (double) total / sum;
+  uint64_t assigned = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    exact[i] = fmin (exact[i] * scale, units_per_block);
+    counts[i] = (uint32_t) exact[i];
+    assigned += counts[i];
+  }
+  /* the rounding remainder, one unit per block from the fullest down (all
+   * remainders are below one: the order does not change the shape) */
+  for (uint32_t pass = 0; assigned < total && pass < 2; pass++)
+    for (uint32_t i = n; i-- > 0 && assigned < total;)
+      if (counts[i] < units_per_block && (pass == 1 || exact[i] > counts[i])) {
+        counts[i]++;
+        assigned++;
+      }
+  for (uint32_t i = 0; i < n && assigned > total; i++)
+    if (counts[i] > 0) {
+      counts[i]--;
+      assigned--;
+    }
+  free (exact);
+  return assigned == total ? 0 : -1;
+}
+
+double
+ssd_ftl_precondition_steady (struct ssd_ftl *f)
+{
+  /* per die: full blocks, then the host's and GC's open blocks (empty), then
+   * the free blocks at the low watermark */
+  uint32_t full_per_die = f->blocks_per_die - f->gc_low_blocks - OPEN_BLOCKS_PER_DIE;
+  uint32_t full = full_per_die * f->dies;
+  double alpha = (double) full * f->units_per_block / (double) f->logical_units;
+  uint32_t population = full < POPULATION_BLOCKS ? full : POPULATION_BLOCKS;
+  double *sorted = malloc (population * sizeof *sorted);
+  uint32_t *counts = malloc (full * sizeof *counts);
+  double u = -1;
+  if (sorted != NULL && counts != NULL)
+    u = population_greedy (f->units_per_block, alpha, population, sorted, f->rng ^ 0x5eedull);
+  if (u < 0 || spread_valid_counts (counts, full, f->units_per_block, sorted, population,
+                                    f->logical_units) < 0) {
+    free (sorted);
+    free (counts);
+    return 0;
+  }
+  free (sorted);
+  /* quantiles interleave over the dies: each die holds the same spread */
+  for (uint32_t i = 0; i < full; i++) {
+    uint32_t die = i % f->dies, j = i / f->dies;
+    uint32_t b = die * f->blocks_per_die + j;
+    f->state[b] = SSD_BLOCK_FULL;
+    f->write_ptr[b] = f->units_per_block;
+    f->valid_stat[b] = counts[i];
+    f->erase_count[b] = 1;
+  }
+  free (counts);
+  for (uint32_t d = 0; d < f->dies; d++) {
+    uint32_t *stack = &f->free_stack[(uint64_t) d * f->blocks_per_die];
+    f->free_count[d] = 0;
+    for (uint32_t i = f->blocks_per_die; i-- > full_per_die + OPEN_BLOCKS_PER_DIE;)
+      stack[f->free_count[d]++] = d * f->blocks_per_die + i;
+    for (uint32_t stream = 0; stream < OPEN_BLOCKS_PER_DIE; stream++) {
+      uint32_t b = d * f->blocks_per_die + full_per_die + stream;
+      f->state[b] = SSD_BLOCK_OPEN;
+      f->open_block[d * 2 + stream] = b;
+    }
+    for (uint32_t j = 0; j < full_per_die; j++)
+      ssd_ftl_bucket_insert (f, d * f->blocks_per_die + j);
+  }
+  ssd_ftl_fenwick_rebuild (f);
+  for (uint64_t r = 0; r < f->region_count; r++)
+    f->region_mapped[r] = f->region_stat[r];
+  return u;
+}
