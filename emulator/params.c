@@ -188,6 +188,9 @@ format_value (const struct sl_param *p, const void *config, bool short_sizes,
     snprintf (out, out_bytes, "%s", v ? "on" : "off");
     break;
   }
+  case SL_PARAM_STRING:
+    snprintf (out, out_bytes, "%.*s", SL_PARAM_STRING_BYTES - 1, field);
+    break;
   default:
     snprintf (out, out_bytes, "?");
   }
@@ -203,6 +206,7 @@ unit_name (enum sl_param_type type)
   case SL_PARAM_TIME_US: return "<us>";
   case SL_PARAM_RATE_MB_S: return "<MB/s>";
   case SL_PARAM_ON_OFF: return "<on|off>";
+  case SL_PARAM_STRING: return "<name>";
   default: return "<?>";
   }
 }
@@ -310,6 +314,16 @@ sl_param_set (const struct sl_param *table, size_t table_len, void *config,
       return -1;
     }
     memcpy (field, &on, sizeof on);
+    return 0;
+  }
+  case SL_PARAM_STRING: {
+    size_t length = strlen (value);
+    if (length == 0 || length >= SL_PARAM_STRING_BYTES) {
+      snprintf (err, err_bytes, "%s=%s: expected a name of 1..%d characters", key, value,
+                SL_PARAM_STRING_BYTES - 1);
+      return -1;
+    }
+    memcpy (field, value, length + 1);
     return 0;
   }
   }

@@ -21,7 +21,11 @@ enum sl_param_type {
   SL_PARAM_TIME_US,            /* uint64_t ns field, value in microseconds (decimal) */
   SL_PARAM_RATE_MB_S,          /* uint64_t bytes/s field, value in MB/s (10^6 B/s) */
   SL_PARAM_ON_OFF,             /* bool, on|off (also true/false, 1/0, yes/no) */
+  SL_PARAM_STRING,             /* char[SL_PARAM_STRING_BYTES]: a name (preset, policy) */
 };
+
+/* SL_PARAM_STRING fields: the model validates the name itself. */
+#define SL_PARAM_STRING_BYTES 64
 
 struct sl_param {
   const char *key;
