@@ -10,11 +10,12 @@
 #include "hdd.h"
 #include "params.h"
 #include "presets.h"
+#include "raid.h"
 #include "ssd.h"
 
 /* One list drives both the lookup table and the names string, so they
  * cannot disagree.  Add a kind here as X(name) with sl_<name>_kind. */
-#define SL_DEVICE_KINDS(X) X (hdd) X (ssd)
+#define SL_DEVICE_KINDS(X) X (hdd) X (ssd) X (raid)
 
 #define KIND_ENTRY(name) &sl_##name##_kind,
 #define KIND_NAME(name) ", " #name

@@ -200,12 +200,17 @@ sl_engine_schedule (struct sl_engine *e, uint64_t when_ns,
 
 /* The completion event: statistics at the nominal completion time, then
  * the driver's callback (virtual time) or the request's return to the
- * engine's pool (real time). */
+ * engine's pool (real time).  Internal requests go back to their model. */
 static void
 finish_request (struct sl_engine *e, void *arg, uint64_t unused)
 {
   (void) unused;
   struct sl_request *r = arg;
+  if (r->flags & SL_REQUEST_INTERNAL) {
+    if (r->on_complete)        /* the owning model, not a driver */
+      r->on_complete (e, r);
+    return;
+  }
   sl_device_stats_completion (e->stats, r->op, r->length_bytes,
                               r->completion_ns - r->arrival_ns, e->now_ns);
   if (e->clock == SL_CLOCK_REAL) {
@@ -382,7 +387,7 @@ sl_engine_execute (struct sl_engine *e, struct sl_request *caller)
    * it until its completion event, which can be after this thread left. */
   struct sl_request *r = take_request (e);
   r->op = caller->op;
-  r->flags = caller->flags;
+  r->flags = caller->flags & ~SL_REQUEST_INTERNAL;   /* only models issue those */
   r->offset_bytes = caller->offset_bytes;
   r->length_bytes = caller->length_bytes;
   r->waiter_private = &w;

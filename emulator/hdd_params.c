@@ -103,6 +103,7 @@ param_value (const struct sl_param *p, const struct sl_hdd_config *c)
   case SL_PARAM_TIME_US: return *(const uint64_t *) field / NS_PER_US;
   case SL_PARAM_RATE_MB_S: return *(const uint64_t *) field / 1e6;
   case SL_PARAM_ON_OFF: return *(const bool *) field;
+  default: return 0;     /* hdd has no string, percent or choice keys */
   }
   return 0;
 }

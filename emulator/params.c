@@ -98,7 +98,6 @@ parse_on_off (const char *value, bool *out)
 
 /* ---- choice lists (SL_PARAM_CHOICE) ------------------------------------ */
 
-_Static_assert (SL_PARAM_ON_OFF == 5, "SL_PARAM_PERCENT and SL_PARAM_CHOICE follow the enum");
 
 /* Length of the "a|b|c" list at the start of a choice param's help. */
 static size_t
@@ -209,19 +208,6 @@ format_value (const struct sl_param *p, const void *config, bool short_sizes,
               char *out, size_t out_bytes)
 {
   const char *field = (const char *) config + p->offset;
-  if (p->type == SL_PARAM_PERCENT) {
-    double v;
-    memcpy (&v, field, sizeof v);
-    snprintf (out, out_bytes, "%g", v);
-    return;
-  }
-  if (p->type == SL_PARAM_CHOICE) {
-    uint32_t v;
-    memcpy (&v, field, sizeof v);
-    if (choice_word (p, v, out, out_bytes) != 0)
-      snprintf (out, out_bytes, "?");
-    return;
-  }
   switch (p->type) {
   case SL_PARAM_COUNT: {
     uint32_t v;
@@ -250,6 +236,22 @@ format_value (const struct sl_param *p, const void *config, bool short_sizes,
     snprintf (out, out_bytes, "%s", v ? "on" : "off");
     break;
   }
+  case SL_PARAM_STRING:
+    snprintf (out, out_bytes, "%.*s", SL_PARAM_STRING_BYTES - 1, field);
+    break;
+  case SL_PARAM_PERCENT: {
+    double v;
+    memcpy (&v, field, sizeof v);
+    snprintf (out, out_bytes, "%g", v);
+    break;
+  }
+  case SL_PARAM_CHOICE: {
+    uint32_t v;
+    memcpy (&v, field, sizeof v);
+    if (choice_word (p, v, out, out_bytes) != 0)
+      snprintf (out, out_bytes, "?");
+    break;
+  }
   default:
     snprintf (out, out_bytes, "?");
   }
@@ -258,15 +260,15 @@ format_value (const struct sl_param *p, const void *config, bool short_sizes,
 static const char *
 unit_name (enum sl_param_type type)
 {
-  if (type == SL_PARAM_PERCENT)
-    return "<%>";
   switch (type) {
+  case SL_PARAM_PERCENT: return "<%>";
   case SL_PARAM_COUNT: return "<n>";
   case SL_PARAM_SIZE_BYTES: return "<size>";
   case SL_PARAM_TIME_MS: return "<ms>";
   case SL_PARAM_TIME_US: return "<us>";
   case SL_PARAM_RATE_MB_S: return "<MB/s>";
   case SL_PARAM_ON_OFF: return "<on|off>";
+  case SL_PARAM_STRING: return "<name>";
   default: return "<?>";
   }
 }
@@ -332,28 +334,6 @@ sl_param_set (const struct sl_param *table, size_t table_len, void *config,
     value = "";
   char *field = (char *) config + p->offset;
 
-  if (p->type == SL_PARAM_PERCENT) {
-    double v;
-    if (sl_parse_decimal (value, &v) == -1) {
-      snprintf (err, err_bytes, "%s=%s: not a number", key, value);
-      return -1;
-    }
-    if (!in_range (p, v))
-      return out_of_range (p, value, err, err_bytes);
-    memcpy (field, &v, sizeof v);
-    return 0;
-  }
-  if (p->type == SL_PARAM_CHOICE) {
-    uint32_t index;
-    if (parse_choice (p, value, &index) == -1) {
-      snprintf (err, err_bytes, "%s=%s: expected one of %.*s", key, value,
-                (int) choice_list_length (p), p->help);
-      return -1;
-    }
-    memcpy (field, &index, sizeof index);
-    return 0;
-  }
-
   switch (p->type) {
   case SL_PARAM_COUNT: {
     double v;
@@ -396,6 +376,37 @@ sl_param_set (const struct sl_param *table, size_t table_len, void *config,
       return -1;
     }
     memcpy (field, &on, sizeof on);
+    return 0;
+  }
+  case SL_PARAM_STRING: {
+    size_t length = strlen (value);
+    if (length == 0 || length >= SL_PARAM_STRING_BYTES) {
+      snprintf (err, err_bytes, "%s=%s: expected a name of 1..%d characters", key, value,
+                SL_PARAM_STRING_BYTES - 1);
+      return -1;
+    }
+    memcpy (field, value, length + 1);
+    return 0;
+  }
+  case SL_PARAM_PERCENT: {
+    double v;
+    if (sl_parse_decimal (value, &v) == -1) {
+      snprintf (err, err_bytes, "%s=%s: not a number", key, value);
+      return -1;
+    }
+    if (!in_range (p, v))
+      return out_of_range (p, value, err, err_bytes);
+    memcpy (field, &v, sizeof v);
+    return 0;
+  }
+  case SL_PARAM_CHOICE: {
+    uint32_t index;
+    if (parse_choice (p, value, &index) == -1) {
+      snprintf (err, err_bytes, "%s=%s: expected one of %.*s", key, value,
+                (int) choice_list_length (p), p->help);
+      return -1;
+    }
+    memcpy (field, &index, sizeof index);
     return 0;
   }
   }

@@ -21,19 +21,17 @@ enum sl_param_type {
   SL_PARAM_TIME_US,            /* uint64_t ns field, value in microseconds (decimal) */
   SL_PARAM_RATE_MB_S,          /* uint64_t bytes/s field, value in MB/s (10^6 B/s) */
   SL_PARAM_ON_OFF,             /* bool, on|off (also true/false, 1/0, yes/no) */
+  SL_PARAM_STRING,             /* char[SL_PARAM_STRING_BYTES]: a name (preset, policy) */
+  SL_PARAM_PERCENT,            /* double field, value a decimal percentage (7.5) */
+  /* uint32_t field holding the index of a word from a fixed list.  The list
+   * is the start of the param's help text, words separated by '|' and ended
+   * by ": " ("sata|nvme: host interface ..."); help output shows it as the
+   * value syntax and the rest as the help. */
+  SL_PARAM_CHOICE,
 };
 
-/* Two more value types, kept outside the enum so that switches over the
- * enum elsewhere (hdd_params.c has one without a default) still compile
- * with -Werror=switch; params.c handles them before its own switches.
- *
- * SL_PARAM_PERCENT: double field, value a decimal percentage (7.5).
- * SL_PARAM_CHOICE: uint32_t field holding the index of a word from a fixed
- *   list.  The list is the start of the param's help text, words separated
- *   by '|' and ended by ": " ("sata|nvme: host interface ..."); help output
- *   shows it as the value syntax and the rest as the help. */
-#define SL_PARAM_PERCENT ((enum sl_param_type) 6)
-#define SL_PARAM_CHOICE ((enum sl_param_type) 7)
+/* SL_PARAM_STRING fields: the model validates the name itself. */
+#define SL_PARAM_STRING_BYTES 64
 
 struct sl_param {
   const char *key;

@@ -289,6 +289,27 @@ static const struct sl_preset catalog[] = {
       "SLC cache less 120 GB; 2 planes, 8 KiB pages, 384 pages per block, "
       "400 MB/s Toggle channels, buffer-size=4M assumed",
   },
+  /* ---- RAID controllers ---- */
+  {
+    .name = "vsa-raid10-8x-sas10k",
+    .kind = "raid",
+    .summary = "VSA-like seed controller: RAID 10 of 8 x sas10k-300g behind a 512 MB battery-backed write cache",
+    .params =
+      "level=10 members=8 stripe-size=64k member-preset=sas10k-300g cache-size=512M "
+      "cache-policy=write-back battery=ok destage-high-percent=80 destage-low-percent=16 "
+      "destage-depth=64 idle-destage-delay-ms=100 read-ahead=0 queue-depth=256 "
+      "command-overhead-us=10 rebuild-rate-mb-s=50 learn-period-ms=7776000000 "
+      "learn-duration-ms=3600000",
+    .source =
+      "storlab reference devices.md (RAID controllers): MegaRAID 9200 class, 512 MB "
+      "cache; write-back falls back to write-through when the battery is bad or "
+      "learning; learn cycle about every 90 days; destage start 80 %, stop 16 %; "
+      "the seed controller is RAID 1/0 of 8 x 300 GB 10k SAS",
+    .fitted =
+      "stripe-size=64k is MegaRAID's default strip; destage-depth, idle-destage-delay-ms, "
+      "queue-depth, command-overhead-us (about 100k IOPS), rebuild-rate-mb-s and the "
+      "1-hour learn duration are assumed firmware behaviour, not published figures",
+  },
 };
 
 enum { catalog_count = sizeof catalog / sizeof catalog[0] };

@@ -8,6 +8,10 @@
 enum sl_op { SL_OP_READ, SL_OP_WRITE, SL_OP_FLUSH, SL_OP_TRIM, SL_OP_COUNT };
 
 #define SL_REQUEST_FUA 1u      /* write must be on stable media before completing */
+/* A model's own request to a sub-model in the same engine (a RAID
+ * controller's member I/O): the engine keeps no front-end statistics for
+ * it and calls on_complete at its completion time in both clocks. */
+#define SL_REQUEST_INTERNAL 2u
 
 struct sl_engine;
 struct sl_request;

@@ -28,7 +28,10 @@ static struct {
   struct sl_device_stats *private_stats;
   struct sl_engine *engine;
   bool volatile_cache;
+  const struct storlab_plugin_hooks *hooks;
 } dev;
+
+static const struct storlab_plugin_hooks no_hooks;
 
 static int handle_token;       /* open() returns a non-NULL handle */
 
@@ -38,7 +41,18 @@ storlab_plugin_load (const char *kind)
   dev.kind = sl_device_kind_find (kind);
   sl_device_builder_init (&dev.builder, dev.kind);
   sl_driver_settings_defaults (&dev.settings);
+  dev.hooks = &no_hooks;
 }
+
+void
+storlab_plugin_set_hooks (const struct storlab_plugin_hooks *hooks)
+{
+  dev.hooks = hooks;
+}
+
+struct sl_engine *storlab_plugin_engine (void) { return dev.engine; }
+struct sl_store *storlab_plugin_store (void) { return dev.store; }
+const char *storlab_plugin_stats_path (void) { return dev.settings.stats_path; }
 
 void
 storlab_plugin_unload (void)
@@ -130,7 +144,10 @@ storlab_plugin_config_complete (void)
 
   struct sl_device_stats *stats;
   if (dev.settings.stats_path) {
-    dev.stats_file = sl_stats_file_create (dev.settings.stats_path, 1,
+    unsigned records = 1;
+    if (dev.hooks->extra_stats_records)
+      records += dev.hooks->extra_stats_records (&model);
+    dev.stats_file = sl_stats_file_create (dev.settings.stats_path, records,
                                            sl_clock_monotonic_ns (), err, sizeof err);
     if (dev.stats_file == NULL) {
       model.ops->destroy (model.self);
@@ -138,6 +155,12 @@ storlab_plugin_config_complete (void)
       return -1;
     }
     stats = sl_stats_file_record (dev.stats_file, 0);
+    if (dev.hooks->use_stats_records
+        && dev.hooks->use_stats_records (&model, dev.stats_file, err, sizeof err) == -1) {
+      model.ops->destroy (model.self);
+      nbdkit_error ("stats=%s: %s", dev.settings.stats_path, err);
+      return -1;
+    }
   }
   else if ((stats = dev.private_stats = malloc (sizeof *stats)) == NULL) {
     model.ops->destroy (model.self);
@@ -246,7 +269,9 @@ timed (int store_rc, const char *what, enum sl_op op, uint32_t count, uint64_t o
 static bool
 write_is_volatile (uint32_t flags)
 {
-  return dev.volatile_cache && !(flags & NBDKIT_FLAG_FUA);
+  if (flags & NBDKIT_FLAG_FUA)
+    return false;
+  return dev.hooks->write_is_volatile ? dev.hooks->write_is_volatile () : dev.volatile_cache;
 }
 
 int

@@ -12,6 +12,9 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include <stdbool.h>
+#include <stddef.h>
+
 /* Kind the plugin serves ("hdd"); set by the plugin's load callback. */
 void storlab_plugin_load (const char *kind);
 void storlab_plugin_unload (void);
@@ -36,5 +39,28 @@ int storlab_plugin_zero (void *handle, uint32_t count, uint64_t offset, uint32_t
 int storlab_plugin_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags);
 
 #define STORLAB_THREADS_RECOMMENDED 256
+
+/* What a kind adds to the common adapter (NULL members: the hdd behaviour). */
+struct sl_model;
+struct sl_stats_file;
+struct storlab_plugin_hooks {
+  /* Stats records after the front end's (RAID: one per member). */
+  unsigned (*extra_stats_records) (const struct sl_model *model);
+  /* Points the model's extra layers at records 1.. of the stats file,
+   * before the engine adopts the model.  -1 with a line in err. */
+  int (*use_stats_records) (struct sl_model *model, struct sl_stats_file *file,
+                            char *err, size_t err_bytes);
+  /* Does a write without FUA land in a volatile cache right now?
+   * NULL: the model's volatile_write_cache, fixed at start. */
+  bool (*write_is_volatile) (void);
+};
+/* Called from the kind's load callback, after storlab_plugin_load. */
+void storlab_plugin_set_hooks (const struct storlab_plugin_hooks *hooks);
+
+/* The served device's parts, for a kind's own threads (after config_complete). */
+struct sl_engine *storlab_plugin_engine (void);
+struct sl_store *storlab_plugin_store (void);
+/* stats= value, or NULL. */
+const char *storlab_plugin_stats_path (void);
 
 #endif

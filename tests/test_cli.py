@@ -64,7 +64,7 @@ def test_unknown_command_is_one_line_and_nonzero():
     result = run_cli("frobnicate")
     assert result.returncode == 2
     assert result.stderr.strip() == ("storlab: unknown command 'frobnicate' "
-                                     "(known: demo, check, up, down, status, exec, console)")
+                                     "(known: demo, check, up, down, status, exec, console, ctl)")
     assert "Traceback" not in result.stderr
 
 
@@ -91,3 +91,38 @@ def test_lab_commands_refuse_bad_input_in_one_line(args, needle, tmp_path, monke
     assert result.returncode == 1, result.stderr
     assert needle in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_ctl_without_a_socket_is_one_line_and_nonzero(tmp_path):
+    result = run_cli("ctl", str(tmp_path / "none.ctl"), "status")
+    assert result.returncode == 1
+    assert result.stderr.strip().startswith("storlab ctl: ")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
+
+
+def test_ctl_prints_reply_and_exits_nonzero_on_error(tmp_path):
+    import socket
+    import threading
+    path = str(tmp_path / "fake.ctl")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(2)
+    received = []
+
+    def serve():
+        for reply in (b"error battery sideways: unknown state\n", b"ok battery failed\n"):
+            conn, _ = server.accept()
+            with conn:
+                received.append(conn.recv(512))
+                conn.sendall(reply)
+
+    thread = threading.Thread(target=serve)
+    thread.start()
+    bad = run_cli("ctl", path, "battery", "sideways")
+    good = run_cli("ctl", path, "battery", "failed")
+    thread.join(timeout=10)
+    server.close()
+    assert received == [b"battery sideways\n", b"battery failed\n"]
+    assert (bad.returncode, bad.stdout) == (1, "error battery sideways: unknown state\n")
+    assert (good.returncode, good.stdout) == (0, "ok battery failed\n")

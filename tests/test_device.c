@@ -79,7 +79,7 @@ test_kinds (void **state)
   assert_ptr_equal (sl_device_kind_find ("hdd"), &sl_hdd_kind);
   assert_null (sl_device_kind_find ("floppy"));
   assert_null (sl_device_kind_find (""));
-  assert_string_equal (sl_device_kind_names (), "hdd, ssd");
+  assert_string_equal (sl_device_kind_names (), "hdd, ssd, raid");
   assert_string_equal (sl_hdd_kind.kind, "hdd");
   assert_int_equal (sl_hdd_kind.config_bytes, sizeof (struct sl_hdd_config));
 }

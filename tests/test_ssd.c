@@ -122,7 +122,7 @@ test_params_table (void **state)
     fail_msg ("defaults: %s", err);
   assert_string_equal (sl_ssd_kind.kind, "ssd");
   assert_ptr_equal (sl_device_kind_find ("ssd"), &sl_ssd_kind);
-  assert_string_equal (sl_device_kind_names (), "hdd, ssd");
+  assert_string_equal (sl_device_kind_names (), "hdd, ssd, raid");
   assert_int_equal (sl_ssd_kind.config_bytes, sizeof (struct sl_ssd_config));
 
   /* the dump spells choices and percentages back as given */

@@ -1,7 +1,7 @@
 """Subcommand dispatch; user errors become one line and exit status 1."""
 import sys
 
-from . import check, demo, lab_commands
+from . import check, ctl, demo, lab_commands
 from .errors import UserError
 
 COMMANDS = {
@@ -12,6 +12,7 @@ COMMANDS = {
     "status": (lab_commands.status, "show labs: status [LAB] [--json]"),
     "exec": (lab_commands.exec_, "run a command in a node: exec LAB NODE -- CMD [ARGS...]"),
     "console": (lab_commands.console, "attach to a node's serial console: console LAB NODE"),
+    "ctl": (ctl.run, "control a running raid plugin: ctl SOCKET COMMAND... (status, battery failed, ...)"),
 }
 
 

@@ -7,7 +7,7 @@ import time
 from . import paths
 from .errors import UserError
 
-STORLAB_PLUGINS = ("hdd", "ssd")
+STORLAB_PLUGINS = ("hdd", "ssd", "raid")
 
 
 class Nbdkit:

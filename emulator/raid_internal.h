@@ -1,0 +1,247 @@
+/* raid_internal.h — what the RAID controller's files share but the API
+ * does not: member I/O plans (raid_map.c), extent lists (raid_cache.c),
+ * the battery state machine (raid_battery.c) and the controller's state
+ * (raid.c, raid_control.c). */
+#ifndef STORLAB_RAID_INTERNAL_H
+#define STORLAB_RAID_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "raid.h"
+
+static inline uint64_t raid_max_u64 (uint64_t a, uint64_t b) { return a > b ? a : b; }
+static inline uint64_t raid_min_u64 (uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+/* ------------------------------------------------------------ plans -- */
+
+/* One member I/O of a plan.  Phase 0 (reads: old data, parity, survivors)
+ * completes before phase 1 (writes) is issued. */
+struct raid_io {
+  uint32_t member;
+  enum sl_op op;
+  uint32_t phase;
+  uint64_t offset_bytes;
+  uint64_t length_bytes;
+};
+
+struct raid_plan {
+  struct raid_io *io;
+  size_t count, capacity;
+  uint32_t degraded_pieces;            /* reads reconstructed from survivors */
+};
+
+/* Which members can serve what, at planning time. */
+struct raid_member_view {
+  uint32_t failed_mask;
+  int rebuilding;                      /* member being rebuilt, or -1 */
+  uint64_t rebuild_frontier_bytes;     /* rebuilt below this member offset */
+};
+
+/* Picks one of the readable copies first..first+copies-1 (bit set in
+ * readable_mask) for a mirrored read. */
+typedef uint32_t (*raid_pick_fn) (void *arg, uint32_t first, uint32_t copies,
+                                  uint32_t readable_mask);
+
+bool raid_member_readable (const struct raid_member_view *v, uint32_t member,
+                           uint64_t member_end_bytes);
+bool raid_member_writable (const struct raid_member_view *v, uint32_t member);
+
+/* Each returns 0, or -1 when out of memory.  Plans accumulate: several
+ * extents can go into one plan; raid_plan_finish then sorts each phase by
+ * (member, offset) and merges adjacent I/Os of the same kind. */
+int raid_plan_add (struct raid_plan *p, uint32_t member, enum sl_op op, uint32_t phase,
+                   uint64_t offset_bytes, uint64_t length_bytes);
+int raid_plan_read (struct raid_plan *p, const struct sl_raid_layout *l,
+                    const struct raid_member_view *v, raid_pick_fn pick, void *pick_arg,
+                    uint64_t offset_bytes, uint64_t length_bytes);
+int raid_plan_write (struct raid_plan *p, const struct sl_raid_layout *l,
+                     const struct raid_member_view *v,
+                     uint64_t offset_bytes, uint64_t length_bytes);
+/* Rebuilds member's [member_offset, +length): reads from survivors, writes it. */
+int raid_plan_rebuild (struct raid_plan *p, const struct sl_raid_layout *l,
+                       const struct raid_member_view *v, raid_pick_fn pick, void *pick_arg,
+                       uint32_t member, uint64_t member_offset_bytes, uint64_t length_bytes);
+void raid_plan_finish (struct raid_plan *p);
+/* Index of the first phase-1 I/O (after finish). */
+size_t raid_plan_phase1_start (const struct raid_plan *p);
+void raid_plan_reset (struct raid_plan *p);
+void raid_plan_free (struct raid_plan *p);
+
+/* ------------------------------------------------------- extent lists -- */
+
+/* Sorted, disjoint, non-touching logical extents (the dirty cache). */
+struct raid_extents {
+  struct sl_raid_extent *e;
+  size_t count, capacity;
+  uint64_t bytes;
+};
+
+int raid_extents_add (struct raid_extents *x, uint64_t start, uint64_t end);
+int raid_extents_remove (struct raid_extents *x, uint64_t start, uint64_t end);
+bool raid_extents_covers (const struct raid_extents *x, uint64_t start, uint64_t end);
+bool raid_extents_overlaps (const struct raid_extents *x, uint64_t start, uint64_t end);
+/* Index of the first extent ending after offset (count if none). */
+size_t raid_extents_lower_bound (const struct raid_extents *x, uint64_t offset);
+/* Moves the parts of x inside [start, end) to out (appended). */
+int raid_extents_take (struct raid_extents *x, uint64_t start, uint64_t end,
+                       struct raid_extents *out);
+void raid_extents_clear (struct raid_extents *x);
+void raid_extents_free (struct raid_extents *x);
+
+/* ------------------------------------------------------------ battery -- */
+
+/* The set state (ok/failed/absent) plus the learn cycle: while set ok,
+ * a learn cycle runs during [k*period, k*period + duration) after the
+ * schedule's origin, k >= 1.  Evaluated lazily: no far-future events. */
+struct raid_battery {
+  enum sl_raid_battery set_state;
+  enum sl_raid_battery state;          /* effective, as of last advance */
+  uint64_t period_ns, duration_ns;
+  uint64_t origin_ns;
+};
+
+void raid_battery_init (struct raid_battery *b, enum sl_raid_battery state,
+                        uint64_t period_ns, uint64_t duration_ns, uint64_t now_ns);
+/* The first state change in (last, now], if any: returns true with its
+ * time and the new state (call until false). */
+bool raid_battery_next_change (struct raid_battery *b, uint64_t now_ns,
+                               uint64_t *when_ns, enum sl_raid_battery *state);
+/* Sets the state by hand; learning starts a learn cycle now. */
+void raid_battery_set (struct raid_battery *b, enum sl_raid_battery state, uint64_t now_ns);
+
+/* --------------------------------------------------------- controller -- */
+
+struct raid_model;
+
+enum raid_op_kind { OP_FRONT, OP_DESTAGE, OP_REBUILD, OP_READ_AHEAD, OP_MEMBER_FLUSH };
+
+/* A group of member I/Os in up to two phases, for one purpose. */
+struct raid_op {
+  enum raid_op_kind kind;
+  struct sl_request *front;            /* completed when the op is done */
+  struct raid_plan plan;
+  size_t phase1_start;
+  uint32_t pending;
+  uint32_t phase;
+  struct raid_extents batch;           /* destage: the logical data written */
+  uint64_t rebuild_bytes;
+  uint32_t rebuild_member;
+  bool lost;                           /* power cut: the batch's data is gone */
+  struct raid_op *next_in_flight;      /* destage batches in flight */
+  struct raid_op *prev_live, *next_live;       /* every op, freed on destroy */
+};
+
+/* A member request; req comes first so the engine's pointer is ours. */
+struct member_io {
+  struct sl_request req;
+  struct raid_model *m;
+  struct raid_op *op;
+  uint32_t member;
+  struct member_io *next_free;
+};
+
+/* Member requests are carved from blocks so destroy can free those still
+ * referenced by pending engine events. */
+#define RAID_IOS_PER_BLOCK 64u
+struct raid_io_block {
+  struct raid_io_block *next;
+  struct member_io ios[RAID_IOS_PER_BLOCK];
+};
+
+struct raid_member {
+  struct sl_model model;
+  enum sl_raid_member_state state;
+  struct sl_device_stats *stats;
+  struct sl_device_stats *own_stats;
+  uint32_t in_flight;
+};
+
+enum raid_counter {
+  RC_CACHE_READ_HITS,
+  RC_CACHE_READ_MISSES,
+  RC_WRITES_CACHED,
+  RC_WRITES_THROUGH,
+  RC_DIRTY_BYTES,
+  RC_DESTAGED_BYTES,
+  RC_DESTAGE_BATCHES,
+  RC_MEMBER_READS,
+  RC_MEMBER_WRITES,
+  RC_DEGRADED_READS,
+  RC_REBUILT_BYTES,
+  RC_BATTERY_STATE,
+  RC_WRITE_BACK_EFFECTIVE,
+  RC_ROOM_WAITS,
+  RC_READAHEAD_HITS,
+  RC_EVENTS,
+  RC_COUNT
+};
+
+#define RAID_EVENTS_KEPT 256u
+
+struct raid_model {
+  struct sl_raid_config config;
+  struct sl_raid_layout layout;
+  uint64_t capacity_bytes;
+  struct sl_engine *engine;
+  struct raid_member member[SL_RAID_MAX_MEMBERS];
+  struct raid_member_view view;
+  uint32_t mirror_turn;                /* balances ties between mirrors */
+
+  enum sl_raid_cache_policy policy;
+  struct raid_battery battery;
+  bool write_back;                     /* effective, as of the last update */
+
+  /* front end */
+  uint32_t in_controller;
+  struct sl_request *wait_head, *wait_tail;    /* over the queue depth */
+  uint64_t cpu_free_ns;
+  uint64_t last_front_ns;              /* last arrival or completion */
+  uint64_t idle_token;
+
+  /* write cache */
+  struct raid_extents dirty;
+  uint64_t destaging_bytes;
+  struct raid_op *destaging;
+  uint32_t destage_ios_in_flight;
+  bool destage_active;                 /* between the watermarks, going down */
+  uint64_t destage_cursor;             /* C-SCAN position (logical) */
+  struct sl_request *room_head, *room_tail;    /* writes waiting for room */
+  struct sl_request *flush_head, *flush_tail;  /* FLUSHes waiting for the drain */
+
+  /* read-ahead: one ready window and one being read */
+  uint64_t last_read_end;
+  uint64_t ra_start, ra_end;
+  struct raid_op *ra_op;
+  uint64_t ra_next_start, ra_next_end;
+  struct sl_request *ra_wait_head, *ra_wait_tail;
+
+  /* rebuild */
+  struct raid_op *rebuild_op;
+  uint64_t rebuild_step_start_ns;
+  bool rebuild_timer;
+
+  uint64_t own_counters[RC_COUNT];
+  uint64_t *counter;
+
+  struct sl_raid_event events[RAID_EVENTS_KEPT];
+  uint64_t event_total;
+
+  sl_raid_trace_fn trace;
+  void *trace_arg;
+  struct member_io *free_ios;
+  struct raid_io_block *io_blocks;
+  struct raid_op *live_ops;
+};
+
+struct raid_model *raid_from_engine (struct sl_engine *e, char *err, size_t err_bytes);
+void raid_event (struct raid_model *m, uint64_t when_ns, const char *fmt, ...)
+  __attribute__ ((format (printf, 3, 4)));
+/* Re-evaluates battery (learn cycles) and the effective write policy;
+ * a change to write-through starts draining the cache. */
+void raid_update_policy (struct raid_model *m);
+void raid_kick_destage (struct raid_model *m);
+void raid_start_rebuild (struct raid_model *m);
+
+#endif

@@ -1,0 +1,440 @@
+/* raid_ctl.c — live control of the raid plugin over a unix socket. */
+#define _GNU_SOURCE
+#include "raid_ctl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "engine.h"
+#include "raid.h"
+#include "store.h"
+
+/* Learn cycles and rebuild ends happen inside the model: look this often,
+ * so the plugin's view (and the event log) is never more than ~5 ms late. */
+#define TICK_NS 5000000ull
+#define LINE_BYTES 512u
+#define EVENTS_MAX 256u
+
+struct raid_ctl {
+  struct sl_engine *engine;
+  struct sl_store *store;
+  char *socket_path;
+  FILE *events;
+  uint64_t events_logged;      /* controller events written to the log */
+  int listen_fd, client_fd;
+  int wake[2];                 /* stop: a byte on wake[1] */
+  pthread_t thread;
+  bool thread_started;
+  atomic_bool write_back;
+  uint64_t last_tick_ns;
+  char line[LINE_BYTES];
+  size_t line_used;
+  struct sl_raid_event event_buf[EVENTS_MAX];
+};
+
+bool
+raid_ctl_write_back (const struct raid_ctl *ctl)
+{
+  return atomic_load_explicit (&ctl->write_back, memory_order_relaxed);
+}
+
+static void
+log_events (struct raid_ctl *ctl)
+{
+  struct sl_raid_status s;
+  char err[256];
+  uint64_t total;
+  size_t copied;
+  /* retry when an event lands between counting and copying */
+  for (int attempt = 0;; attempt++) {
+    if (sl_raid_control_status (ctl->engine, &s, err, sizeof err) == -1)
+      return;
+    total = s.event_count;
+    copied = sl_raid_control_events (ctl->engine, 0, ctl->event_buf, EVENTS_MAX);
+    if (sl_raid_control_status (ctl->engine, &s, err, sizeof err) == -1)
+      return;
+    if (s.event_count == total || attempt == 3)
+      break;
+  }
+  uint64_t first_total = total - copied;       /* event number of event_buf[0] */
+  if (ctl->events_logged < first_total)
+    ctl->events_logged = first_total;          /* older ones were overwritten */
+  if (ctl->events == NULL) {
+    ctl->events_logged = total;
+    return;
+  }
+  uint64_t epoch_ns = sl_engine_epoch_ns (ctl->engine);
+  struct timespec real;
+  clock_gettime (CLOCK_REALTIME, &real);
+  uint64_t real_now_ns = (uint64_t) real.tv_sec * 1000000000ull + (uint64_t) real.tv_nsec;
+  uint64_t mono_now_ns = sl_clock_monotonic_ns ();
+  for (; ctl->events_logged < total; ctl->events_logged++) {
+    const struct sl_raid_event *ev = &ctl->event_buf[ctl->events_logged - first_total];
+    uint64_t mono_ns = epoch_ns + ev->time_ns;
+    fprintf (ctl->events, "{\"time_ns\": %" PRIu64 ", \"monotonic_ns\": %" PRIu64
+             ", \"realtime_ns\": %" PRIu64 ", \"event\": \"",
+             ev->time_ns, mono_ns, real_now_ns - (mono_now_ns - mono_ns));
+    for (const char *p = ev->what; *p; p++) {
+      if (*p == '"' || *p == '\\')
+        fputc ('\\', ctl->events);
+      fputc (*p, ctl->events);
+    }
+    fputs ("\"}\n", ctl->events);
+  }
+  fflush (ctl->events);
+}
+
+/* Keeps the plugin in step with the controller: whether writes are cached
+ * (so the store marks them volatile), and once the cache holds nothing
+ * dirty, everything written so far is on the members: make it durable. */
+static void
+tick (struct raid_ctl *ctl)
+{
+  struct sl_raid_status s;
+  char err[256];
+  ctl->last_tick_ns = sl_clock_monotonic_ns ();
+  if (sl_raid_control_status (ctl->engine, &s, err, sizeof err) == -1)
+    return;
+  atomic_store (&ctl->write_back, s.write_back_effective);
+  if (s.dirty_bytes == 0 && sl_store_volatile_bytes (ctl->store) > 0)
+    sl_store_persist_all (ctl->store);
+  log_events (ctl);
+}
+
+/* ---------------------------------------------------------- commands -- */
+
+static int
+parse_member (const char *word, unsigned *out)
+{
+  char *end;
+  if (word == NULL || *word < '0' || *word > '9')
+    return -1;
+  errno = 0;
+  unsigned long v = strtoul (word, &end, 10);
+  if (errno || *end || v > 1000000)
+    return -1;
+  *out = (unsigned) v;
+  return 0;
+}
+
+static void
+status_reply (struct raid_ctl *ctl, char *reply, size_t reply_bytes)
+{
+  struct sl_raid_status s;
+  char err[256];
+  if (sl_raid_control_status (ctl->engine, &s, err, sizeof err) == -1) {
+    snprintf (reply, reply_bytes, "error status: %s", err);
+    return;
+  }
+  int used = snprintf (reply, reply_bytes, "ok battery=%s policy=%s write-back=%s "
+                       "cache-bytes=%" PRIu64 " dirty-bytes=%" PRIu64 " destaged-bytes=%"
+                       PRIu64 " read-hits=%" PRIu64 " read-misses=%" PRIu64
+                       " events=%" PRIu64 " members=",
+                       sl_raid_battery_name (s.battery), sl_raid_policy_name (s.policy),
+                       s.write_back_effective ? "on" : "off", s.cache_bytes, s.dirty_bytes,
+                       s.destaged_bytes, s.cache_read_hits, s.cache_read_misses,
+                       s.event_count);
+  for (unsigned i = 0; i < s.members && used > 0 && (size_t) used < reply_bytes; i++) {
+    const char *name = sl_raid_member_state_name (s.member_state[i]);
+    if (s.member_state[i] == SL_RAID_MEMBER_REBUILDING && s.member_bytes)
+      used += snprintf (reply + used, reply_bytes - used, "%s%s:%" PRIu64 "%%", i ? "," : "",
+                        name, 100 * s.rebuild_done_bytes / s.member_bytes);
+    else
+      used += snprintf (reply + used, reply_bytes - used, "%s%s", i ? "," : "", name);
+  }
+}
+
+static void
+power_cut_reply (struct raid_ctl *ctl, char *reply, size_t reply_bytes)
+{
+  struct sl_raid_power_loss loss;
+  char err[256];
+  if (sl_raid_control_power_cut (ctl->engine, &loss, err, sizeof err) == -1) {
+    snprintf (reply, reply_bytes, "error power-cut: %s", err);
+    return;
+  }
+  if (loss.cache_preserved) {
+    snprintf (reply, reply_bytes, "ok power-cut: battery ok, cache contents kept");
+  }
+  else {
+    /* The store cannot tell destaged from dirty pages: every write not yet
+     * made durable (see tick) is lost, a superset of the model's extents
+     * only for data destaged within the last tick. */
+    uint64_t volatile_bytes = sl_store_volatile_bytes (ctl->store);
+    if (sl_store_power_loss (ctl->store) == -1)
+      snprintf (reply, reply_bytes, "error power-cut: data store: %s", strerror (errno));
+    else
+      snprintf (reply, reply_bytes, "ok power-cut: cache lost %" PRIu64 " dirty bytes in %zu "
+                "extents; data store reverted %" PRIu64 " bytes", loss.lost_bytes,
+                loss.extent_count, volatile_bytes);
+  }
+  sl_raid_power_loss_free (&loss);
+}
+
+void
+raid_ctl_command (struct raid_ctl *ctl, const char *line, char *reply, size_t reply_bytes)
+{
+  char copy[LINE_BYTES], err[256];
+  snprintf (copy, sizeof copy, "%s", line);
+  char *save = NULL;
+  char *cmd = strtok_r (copy, " \t\r\n", &save);
+  char *arg = cmd ? strtok_r (NULL, " \t\r\n", &save) : NULL;
+  char *extra = arg ? strtok_r (NULL, " \t\r\n", &save) : NULL;
+  const char *known = "battery ok|learning|failed|absent, policy write-back|write-through|"
+                      "forced-write-back, fail-member N, replace-member N, power-cut, status";
+  int rc = 0;
+  err[0] = '\0';
+
+  if (cmd == NULL) {
+    snprintf (reply, reply_bytes, "error empty command (known: %s)", known);
+    return;
+  }
+  if (extra) {
+    snprintf (reply, reply_bytes, "error %s: unexpected argument '%s'", cmd, extra);
+    return;
+  }
+  bool wants_arg = !strcmp (cmd, "battery") || !strcmp (cmd, "policy")
+                   || !strcmp (cmd, "fail-member") || !strcmp (cmd, "replace-member");
+  if (wants_arg && arg == NULL) {
+    snprintf (reply, reply_bytes, "error %s: missing argument (known: %s)", cmd, known);
+    return;
+  }
+  if (!wants_arg && arg) {
+    snprintf (reply, reply_bytes, "error %s: takes no argument", cmd);
+    return;
+  }
+
+  if (!strcmp (cmd, "status")) {
+    status_reply (ctl, reply, reply_bytes);
+    return;
+  }
+  if (!strcmp (cmd, "power-cut")) {
+    power_cut_reply (ctl, reply, reply_bytes);
+    tick (ctl);
+    return;
+  }
+  if (!strcmp (cmd, "battery")) {
+    enum sl_raid_battery b;
+    if (sl_raid_battery_parse (arg, &b) == -1) {
+      snprintf (reply, reply_bytes, "error battery %s: unknown state (ok, learning, failed, absent)", arg);
+      return;
+    }
+    rc = sl_raid_control_battery (ctl->engine, b, err, sizeof err);
+  }
+  else if (!strcmp (cmd, "policy")) {
+    enum sl_raid_cache_policy p;
+    if (sl_raid_policy_parse (arg, &p) == -1) {
+      snprintf (reply, reply_bytes, "error policy %s: unknown policy (write-back, "
+                "write-through, forced-write-back)", arg);
+      return;
+    }
+    rc = sl_raid_control_policy (ctl->engine, p, err, sizeof err);
+  }
+  else if (!strcmp (cmd, "fail-member") || !strcmp (cmd, "replace-member")) {
+    unsigned member;
+    if (parse_member (arg, &member) == -1) {
+      snprintf (reply, reply_bytes, "error %s %s: not a member number", cmd, arg);
+      return;
+    }
+    rc = cmd[0] == 'f' ? sl_raid_control_fail_member (ctl->engine, member, err, sizeof err)
+                       : sl_raid_control_replace_member (ctl->engine, member, err, sizeof err);
+  }
+  else {
+    snprintf (reply, reply_bytes, "error unknown command '%s' (known: %s)", cmd, known);
+    return;
+  }
+  if (rc == -1) {
+    snprintf (reply, reply_bytes, "error %s %s: %s", cmd, arg, err);
+    return;
+  }
+  tick (ctl);                  /* the new write-back state, the event logged: now */
+  snprintf (reply, reply_bytes, "ok %s %s; write-back %s", cmd, arg,
+            raid_ctl_write_back (ctl) ? "on" : "off");
+}
+
+/* ------------------------------------------------------------ socket -- */
+
+static void
+close_client (struct raid_ctl *ctl)
+{
+  close (ctl->client_fd);
+  ctl->client_fd = -1;
+  ctl->line_used = 0;
+}
+
+static void
+send_reply (struct raid_ctl *ctl, const char *reply)
+{
+  char out[LINE_BYTES + 2];
+  int n = snprintf (out, sizeof out, "%s\n", reply);
+  if (n < 0 || (size_t) n >= sizeof out) {
+    out[sizeof out - 2] = '\n';
+    n = sizeof out - 1;
+  }
+  if (send (ctl->client_fd, out, (size_t) n, MSG_NOSIGNAL) != n)
+    close_client (ctl);
+}
+
+static void
+read_client (struct raid_ctl *ctl)
+{
+  ssize_t got = recv (ctl->client_fd, ctl->line + ctl->line_used,
+                      sizeof ctl->line - 1 - ctl->line_used, 0);
+  if (got <= 0) {
+    close_client (ctl);
+    return;
+  }
+  ctl->line_used += (size_t) got;
+  char *newline;
+  while (ctl->client_fd >= 0
+         && (newline = memchr (ctl->line, '\n', ctl->line_used)) != NULL) {
+    *newline = '\0';
+    char reply[LINE_BYTES];
+    raid_ctl_command (ctl, ctl->line, reply, sizeof reply);
+    size_t rest = ctl->line_used - (size_t) (newline + 1 - ctl->line);
+    memmove (ctl->line, newline + 1, rest);
+    ctl->line_used = rest;
+    send_reply (ctl, reply);
+  }
+  if (ctl->client_fd >= 0 && ctl->line_used == sizeof ctl->line - 1) {
+    send_reply (ctl, "error command line too long");
+    if (ctl->client_fd >= 0)
+      close_client (ctl);
+  }
+}
+
+static void *
+serve (void *arg)
+{
+  struct raid_ctl *ctl = arg;
+  for (;;) {
+    struct pollfd fds[3] = {
+      { .fd = ctl->wake[0], .events = POLLIN },
+      { .fd = ctl->client_fd >= 0 ? -1 : ctl->listen_fd, .events = POLLIN },
+      { .fd = ctl->client_fd, .events = POLLIN },
+    };
+    int rc = poll (fds, 3, (int) (TICK_NS / 1000000));
+    if (rc < 0 && errno != EINTR)
+      break;
+    if (fds[0].revents)
+      break;
+    if (fds[1].revents & POLLIN) {
+      ctl->client_fd = accept4 (ctl->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+      ctl->line_used = 0;
+    }
+    if (fds[2].revents)
+      read_client (ctl);
+    if (sl_clock_monotonic_ns () - ctl->last_tick_ns >= TICK_NS)
+      tick (ctl);
+  }
+  if (ctl->client_fd >= 0)
+    close_client (ctl);
+  tick (ctl);                  /* the last events into the log */
+  return NULL;
+}
+
+static int
+listen_on (struct raid_ctl *ctl, const char *path, char *err, size_t err_bytes)
+{
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  if (strlen (path) >= sizeof addr.sun_path) {
+    snprintf (err, err_bytes, "ctl=%s: path longer than %zu bytes", path,
+              sizeof addr.sun_path - 1);
+    return -1;
+  }
+  strcpy (addr.sun_path, path);
+  struct stat st;
+  if (lstat (path, &st) == 0) {
+    if (!S_ISSOCK (st.st_mode)) {
+      snprintf (err, err_bytes, "ctl=%s: exists and is not a socket", path);
+      return -1;
+    }
+    unlink (path);             /* a stale socket of an earlier run */
+  }
+  ctl->listen_fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (ctl->listen_fd < 0) {
+    snprintf (err, err_bytes, "ctl=%s: socket: %s", path, strerror (errno));
+    return -1;
+  }
+  /* Owner only from the start: no window where others could connect. */
+  mode_t old_mask = umask (0177);
+  int rc = bind (ctl->listen_fd, (struct sockaddr *) &addr, sizeof addr);
+  umask (old_mask);
+  if (rc < 0 || chmod (path, 0600) < 0 || listen (ctl->listen_fd, 8) < 0) {
+    snprintf (err, err_bytes, "ctl=%s: %s", path, strerror (errno));
+    return -1;
+  }
+  ctl->socket_path = strdup (path);
+  return ctl->socket_path ? 0 : -1;
+}
+
+struct raid_ctl *
+raid_ctl_start (const char *socket_path, const char *events_path, struct sl_engine *engine,
+                struct sl_store *store, char *err, size_t err_bytes)
+{
+  struct raid_ctl *ctl = calloc (1, sizeof *ctl);
+  if (ctl == NULL) {
+    snprintf (err, err_bytes, "ctl: out of memory");
+    return NULL;
+  }
+  ctl->engine = engine;
+  ctl->store = store;
+  ctl->listen_fd = ctl->client_fd = ctl->wake[0] = ctl->wake[1] = -1;
+  if (pipe2 (ctl->wake, O_CLOEXEC) < 0) {
+    snprintf (err, err_bytes, "ctl: pipe: %s", strerror (errno));
+    goto fail;
+  }
+  if (events_path && (ctl->events = fopen (events_path, "we")) == NULL) {
+    snprintf (err, err_bytes, "stats=%s: event log: %s", events_path, strerror (errno));
+    goto fail;
+  }
+  if (socket_path && listen_on (ctl, socket_path, err, err_bytes) == -1)
+    goto fail;
+  tick (ctl);
+  if (pthread_create (&ctl->thread, NULL, serve, ctl) != 0) {
+    snprintf (err, err_bytes, "ctl: cannot start the control thread");
+    goto fail;
+  }
+  ctl->thread_started = true;
+  return ctl;
+fail:
+  raid_ctl_stop (ctl);
+  return NULL;
+}
+
+void
+raid_ctl_stop (struct raid_ctl *ctl)
+{
+  if (ctl == NULL)
+    return;
+  if (ctl->thread_started) {
+    if (write (ctl->wake[1], "x", 1) != 1)
+      pthread_cancel (ctl->thread);
+    pthread_join (ctl->thread, NULL);
+  }
+  if (ctl->listen_fd >= 0)
+    close (ctl->listen_fd);
+  if (ctl->socket_path) {
+    unlink (ctl->socket_path);
+    free (ctl->socket_path);
+  }
+  for (int i = 0; i < 2; i++)
+    if (ctl->wake[i] >= 0)
+      close (ctl->wake[i]);
+  if (ctl->events)
+    fclose (ctl->events);
+  free (ctl);
+}

@@ -1,0 +1,29 @@
+/* raid_ctl.h — the raid plugin's live control: a unix socket taking
+ * one-line commands (battery, policy, fail/replace member, power cut,
+ * status), served by one thread that also keeps the plugin's view of the
+ * controller current (write-back on/off, destaged data durable) and appends
+ * the controller's events, timestamped, to the event log. */
+#ifndef STORLAB_RAID_CTL_H
+#define STORLAB_RAID_CTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct sl_engine;
+struct sl_store;
+struct raid_ctl;
+
+/* socket_path NULL: no socket, the thread still tracks the controller.
+ * events_path NULL: no event log.  NULL with a line in err on failure. */
+struct raid_ctl *raid_ctl_start (const char *socket_path, const char *events_path,
+                                 struct sl_engine *engine, struct sl_store *store,
+                                 char *err, size_t err_bytes);
+/* Stops the thread, removes the socket. */
+void raid_ctl_stop (struct raid_ctl *ctl);
+/* Is the controller caching writes (write-back in effect) now? */
+bool raid_ctl_write_back (const struct raid_ctl *ctl);
+
+/* One command line -> one reply line ("ok ..." or "error ..."), no newline. */
+void raid_ctl_command (struct raid_ctl *ctl, const char *line, char *reply, size_t reply_bytes);
+
+#endif
