@@ -372,6 +372,13 @@ leave_locked (struct sl_engine *e, uint64_t left_ns)
 void
 sl_engine_execute (struct sl_engine *e, struct sl_request *caller)
 {
+  sl_engine_execute_at_arrival (e, caller, NULL, NULL);
+}
+
+void
+sl_engine_execute_at_arrival (struct sl_engine *e, struct sl_request *caller,
+                              void (*at_arrival) (void *arg), void *arg)
+{
   struct waiter w = { .is_decided = 0 };
   pthread_cond_init (&w.decided, NULL);
 
@@ -391,6 +398,8 @@ sl_engine_execute (struct sl_engine *e, struct sl_request *caller)
   r->offset_bytes = caller->offset_bytes;
   r->length_bytes = caller->length_bytes;
   r->waiter_private = &w;
+  if (at_arrival)
+    at_arrival (arg);
   submit_locked (e, r);
   /* A request the model finished at once can be reaped now. */
   sl_engine_run_until (e, now);

@@ -67,6 +67,12 @@ int sl_engine_start (struct sl_engine *e);
 /* Submit r now and return when it has completed in real time (at
  * completion_ns - latency offset).  Thread safe. */
 void sl_engine_execute (struct sl_engine *e, struct sl_request *r);
+/* The same, running at_arrival(arg) under the engine lock right before the
+ * model sees the request: a write's data enters the store atomically with
+ * the model's knowledge of it (what a cache holds dirty is exactly what the
+ * store holds volatile). */
+void sl_engine_execute_at_arrival (struct sl_engine *e, struct sl_request *r,
+                                   void (*at_arrival) (void *arg), void *arg);
 
 /* Latency offset subtracted from every real-time deadline, so that what a
  * client observes (model + transport) matches the model.  With auto on,

@@ -183,6 +183,11 @@ int sl_raid_control_replace_member (struct sl_engine *e, unsigned member,
                                     char *err, size_t err_bytes);
 int sl_raid_control_power_cut (struct sl_engine *e, struct sl_raid_power_loss *loss,
                                char *err, size_t err_bytes);
+/* Runs fn(arg) under the engine lock if, at that moment, the cache holds no
+ * dirty data (so everything written so far is on the members); returns
+ * whether it ran.  Writes enter the data store under the same lock
+ * (sl_engine_execute_at_arrival), so none can slip in between. */
+bool sl_raid_control_when_clean (struct sl_engine *e, void (*fn) (void *arg), void *arg);
 int sl_raid_control_status (struct sl_engine *e, struct sl_raid_status *status,
                             char *err, size_t err_bytes);
 

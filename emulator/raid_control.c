@@ -308,6 +308,34 @@ sl_raid_control_status (struct sl_engine *e, struct sl_raid_status *status,
   return run_control (e, &c);
 }
 
+struct when_clean {
+  void (*fn) (void *arg);
+  void *arg;
+  bool ran;
+};
+
+static void
+run_when_clean (struct sl_engine *e, void *arg)
+{
+  struct when_clean *w = arg;
+  struct raid_model *m = sl_engine_model (e)->self;
+  if (m->dirty.bytes + m->destaging_bytes == 0) {
+    w->fn (w->arg);
+    w->ran = true;
+  }
+}
+
+bool
+sl_raid_control_when_clean (struct sl_engine *e, void (*fn) (void *arg), void *arg)
+{
+  char err[128];
+  if (raid_from_engine (e, err, sizeof err) == NULL)
+    return false;
+  struct when_clean w = { .fn = fn, .arg = arg };
+  sl_engine_locked (e, run_when_clean, &w);
+  return w.ran;
+}
+
 struct events_copy {
   size_t first, max, copied;
   struct sl_raid_event *out;

@@ -241,29 +241,22 @@ int storlab_plugin_can_flush (void *handle) { (void) handle; return 1; }
 /* Zeroing writes the media: never "fast" in the NBD sense. */
 int storlab_plugin_can_fast_zero (void *handle) { (void) handle; return 0; }
 
-static void
-execute (enum sl_op op, uint32_t length_bytes, uint64_t offset_bytes, uint32_t nbd_flags)
+static struct sl_request
+request (enum sl_op op, uint32_t length_bytes, uint64_t offset_bytes, uint32_t nbd_flags)
 {
-  struct sl_request r = {
+  return (struct sl_request) {
     .op = op,
     .flags = (nbd_flags & NBDKIT_FLAG_FUA) ? SL_REQUEST_FUA : 0,
     .offset_bytes = offset_bytes,
     .length_bytes = length_bytes,
   };
-  sl_engine_execute (dev.engine, &r);
 }
 
-/* The data moves at once; the request then takes the model's time. */
-static int
-timed (int store_rc, const char *what, enum sl_op op, uint32_t count, uint64_t offset,
-       uint32_t flags)
+static void
+execute (enum sl_op op, uint32_t length_bytes, uint64_t offset_bytes, uint32_t nbd_flags)
 {
-  if (store_rc == -1) {
-    nbdkit_error ("%s %u bytes at %llu: %m", what, count, (unsigned long long) offset);
-    return -1;
-  }
-  execute (op, count, offset, flags);
-  return 0;
+  struct sl_request r = request (op, length_bytes, offset_bytes, nbd_flags);
+  sl_engine_execute (dev.engine, &r);
 }
 
 static bool
@@ -274,13 +267,57 @@ write_is_volatile (uint32_t flags)
   return dev.hooks->write_is_volatile ? dev.hooks->write_is_volatile () : dev.volatile_cache;
 }
 
+/* A write's data enters the store under the engine lock as the model
+ * receives it, so the store's volatile pages are always what the model
+ * holds in a volatile cache (a controller persisting "everything, now
+ * that the cache is clean" cannot race a write). */
+struct store_write {
+  const void *buf;             /* NULL: zeroes */
+  uint32_t count;
+  uint64_t offset;
+  uint32_t flags;
+  int rc;
+  int saved_errno;
+};
+
+static void
+store_write_at_arrival (void *arg)
+{
+  struct store_write *w = arg;
+  bool volatile_write = write_is_volatile (w->flags);
+  w->rc = w->buf
+    ? sl_store_write (dev.store, w->buf, w->count, w->offset, volatile_write)
+    : sl_store_zero (dev.store, w->count, w->offset, volatile_write);
+  w->saved_errno = errno;
+}
+
+static int
+timed_write (const char *what, enum sl_op op, const void *buf, uint32_t count,
+             uint64_t offset, uint32_t flags)
+{
+  struct store_write w = { .buf = buf, .count = count, .offset = offset, .flags = flags };
+  struct sl_request r = request (op, count, offset, flags);
+  sl_engine_execute_at_arrival (dev.engine, &r, store_write_at_arrival, &w);
+  if (w.rc == -1) {
+    errno = w.saved_errno;
+    nbdkit_error ("%s %u bytes at %llu: %m", what, count, (unsigned long long) offset);
+    return -1;
+  }
+  return 0;
+}
+
 int
 storlab_plugin_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
                       uint32_t flags)
 {
   (void) handle;
-  return timed (sl_store_read (dev.store, buf, count, offset),
-                "read", SL_OP_READ, count, offset, flags);
+  /* Reads need no ordering with the model: the data is read at once. */
+  if (sl_store_read (dev.store, buf, count, offset) == -1) {
+    nbdkit_error ("read %u bytes at %llu: %m", count, (unsigned long long) offset);
+    return -1;
+  }
+  execute (SL_OP_READ, count, offset, flags);
+  return 0;
 }
 
 int
@@ -288,8 +325,7 @@ storlab_plugin_pwrite (void *handle, const void *buf, uint32_t count, uint64_t o
                        uint32_t flags)
 {
   (void) handle;
-  return timed (sl_store_write (dev.store, buf, count, offset, write_is_volatile (flags)),
-                "write", SL_OP_WRITE, count, offset, flags);
+  return timed_write ("write", SL_OP_WRITE, buf, count, offset, flags);
 }
 
 int
@@ -310,14 +346,12 @@ int
 storlab_plugin_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
   (void) handle;
-  return timed (sl_store_zero (dev.store, count, offset, write_is_volatile (flags)),
-                "zero", SL_OP_WRITE, count, offset, flags);
+  return timed_write ("zero", SL_OP_WRITE, NULL, count, offset, flags);
 }
 
 int
 storlab_plugin_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
   (void) handle;
-  return timed (sl_store_zero (dev.store, count, offset, write_is_volatile (flags)),
-                "trim", SL_OP_TRIM, count, offset, flags);
+  return timed_write ("trim", SL_OP_TRIM, NULL, count, offset, flags);
 }

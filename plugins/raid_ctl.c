@@ -97,6 +97,12 @@ log_events (struct raid_ctl *ctl)
   fflush (ctl->events);
 }
 
+static void
+persist_store (void *store)
+{
+  sl_store_persist_all (store);
+}
+
 /* Keeps the plugin in step with the controller: whether writes are cached
  * (so the store marks them volatile), and once the cache holds nothing
  * dirty, everything written so far is on the members: make it durable. */
@@ -110,7 +116,7 @@ tick (struct raid_ctl *ctl)
     return;
   atomic_store (&ctl->write_back, s.write_back_effective);
   if (s.dirty_bytes == 0 && sl_store_volatile_bytes (ctl->store) > 0)
-    sl_store_persist_all (ctl->store);
+    sl_raid_control_when_clean (ctl->engine, persist_store, ctl->store);
   log_events (ctl);
 }
 

@@ -64,7 +64,7 @@ def test_unknown_command_is_one_line_and_nonzero():
     result = run_cli("frobnicate")
     assert result.returncode == 2
     assert result.stderr.strip() == ("storlab: unknown command 'frobnicate' "
-                                     "(known: demo, check, up, down, status, exec, console, ctl)")
+                                     "(known: demo, check, up, down, status, exec, node, console, ctl)")
     assert "Traceback" not in result.stderr
 
 

@@ -313,7 +313,7 @@ def test_size_grammar(text, size):
 
 # ---- validation errors --------------------------------------------------------------
 
-TOP_KNOWN = "name, description, accel, boot_timeout_s, defaults, nodes, node, links"
+TOP_KNOWN = "name, description, accel, boot_timeout_s, defaults, nodes, node, links, profile"
 
 
 ERROR_CASES = [

@@ -22,6 +22,10 @@ from .errors import UserError
 from .paths import SOURCE_DIR
 
 GUEST_DIR = os.path.join(SOURCE_DIR, "scripts", "appliance")
+# The storage profile scripts (scripts/profiles/*), run by the host through
+# the guest agent; all of them go in, here.
+PROFILES_DIR = os.path.join(SOURCE_DIR, "scripts", "profiles")
+GUEST_PROFILES_DIR = "/usr/lib/storlab/profiles"
 DEFAULT_CACHE_BASE = "/var/cache/storlab"
 # quiet, no crypto self-tests, no probing of absent UARTs and PS/2 mouse: ~0.3 s under TCG.
 CMDLINE = "console=ttyS0 quiet cryptomgr.notests 8250.nr_uarts=1 i8042.noaux i8042.nokbd"
@@ -93,7 +97,7 @@ MODULES = (
     "virtio_pci", "virtio_blk", "virtio_scsi", "sd_mod", "virtio_net", "virtio_console",
     "raid0", "raid1", "raid10", "raid456", "dm_cache", "dm_cache_smq", "dm_writecache",
     "dm_thin_pool", "dm_mod", "bcache", "drbd", "nfsd", "nfsv4", "nfsv3", "ext4", "nbd",
-    "crc32c_generic",
+    "crc32c_generic", "nvmet", "nvmet_tcp", "nvme_tcp", "nvme_fabrics",
 )
 # The root is merged-/usr like Debian 12's: these are links into usr/.
 MERGED_DIRS = ("/bin", "/sbin", "/lib", "/lib64")
@@ -239,6 +243,7 @@ def make_plan(guest_dir=GUEST_DIR):
             tree.add_host(path)
     _add_busybox_applets(tree)
     guest_digests = _add_guest_files(tree, guest_dir)
+    guest_digests.update(_add_profile_scripts(tree, PROFILES_DIR))
     _add_skeleton(tree)
     module_files = _module_closure(kernel_version)
 
@@ -351,6 +356,22 @@ def _add_guest_files(tree, guest_dir):
         with open(path, "rb") as f:
             # Replaces whatever the host tree put there (busybox links, /etc files).
             tree.entries[guest_path] = ("data", f.read(), mode)
+    return digests
+
+
+def _add_profile_scripts(tree, profiles_dir):
+    """scripts/profiles/* into GUEST_PROFILES_DIR; returns "profiles/NAME" ->
+    sha256 of each (they count for the hash)."""
+    digests = {}
+    for name in sorted(os.listdir(profiles_dir)):
+        path = os.path.join(profiles_dir, name)
+        if not os.path.isfile(path):
+            continue
+        digests["profiles/" + name] = _digest_file(path)
+        with open(path, "rb") as f:
+            data = f.read()
+        mode = 0o755 if data.startswith(b"#!") else 0o644
+        tree.entries[f"{GUEST_PROFILES_DIR}/{name}"] = ("data", data, mode)
     return digests
 
 

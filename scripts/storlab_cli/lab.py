@@ -13,7 +13,8 @@ import socket
 import sys
 import time
 
-from . import accel, agent, appliance, build, deps, libvirt_conn, nbdkit, render, topology
+from . import (accel, agent, appliance, build, deps, libvirt_conn, nbdkit, profiles, render,
+               topology)
 from .errors import UserError
 
 RUN_BASE = os.environ.get("STORLAB_RUN_DIR", "/run/storlab")
@@ -102,8 +103,9 @@ def _start_devices(topo, state, directory, gid):
             nbdkit.start_daemon(device.plugin, params, entry["socket"], entry["pidfile"], gid)
 
 
-def _wait_for_agents(topo, conn, started_s):
-    pending = {node.name: conn.lookupByName(topology.domain_name(topo, node)) for node in topo.nodes}
+def _wait_for_agents(topo, conn, started_s, nodes=None):
+    pending = {node.name: conn.lookupByName(topology.domain_name(topo, node))
+               for node in (nodes or topo.nodes)}
     deadline = started_s + topo.boot_timeout_s
     last_report = time.monotonic()
     while pending:
@@ -163,6 +165,11 @@ def up(topology_path, requested_accel=None):
             conn.createXML(xml, 0)
             _say(f"  {node.name}: domain {name} started")
         _wait_for_agents(topo, conn, started_s)
+        if topo.profile is not None:
+            state["phase"] = "provisioning"
+            _save_state(state)
+            state["profile"] = profiles.provision(topo, _domains_of(topo, conn), _say)
+            state["provisioned_after_s"] = round(time.monotonic() - started_s, 1)
     except BaseException as failure:
         _say(f"up failed; rolling back lab '{topo.name}'")
         try:
@@ -177,6 +184,45 @@ def up(topology_path, requested_accel=None):
     _save_state(state)
     _say(f"lab '{topo.name}' is up: {len(topo.nodes)} nodes ready in {state['ready_after_s']} s")
     return state
+
+
+def _domains_of(topo, conn):
+    return {node.name: conn.lookupByName(topology.domain_name(topo, node)) for node in topo.nodes}
+
+
+def node_down(lab, node):
+    """Destroys one node's domain (a node failure); its disks keep running."""
+    dom = _domain_for(lab, node)
+    if dom.isActive():
+        dom.destroy()
+    _say(f"node {node} of lab '{lab}' is down (its disks stay up)")
+
+
+def node_up(lab, node):
+    """Boots a node that went down again, on the same disks, and brings its
+    storage profile back: its stack reassembled, replicas resyncing."""
+    state = load_state(lab)
+    if state is None:
+        raise UserError(f"no lab named '{lab}' is up (known: {', '.join(known_labs()) or 'none'})")
+    topo = topology.load(state["topology"])
+    if topo.name != lab or node not in [n.name for n in topo.nodes]:
+        raise UserError(f"lab '{lab}' has no node '{node}' in {state['topology']}")
+    libvirt_conn.ensure_daemons()
+    conn = libvirt_conn.connect()
+    name = topology.domain_name(topo, node)
+    if any(d.name() == name and d.isActive() for d in _lab_domains(conn, lab)):
+        raise UserError(f"node {node} of lab '{lab}' is already running")
+    image = appliance.ensure()
+    started_s = time.monotonic()
+    try:
+        conn.createXML(render.domain_xml(topo, topo.node(node), image, run_dir(lab),
+                                         state["accel"]), 0)
+    except libvirt_conn.error_type() as e:
+        raise UserError(f"libvirt: {e.get_error_message()}") from None
+    _wait_for_agents(topo, conn, started_s, [topo.node(node)])
+    if topo.profile is not None:
+        profiles.rejoin(topo, _domains_of(topo, conn), node, _say)
+    _say(f"node {node} of lab '{lab}' is up again ({time.monotonic() - started_s:.1f} s)")
 
 
 def _teardown(lab, conn):
@@ -246,10 +292,14 @@ def lab_status(lab, conn):
              "stats": d["stats"],
              "server": "running" if nbdkit.is_nbdkit(nbdkit.read_pid(d["pidfile"]) or -1) else "stopped"}
             for d in state["devices"] if d["node"] == node]
+        if state.get("profile") is not None:
+            entry["storage"] = profiles.node_status(dom, node) if entry["agent"] else \
+                {"error": f"node is {entry['state']}"}
         nodes.append(entry)
     return {"name": lab, "phase": state["phase"], "accel": state["accel"],
             "topology": state["topology"], "ready_after_s": state.get("ready_after_s"),
-            "nodes": nodes}
+            "provisioned_after_s": state.get("provisioned_after_s"),
+            "profile": state.get("profile"), "nodes": nodes}
 
 
 def format_status(report):
@@ -259,6 +309,22 @@ def format_status(report):
     for n in report["nodes"]:
         devices = ", ".join(f"{d['device']}({d['plugin']}, {d['server']})" for d in n["devices"])
         lines.append(f"  {n['node']:10} {n['state']:13} {'yes' if n['agent'] else 'no':6} {devices}")
+        if "storage" in n:
+            lines.append(f"  {'':10} {profiles.summary(n['storage'])}")
+    profile = report.get("profile")
+    if profile:
+        for node, entry in profile["nodes"].items():
+            if entry["local"]:
+                lines.append(f"  volumes of {node}: local {entry['local']}"
+                             + (f", workload {' '.join(entry['volumes'])}" if entry["volumes"] else ""))
+        if profile.get("replica"):
+            r = profile["replica"]
+            lines.append(f"  replicated volume: {r['device']} on {r['primary']} "
+                         f"(ftt {r['ftt']}, copies on {', '.join(r['peers']) or 'none'})")
+        if profile.get("nfs"):
+            f = profile["nfs"]
+            lines.append(f"  nfs: {f['server']}:{f['export']} mounted at {f['mount_point']} on "
+                         f"{', '.join(f['clients'])}")
     return "\n".join(lines)
 
 

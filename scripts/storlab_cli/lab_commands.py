@@ -59,3 +59,14 @@ def console(args):
     a = p.parse_args(args)
     lab.console(a.lab, a.node)
     return 0
+
+
+def node(args):
+    p = _Parser(prog="storlab node", description="take a node down (destroy its domain) or "
+                "bring it back (boot it on the same disks, rejoin its storage profile)")
+    p.add_argument("lab")
+    p.add_argument("node")
+    p.add_argument("action", choices=("down", "up"))
+    a = p.parse_args(args)
+    (lab.node_down if a.action == "down" else lab.node_up)(a.lab, a.node)
+    return 0

@@ -11,6 +11,7 @@ COMMANDS = {
     "down": (lab_commands.down, "stop everything a lab started: down LAB"),
     "status": (lab_commands.status, "show labs: status [LAB] [--json]"),
     "exec": (lab_commands.exec_, "run a command in a node: exec LAB NODE -- CMD [ARGS...]"),
+    "node": (lab_commands.node, "fail or restore a node: node LAB NODE down|up"),
     "console": (lab_commands.console, "attach to a node's serial console: console LAB NODE"),
     "ctl": (ctl.run, "control a running raid plugin: ctl SOCKET COMMAND... (status, battery failed, ...)"),
 }

@@ -16,6 +16,7 @@ import tomllib
 import zlib
 from dataclasses import dataclass
 
+from . import profile_schema
 from .errors import UserError
 
 PLUGINS = ("hdd", "ssd", "memory")
@@ -61,7 +62,7 @@ SIZE_SHIFTS = {"k": 10, "m": 20, "g": 30, "t": 40, "p": 50, "e": 60}
 CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 TOP_KEYS = ("name", "description", "accel", "boot_timeout_s", "defaults", "nodes", "node",
-            "links")
+            "links", "profile")
 DEFAULTS_KEYS = ("vcpus", "memory_mib", "devices")
 NODES_KEYS = ("count", "names")
 DEVICE_KEYS = ("name", "plugin", "count", "bus", "params")
@@ -113,6 +114,7 @@ class Topology:
     accel: str           # "auto" | "kvm" | "tcg"
     boot_timeout_s: int
     description: str = ""
+    profile: object = None   # profile_schema.Profile: the storage stack `up` builds, or None
 
     def node(self, name):
         for node in self.nodes:
@@ -300,8 +302,11 @@ class _Loader:
 
         pairs = self.link_pairs(data.get("links", {}), node_names)
         links = [make_link(name, i, a, b) for i, (a, b) in enumerate(pairs)]
-        return Topology(name=name, path=os.path.abspath(self.path), nodes=nodes, links=links,
+        topo = Topology(name=name, path=os.path.abspath(self.path), nodes=nodes, links=links,
                         accel=accel, boot_timeout_s=boot_timeout_s, description=description)
+        if "profile" in data:
+            topo.profile = profile_schema.parse(self, data["profile"], topo)
+        return topo
 
     def node_names(self, data):
         if "nodes" not in data:

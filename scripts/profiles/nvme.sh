@@ -1,0 +1,58 @@
+# NVMe over TCP helpers (sourced): the kernel's own target (nvmet, set up
+# through configfs) and initiator (nvme-tcp, connected through
+# /dev/nvme-fabrics), so no userspace daemon or tool is needed in the guest.
+NVME_PORT=4420
+
+# The initiator must not use native NVMe multipath: with it, I/O to a lost
+# peer would queue instead of failing, and md would never drop the leg.
+load_nvme_host() {
+    if [ ! -d /sys/module/nvme_core ]; then
+        modprobe nvme_core multipath=N || die "cannot load nvme_core"
+    fi
+    need_modules nvme_fabrics nvme_tcp
+}
+
+# The controller connected to subsystem $1 (e.g. nvme0), or nothing.
+nvme_controller_of() {
+    for dir in /sys/class/nvme/nvme*; do
+        [ -r "$dir/subsysnqn" ] || continue
+        if [ "$(cat "$dir/subsysnqn")" = "$1" ]; then
+            echo "${dir##*/}"
+            return 0
+        fi
+    done
+    return 1
+}
+
+# The namespace block device of subsystem $1, waiting up to ~5 s for it.
+nvme_namespace_of() {
+    tries=0
+    while [ "$tries" -lt 50 ]; do
+        if ctrl=$(nvme_controller_of "$1"); then
+            for ns in /sys/class/nvme/"$ctrl"/"$ctrl"n*; do
+                [ -e "$ns" ] && { echo "/dev/${ns##*/}"; return 0; }
+            done
+        fi
+        tries=$((tries + 1))
+        sleep 0.1
+    done
+    return 1
+}
+
+# Connects to subsystem NQN at ADDR unless connected; prints the namespace.
+# A lost peer fails I/O after fast_io_fail_tmo s and is given up after
+# ctrl_loss_tmo s, so md sees the error quickly instead of hanging.
+nvme_connect() {
+    nqn=$1 addr=$2
+    load_nvme_host
+    if ctrl=$(nvme_controller_of "$nqn"); then
+        if [ "$(cat /sys/class/nvme/"$ctrl"/state)" != live ]; then
+            echo 1 > /sys/class/nvme/"$ctrl"/delete_controller 2>/dev/null || true
+        fi
+    fi
+    if ! nvme_controller_of "$nqn" >/dev/null; then
+        echo "transport=tcp,traddr=$addr,trsvcid=$NVME_PORT,nqn=$nqn,ctrl_loss_tmo=5,reconnect_delay=1,fast_io_fail_tmo=2" \
+            > /dev/nvme-fabrics 2>/dev/null || return 1
+    fi
+    nvme_namespace_of "$nqn"
+}

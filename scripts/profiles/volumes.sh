@@ -1,0 +1,23 @@
+#!/bin/sh
+# Workload volumes: PER_UNIT logical volumes for each of UNITS workload units,
+# storlab/u<unit>v<n>, each preallocated and written once end to end, so a
+# later read never returns never-written zeros (the studies precondition the
+# same way) and every cache or RAID layer below has seen every block.
+#   volumes.sh UNITS PER_UNIT SIZE_MIB
+# Existing volumes (a node that came back) are kept, not rewritten.
+. /usr/lib/storlab/profiles/lib.sh
+[ $# -eq 3 ] || die "usage: volumes.sh UNITS PER_UNIT SIZE_MIB"
+units=$1 per_unit=$2 size_mib=$3
+for unit in $(seq 1 "$units"); do
+    for n in $(seq 1 "$per_unit"); do
+        name=u${unit}v${n}
+        if ! lvs "storlab/$name" >/dev/null 2>&1; then
+            run lvcreate -y -Wy -Zn -n "$name" -L "${size_mib}m" storlab
+            # fio's default buffers are random, not zeros.
+            run fio --name=precondition --filename="/dev/storlab/$name" --rw=write --bs=1M \
+                --ioengine=libaio --direct=1 --iodepth=4 --size="${size_mib}M" \
+                --output-format=terse
+        fi
+        echo "volume /dev/storlab/$name"
+    done
+done

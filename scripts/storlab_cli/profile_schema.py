@@ -1,0 +1,358 @@
+"""The [profile] table of a topology file: what storage stack `storlab up`
+builds in the guests, validated strictly before anything starts.
+
+    [profile.raid]          md RAID over every node's disks       -> /dev/md0
+    level = 10              0 | 1 | 10 | 5 | 6
+    chunk_kib = 64          4..4096, a power of two (not for level 1)
+    devices = ["disk0", ...] optional; default every disk of the node
+
+    [profile.disk_group]    a cache device in front of capacity devices -> /dev/mapper/diskgroup
+    mode = "hybrid"         "hybrid" (read cache + write buffer) | "all-flash" (write buffer only)
+    cache = "cache0"        the cache device
+    capacity = [...]        optional; default every other disk of the node
+    cache_size = "256M"     optional; default the whole cache device (less LVM's share)
+    read_cache_percent = 70 hybrid only, 10..90: the read cache's share, the rest buffers writes
+    stripe_width = 1        1..len(capacity): capacity devices an extent is striped over
+    stripe_kib = 64         stripe unit, 4..4096, a power of two
+
+    [profile.replicas]      one node's volume mirrored synchronously to ftt other nodes
+    ftt = 1                 failures to tolerate, 0..3 (copies = ftt + 1)
+    primary = "node1"       optional; default the first node
+    peers = ["node2"]       optional; default the first ftt nodes linked to the primary
+    size = "256M"           the replicated volume
+
+    [profile.nfs]           the replicated volume, exported by the primary over NFSv4
+    mount_point = "/mnt/storlab"   where every other linked node mounts it
+
+    [profile.volumes]       workload volumes ("VMDKs") on every node, written once
+    units = 1               workload units per node, 1..16
+    per_unit = 8            volumes per unit, 1..64
+    size = "32M"
+
+Each node's local volume is the RAID, else the disk group, else its first disk;
+the replica and workload volumes are LVM volumes on it.
+"""
+from dataclasses import dataclass, field
+
+MIB = 1 << 20
+RAID_LEVELS = (0, 1, 10, 5, 6)
+RAID_MIN_DEVICES = {0: 2, 1: 2, 10: 2, 5: 3, 6: 4}
+DISK_GROUP_MODES = ("hybrid", "all-flash")
+PROFILE_KEYS = ("raid", "disk_group", "replicas", "nfs", "volumes")
+RAID_KEYS = ("level", "chunk_kib", "devices")
+DISK_GROUP_KEYS = ("mode", "cache", "capacity", "cache_size", "read_cache_percent",
+                   "stripe_width", "stripe_kib")
+REPLICAS_KEYS = ("ftt", "primary", "peers", "size")
+NFS_KEYS = ("mount_point",)
+VOLUMES_KEYS = ("units", "per_unit", "size")
+DEFAULT_CHUNK_KIB = 64
+DEFAULT_READ_CACHE_PERCENT = 70        # the hybrid studies' 70 % read / 30 % write split
+READ_CACHE_PERCENT_RANGE = (10, 90)
+FTT_RANGE = (0, 3)
+UNITS_RANGE = (1, 16)
+PER_UNIT_RANGE = (1, 64)
+DEFAULT_MOUNT_POINT = "/mnt/storlab"
+# LVM keeps 1 MiB of metadata per PV and allocates 4 MiB extents.
+LVM_OVERHEAD_BYTES = 8 * MIB
+# md's superblock, bitmap and data offset: mdadm leaves up to 128 MiB, less
+# on small members; an eighth plus 4 MiB is a safe bound for lab-sized disks.
+MD_DATA_OFFSET_MAX_BYTES = 128 * MIB
+MIN_CACHE_PART_BYTES = 8 * MIB
+
+
+@dataclass
+class Raid:
+    level: int
+    chunk_kib: int
+    devices: dict          # node -> [device names]
+
+
+@dataclass
+class DiskGroup:
+    mode: str
+    cache: str
+    capacity: dict         # node -> [device names]
+    cache_mib: dict        # node -> MiB of the cache device used
+    read_cache_percent: int
+    stripe_width: int
+    stripe_kib: int
+
+
+@dataclass
+class Replicas:
+    ftt: int
+    primary: str
+    peers: list
+    size_mib: int
+
+
+@dataclass
+class Nfs:
+    mount_point: str
+    clients: list
+
+
+@dataclass
+class Volumes:
+    units: int
+    per_unit: int
+    size_mib: int
+
+
+@dataclass
+class Profile:
+    raid: Raid | None = None
+    disk_group: DiskGroup | None = None
+    replicas: Replicas | None = None
+    nfs: Nfs | None = None
+    volumes: Volumes | None = None
+    local_bytes: dict = field(default_factory=dict)   # node -> estimated local volume size
+
+    @property
+    def needs_volume_group(self):
+        return self.replicas is not None or self.volumes is not None
+
+
+def _mib_up(size_bytes):
+    """Bytes -> MiB, rounded up to LVM's 4 MiB extents."""
+    return -(-size_bytes // (4 * MIB)) * 4
+
+
+def raid_usable_bytes(level, member_bytes, count):
+    member = member_bytes - min(MD_DATA_OFFSET_MAX_BYTES, member_bytes // 8 + 4 * MIB)
+    factor = {0: count, 1: 1, 10: count / 2, 5: count - 1, 6: count - 2}[level]
+    return int(member * factor)
+
+
+def parse(loader, raw, topo):
+    """The validated Profile of raw (the [profile] table) for topo, or None.
+    loader is topology's _Loader: its fail() names the file and key."""
+    table = loader.table(raw, "profile")
+    loader.check_keys(table, PROFILE_KEYS, "profile")
+    if not table:
+        return None
+    profile = Profile()
+    if "raid" in table and "disk_group" in table:
+        loader.fail("profile", "give at most one of profile.raid and profile.disk_group "
+                    "(each builds the node's local volume)")
+    if "raid" in table:
+        profile.raid = _raid(loader, table["raid"], topo)
+    if "disk_group" in table:
+        profile.disk_group = _disk_group(loader, table["disk_group"], topo)
+    if "replicas" in table:
+        profile.replicas = _replicas(loader, table["replicas"], topo)
+    if "nfs" in table:
+        if profile.replicas is None:
+            loader.fail("profile.nfs", "needs profile.replicas (it exports the replicated volume)")
+        profile.nfs = _nfs(loader, table["nfs"], topo, profile.replicas)
+    if "volumes" in table:
+        profile.volumes = _volumes(loader, table["volumes"])
+    _check_space(loader, profile, topo)
+    return profile
+
+
+def _device_list(loader, value, key_path, node):
+    names = [d.name for d in node.devices]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        loader.fail(key_path, "must be a non-empty list of device names", value)
+    seen = set()
+    for name in value:
+        if name not in names:
+            loader.fail(key_path, f"node {node.name} has no device '{name}' "
+                        f"(devices: {', '.join(names) or 'none'})", value)
+        if name in seen:
+            loader.fail(key_path, f"device '{name}' listed twice", value)
+        seen.add(name)
+    return list(value)
+
+
+def _power_of_two(loader, value, key_path):
+    loader.integer(value, key_path, (4, 4096))
+    if value & (value - 1):
+        loader.fail(key_path, "must be a power of two", value)
+    return value
+
+
+def _size(loader, value, key_path):
+    from .topology import parse_size_bytes  # noqa: PLC0415 - topology imports this module
+    loader.string(value, key_path)
+    size_bytes = parse_size_bytes(value)
+    if not size_bytes or size_bytes < 4 * MIB:
+        loader.fail(key_path, "not a size of at least 4M (examples: 64M, 1G)", value)
+    return size_bytes
+
+
+def _raid(loader, value, topo):
+    table = loader.table(value, "profile.raid")
+    loader.check_keys(table, RAID_KEYS, "profile.raid")
+    if "level" not in table:
+        loader.fail("profile.raid.level", "missing (0, 1, 10, 5 or 6)")
+    level = table["level"]
+    if isinstance(level, bool) or level not in RAID_LEVELS:
+        loader.fail("profile.raid.level", "unknown RAID level (known: 0, 1, 10, 5, 6)", level)
+    chunk_kib = _power_of_two(loader, table.get("chunk_kib", DEFAULT_CHUNK_KIB),
+                              "profile.raid.chunk_kib")
+    devices = {}
+    for node in topo.nodes:
+        if "devices" in table:
+            names = _device_list(loader, table["devices"], "profile.raid.devices", node)
+        else:
+            names = [d.name for d in node.devices]
+        if len(names) < RAID_MIN_DEVICES[level]:
+            loader.fail("profile.raid.level", f"RAID {level} needs at least "
+                        f"{RAID_MIN_DEVICES[level]} devices; node {node.name} has "
+                        f"{len(names)}", level)
+        devices[node.name] = names
+    return Raid(level, chunk_kib, devices)
+
+
+def _disk_group(loader, value, topo):
+    path = "profile.disk_group"
+    table = loader.table(value, path)
+    loader.check_keys(table, DISK_GROUP_KEYS, path)
+    for required in ("mode", "cache"):
+        if required not in table:
+            loader.fail(f"{path}.{required}", "missing")
+    mode = loader.choice(table["mode"], f"{path}.mode", DISK_GROUP_MODES, "disk group mode")
+    cache = loader.string(table["cache"], f"{path}.cache")
+    if "read_cache_percent" in table and mode != "hybrid":
+        loader.fail(f"{path}.read_cache_percent", f"only with mode = 'hybrid' (mode '{mode}' "
+                    "has no read cache)", table["read_cache_percent"])
+    read_percent = loader.integer(table.get("read_cache_percent", DEFAULT_READ_CACHE_PERCENT),
+                                  f"{path}.read_cache_percent", READ_CACHE_PERCENT_RANGE)
+    stripe_kib = _power_of_two(loader, table.get("stripe_kib", DEFAULT_CHUNK_KIB),
+                               f"{path}.stripe_kib")
+    cache_size = _size(loader, table["cache_size"], f"{path}.cache_size") \
+        if "cache_size" in table else None
+    capacity, cache_mib, stripe_width = {}, {}, None
+    for node in topo.nodes:
+        _device_list(loader, [cache], f"{path}.cache", node)
+        if "capacity" in table:
+            names = _device_list(loader, table["capacity"], f"{path}.capacity", node)
+            if cache in names:
+                loader.fail(f"{path}.capacity", f"the cache device '{cache}' cannot also be "
+                            "a capacity device", table["capacity"])
+        else:
+            names = [d.name for d in node.devices if d.name != cache]
+            if not names:
+                loader.fail(path, f"node {node.name} has no capacity device besides "
+                            f"the cache '{cache}'")
+        stripe_width = loader.integer(table.get("stripe_width", 1), f"{path}.stripe_width",
+                                      (1, len(names)))
+        capacity[node.name] = names
+        device_bytes = next(d.size_bytes for d in node.devices if d.name == cache)
+        usable = device_bytes - LVM_OVERHEAD_BYTES
+        size = usable if cache_size is None else cache_size
+        if size > usable:
+            loader.fail(f"{path}.cache_size", f"larger than its device: '{cache}' of node "
+                        f"{node.name} holds {device_bytes // MIB} MiB, at most "
+                        f"{max(usable, 0) // MIB} MiB usable", table["cache_size"])
+        parts = [size * read_percent // 100, size - size * read_percent // 100] \
+            if mode == "hybrid" else [size]
+        if min(parts) < MIN_CACHE_PART_BYTES:
+            loader.fail(f"{path}.cache_size", f"too small: every cache part needs "
+                        f"{MIN_CACHE_PART_BYTES // MIB} MiB (node {node.name}: "
+                        f"{size // MIB} MiB)", table.get("cache_size", f"{size // MIB}M"))
+        cache_mib[node.name] = size // (4 * MIB) * 4
+    return DiskGroup(mode, cache, capacity, cache_mib, read_percent, stripe_width, stripe_kib)
+
+
+def _linked(topo, a, b):
+    return any({link.a, link.b} == {a, b} for link in topo.links)
+
+
+def _replicas(loader, value, topo):
+    path = "profile.replicas"
+    table = loader.table(value, path)
+    loader.check_keys(table, REPLICAS_KEYS, path)
+    names = [n.name for n in topo.nodes]
+    ftt = loader.integer(table.get("ftt", 1), f"{path}.ftt", FTT_RANGE)
+    if ftt > len(names) - 1:
+        loader.fail(f"{path}.ftt", f"{ftt + 1} copies need {ftt + 1} nodes; the lab has "
+                    f"{len(names)}", ftt)
+    primary = loader.string(table.get("primary", names[0]), f"{path}.primary")
+    if primary not in names:
+        loader.fail(f"{path}.primary", f"no such node (nodes: {', '.join(names)})", primary)
+    if "size" not in table:
+        loader.fail(f"{path}.size", 'missing: the replicated volume\'s size, e.g. "256M"')
+    size_mib = _mib_up(_size(loader, table["size"], f"{path}.size"))
+    if "peers" in table:
+        peers = table["peers"]
+        if not isinstance(peers, list) or not all(isinstance(p, str) for p in peers):
+            loader.fail(f"{path}.peers", "must be a list of node names", peers)
+        if len(peers) != ftt:
+            loader.fail(f"{path}.peers", f"ftt = {ftt} needs exactly {ftt} peers", peers)
+        for peer in peers:
+            if peer not in names or peer == primary or peers.count(peer) > 1:
+                loader.fail(f"{path}.peers", f"'{peer}' is not another node, once "
+                            f"(nodes: {', '.join(names)}; primary {primary})", peers)
+    else:
+        peers = [n for n in names if n != primary and _linked(topo, primary, n)][:ftt]
+    for peer in peers:
+        if not _linked(topo, primary, peer):
+            loader.fail(f"{path}.peers", f"peer {peer} has no link to the primary {primary} "
+                        "(see [links])", peers)
+    if len(peers) < ftt:
+        loader.fail(f"{path}.ftt", f"the primary {primary} has links to {len(peers)} nodes; "
+                    f"ftt = {ftt} needs {ftt}", ftt)
+    return Replicas(ftt, primary, list(peers), size_mib)
+
+
+def _nfs(loader, value, topo, replicas):
+    table = loader.table(value, "profile.nfs")
+    loader.check_keys(table, NFS_KEYS, "profile.nfs")
+    mount_point = loader.string(table.get("mount_point", DEFAULT_MOUNT_POINT),
+                                "profile.nfs.mount_point")
+    if (not mount_point.startswith("/") or mount_point == "/"
+            or not all(c.isalnum() or c in "/-_." for c in mount_point)):
+        loader.fail("profile.nfs.mount_point", "must be an absolute path of a-z, 0-9, '/-_.'",
+                    mount_point)
+    clients = [n.name for n in topo.nodes
+               if n.name != replicas.primary and _linked(topo, replicas.primary, n.name)]
+    if not clients:
+        loader.fail("profile.nfs", f"no node has a link to the primary {replicas.primary} "
+                    "to mount the export")
+    return Nfs(mount_point, clients)
+
+
+def _volumes(loader, value):
+    table = loader.table(value, "profile.volumes")
+    loader.check_keys(table, VOLUMES_KEYS, "profile.volumes")
+    if "size" not in table:
+        loader.fail("profile.volumes.size", 'missing: each volume\'s size, e.g. "32M"')
+    return Volumes(loader.integer(table.get("units", 1), "profile.volumes.units", UNITS_RANGE),
+                   loader.integer(table.get("per_unit", 1), "profile.volumes.per_unit",
+                                  PER_UNIT_RANGE),
+                   _mib_up(_size(loader, table["size"], "profile.volumes.size")))
+
+
+def local_volume_bytes(profile, node):
+    """About how much the node's local volume holds (conservative)."""
+    sizes = {d.name: d.size_bytes for d in node.devices}
+    if profile.raid is not None:
+        names = profile.raid.devices[node.name]
+        return raid_usable_bytes(profile.raid.level, min(sizes[n] for n in names), len(names))
+    if profile.disk_group is not None:
+        group = profile.disk_group
+        names = group.capacity[node.name]
+        per_device = min(sizes[n] for n in names) - LVM_OVERHEAD_BYTES
+        return len(names) // group.stripe_width * group.stripe_width * per_device
+    return node.devices[0].size_bytes if node.devices else 0
+
+
+def _check_space(loader, profile, topo):
+    for node in topo.nodes:
+        if profile.needs_volume_group and not node.devices:
+            loader.fail("profile", f"node {node.name} has no disk to hold its volumes")
+        local = local_volume_bytes(profile, node)
+        profile.local_bytes[node.name] = local
+        need_mib = 0
+        if profile.replicas and node.name in [profile.replicas.primary] + profile.replicas.peers:
+            need_mib += profile.replicas.size_mib
+        if profile.volumes:
+            need_mib += profile.volumes.units * profile.volumes.per_unit * profile.volumes.size_mib
+        usable = local - LVM_OVERHEAD_BYTES
+        if need_mib * MIB > usable:
+            loader.fail("profile", f"node {node.name} needs {need_mib} MiB for its replica "
+                        f"and workload volumes but its local volume holds about "
+                        f"{max(usable, 0) // MIB} MiB")

@@ -1,0 +1,254 @@
+"""pytest for the [profile] table of topology files (profile_schema.py) and
+the parsing of the guests' status lines (profiles.py). No build, no VMs."""
+import os
+import sys
+
+import pytest
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.dirname(TESTS)
+sys.path.insert(0, os.path.join(SOURCE, "scripts"))
+
+from storlab_cli import profile_schema, profiles, topology  # noqa: E402
+from storlab_cli.errors import UserError  # noqa: E402
+
+MIB = 1 << 20
+
+# 3 nodes, full mesh; each: a 64 MiB cache and four 256 MiB disks.
+BASE = '''
+name = "lab"
+[[defaults.devices]]
+name = "cache"
+plugin = "memory"
+[defaults.devices.params]
+size = "64M"
+[[defaults.devices]]
+name = "disk"
+plugin = "memory"
+count = 4
+[defaults.devices.params]
+size = "256M"
+[nodes]
+count = 3
+'''
+# A local volume big enough for the replica and workload volume tests.
+RAID0 = '[profile.raid]\nlevel = 0\ndevices = ["disk0", "disk1"]\n'
+
+
+def load(tmp_path, profile_text, base=BASE):
+    path = tmp_path / "lab.toml"
+    path.write_text(base + profile_text)
+    return topology.load(str(path))
+
+
+def error(tmp_path, profile_text, base=BASE):
+    with pytest.raises(UserError) as info:
+        load(tmp_path, profile_text, base)
+    message = str(info.value)
+    assert message.startswith(str(tmp_path / "lab.toml") + ": ") and "\n" not in message
+    return message
+
+
+def test_no_profile_is_none(tmp_path):
+    assert load(tmp_path, "").profile is None
+
+
+def test_raid_defaults_to_every_disk(tmp_path):
+    p = load(tmp_path, "[profile.raid]\nlevel = 5\n").profile
+    assert p.raid.level == 5 and p.raid.chunk_kib == 64
+    assert p.raid.devices["node2"] == ["cache0", "disk0", "disk1", "disk2", "disk3"]
+    assert not p.needs_volume_group
+
+
+def test_raid_named_devices_and_chunk(tmp_path):
+    p = load(tmp_path, '[profile.raid]\nlevel = 10\nchunk_kib = 128\n'
+             'devices = ["disk0", "disk1", "disk2", "disk3"]\n').profile
+    assert p.raid.devices["node1"] == ["disk0", "disk1", "disk2", "disk3"]
+    assert p.raid.chunk_kib == 128
+
+
+@pytest.mark.parametrize("level, count", [(5, 2), (6, 3), (1, 1), (10, 1), (0, 1)])
+def test_raid_level_needing_more_disks_than_the_node_has(tmp_path, level, count):
+    devices = ", ".join(f'"disk{i}"' for i in range(count))
+    message = error(tmp_path, f"[profile.raid]\nlevel = {level}\ndevices = [{devices}]\n")
+    assert f"profile.raid.level = {level}: RAID {level} needs at least" in message
+    assert f"node node1 has {count}" in message
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("level = 4", "profile.raid.level = 4: unknown RAID level (known: 0, 1, 10, 5, 6)"),
+    ('level = "10"', "profile.raid.level = '10': unknown RAID level"),
+    ("chunk_kib = 96\nlevel = 0", "profile.raid.chunk_kib = 96: must be a power of two"),
+    ("chunk_kib = 2\nlevel = 0", "profile.raid.chunk_kib = 2: must be 4..4096"),
+    ('level = 1\ndevices = ["disk9"]', "node node1 has no device 'disk9'"),
+    ('level = 1\ndevices = ["disk0", "disk0"]', "device 'disk0' listed twice"),
+    ("level = 1\nspare = 1", "profile.raid: unknown key 'spare'"),
+    ("", "profile.raid.level: missing"),
+])
+def test_raid_bad_settings(tmp_path, text, expected):
+    assert expected in error(tmp_path, f"[profile.raid]\n{text}\n")
+
+
+def test_hybrid_disk_group_defaults(tmp_path):
+    p = load(tmp_path, '[profile.disk_group]\nmode = "hybrid"\ncache = "cache0"\n'
+             'stripe_width = 2\n').profile
+    g = p.disk_group
+    assert g.capacity["node3"] == ["disk0", "disk1", "disk2", "disk3"]
+    assert g.read_cache_percent == 70                    # the studies' 70/30 split
+    assert g.cache_mib["node1"] == 64 - 8                # the device less LVM's share
+    assert g.stripe_width == 2
+    # two stripe sets of two 256 MiB devices, less LVM's share of each
+    assert p.local_bytes["node1"] == 4 * (256 - 8) * MIB
+
+
+def test_all_flash_disk_group(tmp_path):
+    g = load(tmp_path, '[profile.disk_group]\nmode = "all-flash"\ncache = "cache0"\n'
+             'cache_size = "32M"\ncapacity = ["disk0", "disk1", "disk2"]\n'
+             'stripe_width = 3\n').profile.disk_group
+    assert g.mode == "all-flash" and g.cache_mib["node2"] == 32
+    assert g.capacity["node2"] == ["disk0", "disk1", "disk2"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('mode = "tiered"\ncache = "cache0"',
+     "profile.disk_group.mode = 'tiered': unknown disk group mode (known: hybrid, all-flash)"),
+    ('mode = "hybrid"\ncache = "cache0"\ncache_size = "128M"',
+     "profile.disk_group.cache_size = '128M': larger than its device: 'cache0' of node node1 "
+     "holds 64 MiB, at most 56 MiB usable"),
+    ('mode = "hybrid"\ncache = "cache0"\ncache_size = "60M"', "larger than its device"),
+    ('mode = "all-flash"\ncache = "cache0"\nread_cache_percent = 70',
+     "read_cache_percent = 70: only with mode = 'hybrid'"),
+    ('mode = "hybrid"\ncache = "cache0"\nread_cache_percent = 100',
+     "read_cache_percent = 100: must be 10..90"),
+    ('mode = "hybrid"\ncache = "cache0"\nstripe_width = 5',
+     "profile.disk_group.stripe_width = 5: must be 1..4"),
+    ('mode = "hybrid"\ncache = "cache0"\nstripe_width = 0', "stripe_width = 0: must be 1..4"),
+    ('mode = "hybrid"\ncache = "ssd0"', "node node1 has no device 'ssd0'"),
+    ('mode = "hybrid"\ncache = "cache0"\ncapacity = ["cache0", "disk0"]',
+     "the cache device 'cache0' cannot also be a capacity device"),
+    ('mode = "hybrid"\ncache = "cache0"\ncache_size = "12M"', "too small"),
+    ('cache = "cache0"', "profile.disk_group.mode: missing"),
+])
+def test_disk_group_bad_settings(tmp_path, text, expected):
+    assert expected in error(tmp_path, f"[profile.disk_group]\n{text}\n")
+
+
+def test_raid_and_disk_group_exclude_each_other(tmp_path):
+    assert "give at most one of profile.raid and profile.disk_group" in error(
+        tmp_path, '[profile.raid]\nlevel = 0\n[profile.disk_group]\nmode = "hybrid"\n'
+        'cache = "cache0"\n')
+
+
+def test_replicas_default_peers_and_size(tmp_path):
+    p = load(tmp_path, '[profile.replicas]\nftt = 2\nsize = "30M"\n').profile
+    r = p.replicas
+    assert (r.ftt, r.primary, r.peers, r.size_mib) == (2, "node1", ["node2", "node3"], 32)
+    assert p.needs_volume_group
+
+
+def test_replicas_named_primary_and_peer(tmp_path):
+    r = load(tmp_path, RAID0 + '[profile.replicas]\nftt = 1\nprimary = "node2"\n'
+             'peers = ["node3"]\nsize = "64M"\n').profile.replicas
+    assert (r.primary, r.peers) == ("node2", ["node3"])
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('ftt = 3\nsize = "64M"', "profile.replicas.ftt = 3: 4 copies need 4 nodes; the lab has 3"),
+    ('ftt = 4\nsize = "64M"', "profile.replicas.ftt = 4: must be 0..3"),
+    ('ftt = 1\nprimary = "node7"\nsize = "64M"', "profile.replicas.primary = 'node7': no such node"),
+    ('ftt = 2\npeers = ["node2"]\nsize = "64M"', "ftt = 2 needs exactly 2 peers"),
+    ('ftt = 1\npeers = ["node1"]\nsize = "64M"', "'node1' is not another node"),
+    ("ftt = 1", "profile.replicas.size: missing"),
+    ('ftt = 1\nsize = "1k"', "not a size of at least 4M"),
+    ('ftt = 1\nsize = "2G"', "node node1 needs 2048 MiB for its replica and workload volumes"),
+])
+def test_replicas_bad_settings(tmp_path, text, expected):
+    assert expected in error(tmp_path, f"[profile.replicas]\n{text}\n")
+
+
+def test_replica_peer_needs_a_link_to_the_primary(tmp_path):
+    base = BASE + '[links]\nmode = "pairs"\npairs = [["node1", "node2"]]\n'
+    assert "peer node3 has no link to the primary node1" in error(
+        tmp_path, '[profile.replicas]\nftt = 1\npeers = ["node3"]\nsize = "64M"\n', base)
+    assert "profile.replicas.ftt = 2: the primary node1 has links to 1 nodes" in error(
+        tmp_path, '[profile.replicas]\nftt = 2\nsize = "64M"\n', base)
+
+
+def test_nfs_clients_are_the_other_nodes(tmp_path):
+    p = load(tmp_path, RAID0 + '[profile.replicas]\nftt = 1\nsize = "64M"\n[profile.nfs]\n').profile
+    assert p.nfs.clients == ["node2", "node3"] and p.nfs.mount_point == "/mnt/storlab"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("[profile.nfs]\n", "profile.nfs: needs profile.replicas"),
+    ('[profile.replicas]\nsize = "64M"\n[profile.nfs]\nmount_point = "mnt"\n',
+     "profile.nfs.mount_point = 'mnt': must be an absolute path"),
+    ('[profile.replicas]\nsize = "64M"\n[profile.nfs]\nmount_point = "/a b"\n',
+     "must be an absolute path"),
+])
+def test_nfs_bad_settings(tmp_path, text, expected):
+    assert expected in error(tmp_path, text)
+
+
+def test_volumes(tmp_path):
+    v = load(tmp_path, RAID0 + '[profile.volumes]\nunits = 2\nper_unit = 8\nsize = "6M"\n'
+             ).profile.volumes
+    assert (v.units, v.per_unit, v.size_mib) == (2, 8, 8)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('units = 0\nsize = "8M"', "profile.volumes.units = 0: must be 1..16"),
+    ('per_unit = 65\nsize = "8M"', "profile.volumes.per_unit = 65: must be 1..64"),
+    ("units = 1", "profile.volumes.size: missing"),
+    # the local volume is the first disk (64 MiB cache0) without raid or disk group
+    ('units = 2\nper_unit = 4\nsize = "8M"', "node node1 needs 64 MiB"),
+])
+def test_volumes_bad_settings(tmp_path, text, expected):
+    assert expected in error(tmp_path, f"[profile.volumes]\n{text}\n")
+
+
+def test_unknown_profile_section(tmp_path):
+    assert "profile: unknown key 'dedupe' (known: raid, disk_group, replicas, nfs, volumes)" \
+        in error(tmp_path, "[profile.dedupe]\n")
+
+
+def test_raid_usable_bytes_per_level():
+    member = 1024 * MIB
+    usable = member - 128 * MIB
+    assert profile_schema.raid_usable_bytes(0, member, 4) == 4 * usable
+    assert profile_schema.raid_usable_bytes(1, member, 2) == usable
+    assert profile_schema.raid_usable_bytes(10, member, 4) == 2 * usable
+    assert profile_schema.raid_usable_bytes(5, member, 4) == 3 * usable
+    assert profile_schema.raid_usable_bytes(6, member, 4) == 2 * usable
+
+
+STATUS = """\
+md md1 level=raid1 array_state=clean degraded=1 sync_action=recover sync_completed=1024_/_4096 mismatch_cnt=0 size_bytes=66060288 members=dm-1:in_sync;nvme0n1:in_sync,write_mostly;nvme1n1:faulty
+dm dg-data target=cache status=8_9/2048_128_31/448_89_131_6_272_0_31_5_2_metadata2_writethrough_2_migration_threshold_2048
+dm diskgroup target=writecache status=0_5100_1280_7_1586_266
+nvme nvme0 nqn=nqn.x:lab:node2:replica state=live
+mount /mnt/storlab source=[fd5c::1]:/export type=nfs4
+nfsd /export threads=8
+volume /dev/storlab/u1v1 size_bytes=16777216
+"""
+
+
+def test_parse_status():
+    s = profiles.parse_status(STATUS)
+    md = s["md"][0]
+    assert (md["name"], md["degraded"], md["sync_action"], md["sync_percent"]) == \
+        ("md1", 1, "recover", 25.0)
+    assert md["members"] == [{"device": "dm-1", "state": "in sync"},
+                             {"device": "nvme0n1", "state": "in sync,write mostly"},
+                             {"device": "nvme1n1", "state": "faulty"}]
+    cache, writecache = s["caches"]
+    assert cache["kind"] == "dm-cache" and cache["mode"] == "writethrough"
+    assert (cache["used_blocks"], cache["total_blocks"], cache["read_hits"]) == (31, 448, 89)
+    assert cache["dirty_blocks"] == 5 and cache["dirty_bytes"] == 5 * 128 * 512
+    assert writecache["kind"] == "dm-writecache" and writecache["dirty_blocks"] == 3820
+    assert writecache["writeback_blocks"] == 7
+    assert s["nvme"] == [{"controller": "nvme0", "nqn": "nqn.x:lab:node2:replica",
+                          "state": "live"}]
+    assert s["mounts"][0]["path"] == "/mnt/storlab" and s["nfsd"] is True
+    assert s["volumes"] == [{"path": "/dev/storlab/u1v1", "size_bytes": 16777216}]
+    assert "md1 raid1 clean degraded 1 recover 25.0%" in profiles.summary(s)
