@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "queues.h"
 #include "hdd_internal.h"
 #include "stats.h"
 
@@ -191,69 +192,12 @@ interface_transfer (struct hdd_model *m, uint64_t ready_ns, uint64_t bytes)
 
 /* ------------------------------------------------------------------ tags -- */
 
-static void
-release_push (struct hdd_model *m, uint64_t when)
-{
-  uint64_t *h = m->release_heap;
-  uint32_t i = m->release_count++;
-  while (i > 0 && h[(i - 1) / 2] > when) {
-    h[i] = h[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  h[i] = when;
-}
-
-static void
-release_prune (struct hdd_model *m, uint64_t now)
-{
-  uint64_t *h = m->release_heap;
-  while (m->release_count > 0 && h[0] <= now) {
-    uint64_t last = h[--m->release_count];
-    uint32_t i = 0, n = m->release_count;
-    for (;;) {
-      uint32_t child = 2 * i + 1;
-      if (child >= n)
-        break;
-      if (child + 1 < n && h[child + 1] < h[child])
-        child++;
-      if (h[child] >= last)
-        break;
-      h[i] = h[child];
-      i = child;
-    }
-    if (n > 0)
-      h[i] = last;
-  }
-}
-
 /* The request's completion is decided: announce it, its tag frees then. */
 static void
 complete_at (struct hdd_model *m, struct sl_request *r, uint64_t when)
 {
-  release_push (m, when);
+  sl_release_push (m->release_heap, &m->release_count, when);
   sl_engine_complete (m->engine, r, when);
-}
-
-static void
-queue_append (struct sl_request **head, struct sl_request **tail, struct sl_request *r)
-{
-  r->model_next = NULL;
-  if (*tail)
-    (*tail)->model_next = r;
-  else
-    *head = r;
-  *tail = r;
-}
-
-static struct sl_request *
-queue_pop (struct sl_request **head, struct sl_request **tail)
-{
-  struct sl_request *r = *head;
-  *head = r->model_next;
-  if (*head == NULL)
-    *tail = NULL;
-  r->model_next = NULL;
-  return r;
 }
 
 /* ----------------------------------------------------------- dirty list -- */
@@ -717,7 +661,7 @@ admit_waiting_writes (struct hdd_model *m, uint64_t now)
     uint64_t start = r->offset_bytes, length = r->length_bytes;
     if (dirty_total (m) + length > m->write_share_bytes)
       break;
-    queue_pop (&m->wait_head, &m->wait_tail);
+    sl_fifo_pop (&m->wait_head, &m->wait_tail);
     m->tags_undecided--;
     uint64_t ready = max_u64 (now, r->model_scratch[SCRATCH_READY_NS]);
     if (dirty_add (m, start, start + length) < 0) {
@@ -778,7 +722,7 @@ dispatch (struct hdd_model *m, struct sl_request *r, uint64_t now)
         && length <= m->write_share_bytes) {
       if (m->wait_head != NULL || dirty_total (m) + length > m->write_share_bytes) {
         r->model_scratch[SCRATCH_READY_NS] = ready;
-        queue_append (&m->wait_head, &m->wait_tail, r);
+        sl_fifo_append (&m->wait_head, &m->wait_tail, r);
         m->tags_undecided++;
         return;
       }
@@ -812,10 +756,10 @@ static void
 admit_from_host (struct hdd_model *m, uint64_t now)
 {
   while (m->host_head != NULL && m->flush_pending == NULL && now >= m->barrier_until_ns) {
-    release_prune (m, now);
+    sl_release_prune (m->release_heap, &m->release_count, now);
     if (m->tags_undecided + m->release_count >= m->config.ncq_depth)
       break;
-    dispatch (m, queue_pop (&m->host_head, &m->host_tail), now);
+    dispatch (m, sl_fifo_pop (&m->host_head, &m->host_tail), now);
   }
 }
 
@@ -844,7 +788,7 @@ catch_up (struct hdd_model *m, uint64_t now)
 {
   if (m->destage_active && m->destage_end_ns <= now)
     finish_destage (m, now);
-  release_prune (m, now);
+  sl_release_prune (m->release_heap, &m->release_count, now);
 }
 
 static void
@@ -917,7 +861,7 @@ hdd_submit (void *self, struct sl_engine *e, struct sl_request *r)
   uint64_t now = sl_engine_now_ns (e);
   m->engine = e;
   catch_up (m, now);
-  queue_append (&m->host_head, &m->host_tail, r);
+  sl_fifo_append (&m->host_head, &m->host_tail, r);
   run (m, now);
 }
 

@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "queues.h"
 
 #define REBUILD_STEP_BYTES (1024u * 1024u)
 #define DESTAGE_WINDOW_BYTES (1024u * 1024u)
@@ -66,28 +67,6 @@ static void
 update_dirty_counter (struct raid_model *m)
 {
   m->counter[RC_DIRTY_BYTES] = dirty_total (m);
-}
-
-static void
-queue_append (struct sl_request **head, struct sl_request **tail, struct sl_request *r)
-{
-  r->model_next = NULL;
-  if (*tail)
-    (*tail)->model_next = r;
-  else
-    *head = r;
-  *tail = r;
-}
-
-static struct sl_request *
-queue_pop (struct sl_request **head, struct sl_request **tail)
-{
-  struct sl_request *r = *head;
-  *head = r->model_next;
-  if (*head == NULL)
-    *tail = NULL;
-  r->model_next = NULL;
-  return r;
 }
 
 void
@@ -279,7 +258,7 @@ static void
 release_flush_waiters (struct raid_model *m)
 {
   while (m->flush_head && dirty_total (m) == 0)
-    flush_members (m, queue_pop (&m->flush_head, &m->flush_tail));
+    flush_members (m, sl_fifo_pop (&m->flush_head, &m->flush_tail));
 }
 
 static void
@@ -298,9 +277,9 @@ admit_room_waiters (struct raid_model *m)
   while (m->room_head) {
     struct sl_request *r = m->room_head;
     if (!m->write_back)
-      write_through (m, queue_pop (&m->room_head, &m->room_tail));
+      write_through (m, sl_fifo_pop (&m->room_head, &m->room_tail));
     else if (dirty_total (m) + r->length_bytes <= m->config.cache_bytes)
-      cache_write (m, queue_pop (&m->room_head, &m->room_tail));
+      cache_write (m, sl_fifo_pop (&m->room_head, &m->room_tail));
     else
       break;
   }
@@ -411,7 +390,7 @@ read_ahead_done (struct raid_model *m, struct raid_op *op)
   op_free (m, op);
   while (m->ra_wait_head) {
     m->counter[RC_READAHEAD_HITS]++;
-    complete_front (m, queue_pop (&m->ra_wait_head, &m->ra_wait_tail));
+    complete_front (m, sl_fifo_pop (&m->ra_wait_head, &m->ra_wait_tail));
   }
 }
 
@@ -446,7 +425,7 @@ complete_front (struct raid_model *m, struct sl_request *r)
   m->in_controller--;
   m->last_front_ns = now_ns (m);
   if (m->wait_head)
-    admit (m, queue_pop (&m->wait_head, &m->wait_tail));
+    admit (m, sl_fifo_pop (&m->wait_head, &m->wait_tail));
   if (m->in_controller == 0)
     arm_idle_timer (m);
 }
@@ -493,7 +472,7 @@ dispatch_read (struct raid_model *m, struct sl_request *r)
   }
   if (m->ra_op && start >= m->ra_next_start && end <= m->ra_next_end) {
     m->counter[RC_CACHE_READ_HITS]++;
-    queue_append (&m->ra_wait_head, &m->ra_wait_tail, r);
+    sl_fifo_append (&m->ra_wait_head, &m->ra_wait_tail, r);
     return;
   }
   m->counter[RC_CACHE_READ_MISSES]++;
@@ -518,7 +497,7 @@ dispatch_write (struct raid_model *m, struct sl_request *r)
   }
   if (m->room_head || dirty_total (m) + r->length_bytes > m->config.cache_bytes) {
     m->counter[RC_ROOM_WAITS]++;
-    queue_append (&m->room_head, &m->room_tail, r);
+    sl_fifo_append (&m->room_head, &m->room_tail, r);
     raid_kick_destage (m);
     return;
   }
@@ -546,7 +525,7 @@ dispatch_event (struct sl_engine *e, void *arg, uint64_t request)
     if (m->write_back || dirty_total (m) == 0)
       flush_members (m, r);
     else {
-      queue_append (&m->flush_head, &m->flush_tail, r);
+      sl_fifo_append (&m->flush_head, &m->flush_tail, r);
       raid_kick_destage (m);
     }
     break;
@@ -569,7 +548,7 @@ raid_submit (void *self, struct sl_engine *e, struct sl_request *r)
   m->idle_token++;             /* not idle any more */
   raid_update_policy (m);
   if (m->in_controller >= m->config.queue_depth)
-    queue_append (&m->wait_head, &m->wait_tail, r);
+    sl_fifo_append (&m->wait_head, &m->wait_tail, r);
   else
     admit (m, r);
 }

@@ -52,6 +52,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "queues.h"
 #include "ssd_ftl.h"
 #include "ssd_timeline.h"
 #include "stats.h"
@@ -202,70 +203,13 @@ trace (struct ssd_model *m, int resource, uint32_t index, uint64_t start, uint64
     m->hook (m->hook_arg, resource, index, start, end);
 }
 
-static void
-queue_append (struct sl_request **head, struct sl_request **tail, struct sl_request *r)
-{
-  r->model_next = NULL;
-  if (*tail)
-    (*tail)->model_next = r;
-  else
-    *head = r;
-  *tail = r;
-}
-
-static struct sl_request *
-queue_pop (struct sl_request **head, struct sl_request **tail)
-{
-  struct sl_request *r = *head;
-  *head = r->model_next;
-  if (*head == NULL)
-    *tail = NULL;
-  r->model_next = NULL;
-  return r;
-}
-
 /* ------------------------------------------------------------------ tags -- */
-
-static void
-release_push (struct ssd_model *m, uint64_t when)
-{
-  uint64_t *h = m->release_heap;
-  uint32_t i = m->release_count++;
-  while (i > 0 && h[(i - 1) / 2] > when) {
-    h[i] = h[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  h[i] = when;
-}
-
-static void
-release_prune (struct ssd_model *m, uint64_t now)
-{
-  uint64_t *h = m->release_heap;
-  while (m->release_count > 0 && h[0] <= now) {
-    uint64_t last = h[--m->release_count];
-    uint32_t i = 0, n = m->release_count;
-    for (;;) {
-      uint32_t child = 2 * i + 1;
-      if (child >= n)
-        break;
-      if (child + 1 < n && h[child + 1] < h[child])
-        child++;
-      if (h[child] >= last)
-        break;
-      h[i] = h[child];
-      i = child;
-    }
-    if (n > 0)
-      h[i] = last;
-  }
-}
 
 /* The command's completion is decided: it holds its queue slot until then. */
 static void
 complete_at (struct ssd_model *m, struct sl_request *r, uint64_t when)
 {
-  release_push (m, when);
+  sl_release_push (m->release_heap, &m->release_count, when);
   sl_engine_complete (m->engine, r, when);
 }
 
@@ -639,7 +583,7 @@ static void
 admit_waiting_writes (struct ssd_model *m, uint64_t now)
 {
   while (m->room_head != NULL && admit_write (m, m->room_head, now))
-    write_buffered (m, queue_pop (&m->room_head, &m->room_tail), true);
+    write_buffered (m, sl_fifo_pop (&m->room_head, &m->room_tail), true);
 }
 
 static void
@@ -779,7 +723,7 @@ dispatch (struct ssd_model *m, struct sl_request *r, uint64_t now)
       return;
     }
     m->counter[COUNTER_WRITES_THROTTLED]++;
-    queue_append (&m->room_head, &m->room_tail, r);
+    sl_fifo_append (&m->room_head, &m->room_tail, r);
     m->tags_undecided++;
     return;
 
@@ -810,10 +754,10 @@ static void
 admit_from_host (struct ssd_model *m, uint64_t now)
 {
   while (m->host_head != NULL) {
-    release_prune (m, now);
+    sl_release_prune (m->release_heap, &m->release_count, now);
     if (m->tags_undecided + m->release_count >= m->config.queue_depth)
       break;
-    dispatch (m, queue_pop (&m->host_head, &m->host_tail), now);
+    dispatch (m, sl_fifo_pop (&m->host_head, &m->host_tail), now);
   }
 }
 
@@ -837,7 +781,7 @@ arm_admit (struct ssd_model *m)
 static void
 run (struct ssd_model *m, uint64_t now)
 {
-  release_prune (m, now);
+  sl_release_prune (m->release_heap, &m->release_count, now);
   admit_waiting_writes (m, now);
   finish_synced (m, now);
   kick (m, now);
@@ -903,7 +847,7 @@ ssd_submit (void *self, struct sl_engine *e, struct sl_request *r)
   struct ssd_model *m = self;
   uint64_t now = sl_engine_now_ns (e);
   m->engine = e;
-  release_prune (m, now);
+  sl_release_prune (m->release_heap, &m->release_count, now);
   /* the common case first: a free slot and nothing waiting */
   if (m->host_head == NULL && m->tags_undecided + m->release_count < m->config.queue_depth) {
     dispatch (m, r, now);
@@ -911,7 +855,7 @@ ssd_submit (void *self, struct sl_engine *e, struct sl_request *r)
       run (m, now);
     return;
   }
-  queue_append (&m->host_head, &m->host_tail, r);
+  sl_fifo_append (&m->host_head, &m->host_tail, r);
   run (m, now);
 }
 
