@@ -91,42 +91,10 @@ sl_hdd_config_defaults (struct sl_hdd_config *c)
   };
 }
 
-/* A field's value in its key's unit (ms, MB/s, ...), as the table's ranges. */
-static double
-param_value (const struct sl_param *p, const struct sl_hdd_config *c)
-{
-  const char *field = (const char *) c + p->offset;
-  switch (p->type) {
-  case SL_PARAM_COUNT: return *(const uint32_t *) field;
-  case SL_PARAM_SIZE_BYTES: return (double) *(const uint64_t *) field;
-  case SL_PARAM_TIME_MS: return *(const uint64_t *) field / NS_PER_MS;
-  case SL_PARAM_TIME_US: return *(const uint64_t *) field / NS_PER_US;
-  case SL_PARAM_RATE_MB_S: return *(const uint64_t *) field / 1e6;
-  case SL_PARAM_ON_OFF: return *(const bool *) field;
-  default: return 0;     /* hdd has no string, percent or choice keys */
-  }
-  return 0;
-}
-
-static int
-check_ranges (const struct sl_hdd_config *c, char *err, size_t err_bytes)
-{
-  for (size_t i = 0; i < HDD_PARAM_COUNT; i++) {
-    const struct sl_param *p = &sl_hdd_params[i];
-    double v = param_value (p, c);
-    /* relative slack: ns fields are rounded from decimal milliseconds */
-    if (v < p->min * (1 - 1e-9) || v > p->max * (1 + 1e-9)) {
-      snprintf (err, err_bytes, "%s=%g: out of range %g..%g", p->key, v, p->min, p->max);
-      return -1;
-    }
-  }
-  return 0;
-}
-
 int
 sl_hdd_config_validate (const struct sl_hdd_config *c, char *err, size_t err_bytes)
 {
-  if (check_ranges (c, err, err_bytes) < 0)
+  if (sl_params_check_ranges (sl_hdd_params, HDD_PARAM_COUNT, c, err, err_bytes) < 0)
     return -1;
   double t2t_ms = c->track_to_track_seek_ns / NS_PER_MS;
   double avg_ms = c->average_seek_ns / NS_PER_MS;

@@ -414,6 +414,42 @@ sl_param_set (const struct sl_param *table, size_t table_len, void *config,
   return -1;
 }
 
+/* A field's value in its key's unit (ms, MB/s, ...), as the table's ranges. */
+static bool
+value_in_unit (const struct sl_param *p, const void *config, double *out)
+{
+  const char *field = (const char *) config + p->offset;
+  switch (p->type) {
+  case SL_PARAM_COUNT: *out = *(const uint32_t *) field; return true;
+  case SL_PARAM_SIZE_BYTES: *out = (double) *(const uint64_t *) field; return true;
+  case SL_PARAM_TIME_MS: *out = *(const uint64_t *) field / 1e6; return true;
+  case SL_PARAM_TIME_US: *out = *(const uint64_t *) field / 1e3; return true;
+  case SL_PARAM_RATE_MB_S: *out = *(const uint64_t *) field / 1e6; return true;
+  case SL_PARAM_ON_OFF: *out = *(const bool *) field; return true;
+  case SL_PARAM_PERCENT: *out = *(const double *) field; return true;
+  case SL_PARAM_STRING:
+  case SL_PARAM_CHOICE:
+    return false;
+  }
+  return false;
+}
+
+int
+sl_params_check_ranges (const struct sl_param *table, size_t table_len,
+                        const void *config, char *err, size_t err_bytes)
+{
+  for (size_t i = 0; i < table_len; i++) {
+    const struct sl_param *p = &table[i];
+    double v;
+    /* relative slack: ns fields are rounded from decimal units */
+    if (value_in_unit (p, config, &v) && (v < p->min * (1 - 1e-9) || v > p->max * (1 + 1e-9))) {
+      snprintf (err, err_bytes, "%s=%g: out of range %g..%g", p->key, v, p->min, p->max);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 void
 sl_params_dump (const struct sl_param *table, size_t table_len,
                 const void *config, const char *prefix, FILE *out)

@@ -48,6 +48,12 @@ int sl_param_set (const struct sl_param *table, size_t table_len, void *config,
                   const char *key, const char *value, char *err, size_t err_bytes);
 const struct sl_param *sl_param_find (const struct sl_param *table, size_t table_len,
                                       const char *key);
+/* Checks every field of config against its key's range (a config built in
+ * code, not only through sl_param_set, gets the same limits).  Strings and
+ * choices are the model's to check.  Returns 0, or -1 with
+ * "KEY=VALUE: out of range MIN..MAX" in err. */
+int sl_params_check_ranges (const struct sl_param *table, size_t table_len,
+                            const void *config, char *err, size_t err_bytes);
 /* Writes "key=<current value>" lines (for --dump-plugin) */
 void sl_params_dump (const struct sl_param *table, size_t table_len,
                      const void *config, const char *prefix, FILE *out);

@@ -110,45 +110,10 @@ sl_ssd_config_defaults (struct sl_ssd_config *c)
   };
 }
 
-/* A field's value in its key's unit, as the table's ranges. */
-static double
-param_value (const struct sl_param *p, const struct sl_ssd_config *c)
-{
-  const char *field = (const char *) c + p->offset;
-  if (p->type == SL_PARAM_PERCENT)
-    return *(const double *) field;
-  if (p->type == SL_PARAM_CHOICE)
-    return *(const uint32_t *) field;
-  switch (p->type) {
-  case SL_PARAM_COUNT: return *(const uint32_t *) field;
-  case SL_PARAM_SIZE_BYTES: return (double) *(const uint64_t *) field;
-  case SL_PARAM_TIME_MS: return *(const uint64_t *) field / 1e6;
-  case SL_PARAM_TIME_US: return *(const uint64_t *) field / 1e3;
-  case SL_PARAM_RATE_MB_S: return *(const uint64_t *) field / 1e6;
-  case SL_PARAM_ON_OFF: return *(const bool *) field;
-  default: return 0;
-  }
-}
-
-static int
-check_ranges (const struct sl_ssd_config *c, char *err, size_t err_bytes)
-{
-  for (size_t i = 0; i < SSD_PARAM_COUNT; i++) {
-    const struct sl_param *p = &sl_ssd_params[i];
-    double v = param_value (p, c);
-    /* relative slack: ns fields are rounded from decimal units */
-    if (v < p->min * (1 - 1e-9) || v > p->max * (1 + 1e-9)) {
-      snprintf (err, err_bytes, "%s=%g: out of range %g..%g", p->key, v, p->min, p->max);
-      return -1;
-    }
-  }
-  return 0;
-}
-
 int
 sl_ssd_config_validate (const struct sl_ssd_config *c, char *err, size_t err_bytes)
 {
-  if (check_ranges (c, err, err_bytes) < 0)
+  if (sl_params_check_ranges (sl_ssd_params, SSD_PARAM_COUNT, c, err, err_bytes) < 0)
     return -1;
   if (c->gc_high_watermark_pct <= c->gc_low_watermark_pct) {
     snprintf (err, err_bytes, "gc-high-watermark-pct=%g: must be above "
