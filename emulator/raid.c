@@ -679,13 +679,8 @@ raid_attach (void *self, struct sl_engine *e, struct sl_device_stats *stats)
 {
   struct raid_model *m = self;
   m->engine = e;
-  if (stats) {
-    for (unsigned i = 0; i < RC_COUNT; i++) {
-      sl_device_stats_name_counter (stats, i, counter_names[i]);
-      stats->model_counter[i] = m->own_counters[i];
-    }
-    m->counter = stats->model_counter;
-  }
+  if (stats)
+    m->counter = sl_device_stats_adopt_counters (stats, counter_names, m->own_counters, RC_COUNT);
   for (uint32_t i = 0; i < m->config.members; i++) {
     struct raid_member *member = &m->member[i];
     char name[SL_STATS_NAME_BYTES];

@@ -834,11 +834,7 @@ ssd_attach (void *self, struct sl_engine *e, struct sl_device_stats *stats)
   m->engine = e;
   if (stats == NULL)
     return;
-  for (unsigned i = 0; i < COUNTER_COUNT; i++) {
-    sl_device_stats_name_counter (stats, i, counter_names[i]);
-    stats->model_counter[i] = m->own_counters[i];
-  }
-  m->counter = stats->model_counter;
+  m->counter = sl_device_stats_adopt_counters (stats, counter_names, m->own_counters, COUNTER_COUNT);
 }
 
 static void

@@ -182,6 +182,20 @@ sl_device_stats_completion (struct sl_device_stats *s, enum sl_op op,
   write_end (s);
 }
 
+uint64_t *
+sl_device_stats_adopt_counters (struct sl_device_stats *s, const char *const names[],
+                                const uint64_t *values, unsigned count)
+{
+  const unsigned slots = sizeof s->model_counter / sizeof s->model_counter[0];
+  if (count > slots)
+    count = slots;             /* never write past the record */
+  for (unsigned i = 0; i < count; i++) {
+    sl_device_stats_name_counter (s, i, names[i]);
+    s->model_counter[i] = values[i];
+  }
+  return s->model_counter;
+}
+
 void
 sl_device_stats_release (struct sl_device_stats *s, uint64_t lateness_ns)
 {

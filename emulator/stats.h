@@ -73,6 +73,13 @@ void sl_device_stats_release (struct sl_device_stats *s, uint64_t lateness_ns);
 void sl_device_stats_name_counter (struct sl_device_stats *s, unsigned index,
                                    const char *name);
 
+/* A model's counters move into the record: names the first count slots,
+ * copies the values the model counted so far, and returns the slots the
+ * model updates from now on. */
+uint64_t *sl_device_stats_adopt_counters (struct sl_device_stats *s,
+                                          const char *const names[],
+                                          const uint64_t *values, unsigned count);
+
 /* Consistent copy of a live record (seqlock read). */
 void sl_device_stats_snapshot (const struct sl_device_stats *live,
                                struct sl_device_stats *copy);
