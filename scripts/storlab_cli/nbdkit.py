@@ -10,13 +10,18 @@ from .errors import UserError
 STORLAB_PLUGINS = ("hdd", "ssd", "raid")
 
 
+def plugin_argument(plugin):
+    """What nbdkit is told: the built .so for storlab's kinds, else the name."""
+    return paths.plugin(plugin) if plugin in STORLAB_PLUGINS else plugin
+
+
 class Nbdkit:
     def __init__(self, workdir, plugin, params, options=(), threads=64):
         """plugin: a storlab kind ("hdd") or any installed nbdkit plugin name."""
         name = plugin
         self.socket = os.path.join(workdir, f"{name}.sock")
         self.stderr_path = os.path.join(workdir, f"{name}.stderr")
-        target = paths.plugin(plugin) if plugin in STORLAB_PLUGINS else plugin
+        target = plugin_argument(plugin)
         cmd = (["nbdkit", "--foreground", "--exit-with-parent", f"--threads={threads}",
                 "-U", self.socket] + list(options) + [target] + list(params))
         self._stderr = open(self.stderr_path, "w", encoding="utf-8")
@@ -59,7 +64,7 @@ def start_daemon(plugin, params, socket_path, pidfile, socket_group_id, threads=
     """Starts a backgrounded nbdkit serving plugin on socket_path; the socket
     is made reachable by socket_group_id (libvirt's qemu user) and nobody else.
     Raises UserError with nbdkit's own message when it refuses to start."""
-    target = paths.plugin(plugin) if plugin in STORLAB_PLUGINS else plugin
+    target = plugin_argument(plugin)
     cmd = ["nbdkit", f"--threads={threads}", "-U", socket_path, "-P", pidfile,
            target] + list(params)
     result = subprocess.run(cmd, capture_output=True, text=True, check=False)
