@@ -31,23 +31,41 @@ def answers(domain):
         return False
 
 
-def run(domain, argv, timeout_s=600, stdin_bytes=None):
-    """Runs argv in the guest (no shell: argv[0] is the program path).
-    Returns (exit_code, stdout_bytes, stderr_bytes)."""
+def start(domain, argv, stdin_bytes=None):
+    """Starts argv in the guest (no shell: argv[0] is the program path);
+    returns its guest pid for wait() (or for kill in the guest)."""
     if not argv:
         raise UserError("no command given")
     arguments = {"path": argv[0], "arg": list(argv[1:]), "capture-output": True}
     if stdin_bytes is not None:
         arguments["input-data"] = base64.b64encode(stdin_bytes).decode("ascii")
-    pid = command(domain, "guest-exec", arguments)["pid"]
+    return command(domain, "guest-exec", arguments)["pid"]
+
+
+def poll(domain, pid):
+    """(exit_code, stdout_bytes, stderr_bytes) once a started command has
+    exited, else None."""
+    status = command(domain, "guest-exec-status", {"pid": pid})
+    if not status.get("exited"):
+        return None
+    out = base64.b64decode(status.get("out-data", ""))
+    err = base64.b64decode(status.get("err-data", ""))
+    return status.get("exitcode", 128 + status.get("signal", 0)), out, err
+
+
+def wait(domain, pid, timeout_s=600, what="guest command"):
+    """Waits for a started command; returns (exit_code, stdout_bytes, stderr_bytes)."""
     deadline = time.monotonic() + timeout_s
     while True:
-        status = command(domain, "guest-exec-status", {"pid": pid})
-        if status.get("exited"):
-            out = base64.b64decode(status.get("out-data", ""))
-            err = base64.b64decode(status.get("err-data", ""))
-            code = status.get("exitcode", 128 + status.get("signal", 0))
-            return code, out, err
+        result = poll(domain, pid)
+        if result is not None:
+            return result
         if time.monotonic() > deadline:
-            raise UserError(f"guest command {argv[0]} still running after {timeout_s} s")
+            raise UserError(f"{what} still running after {timeout_s} s")
         time.sleep(EXEC_POLL_S)
+
+
+def run(domain, argv, timeout_s=600, stdin_bytes=None):
+    """Runs argv in the guest; returns (exit_code, stdout_bytes, stderr_bytes)."""
+    pid = start(domain, argv, stdin_bytes)
+    return wait(domain, pid, timeout_s, f"guest command {argv[0]}")

@@ -1,0 +1,102 @@
+"""A sweep against its topology: which nodes and devices take part, and
+every cross-check between the two files, before anything starts."""
+from dataclasses import dataclass
+
+from . import nbdkit
+from .errors import UserError
+from .sweep_schema import TARGET_VOLUMES
+from .topology import parse_size_bytes
+
+MIB = 1 << 20
+
+
+@dataclass
+class Plan:
+    nodes: list               # active node names
+    devices: dict             # node -> the target Device (None for target "volumes")
+    event_devices: dict       # node -> {device name: Device} controlled live
+
+
+def _device(topo_node, name):
+    for device in topo_node.devices:
+        if device.name == name:
+            return device
+    return None
+
+
+def _check_fits(sweep, node, device):
+    for point in sweep.points:
+        w = point.workload(sweep.workload)
+        need_bytes = w["units"] * w["workers"] * parse_size_bytes(w["size"])
+        if need_bytes > device.size_bytes:
+            raise UserError(
+                f"{sweep.path}: point {point.index}: {w['units']} units x {w['workers']} workers"
+                f" x size {w['size']} = {need_bytes // MIB} MiB does not fit {node}'s "
+                f"{device.name} ({device.size_bytes // MIB} MiB)")
+
+
+def _check_volumes(sweep, topo):
+    volumes = topo.profile.volumes if topo.profile is not None else None
+    if volumes is None:
+        raise UserError(f"{sweep.path}: workload.target = 'volumes' but {topo.path} has no "
+                        "[profile.volumes]")
+    for point in sweep.points:
+        w = point.workload(sweep.workload)
+        if w["units"] > volumes.units:
+            raise UserError(f"{sweep.path}: point {point.index}: units = {w['units']} but the "
+                            f"profile has {volumes.units} workload units per node")
+        if parse_size_bytes(w["size"]) > volumes.size_mib * MIB:
+            raise UserError(f"{sweep.path}: point {point.index}: size = {w['size']} is larger "
+                            f"than a workload volume ({volumes.size_mib} MiB)")
+
+
+def make(sweep, topo, backend=None):
+    backend = backend or sweep.backend
+    names = [n.name for n in topo.nodes]
+    active = sweep.workload["nodes"] or names
+    for name in active:
+        if name not in names:
+            raise UserError(f"{sweep.path}: workload.nodes: no node '{name}' in {topo.path} "
+                            f"(nodes: {', '.join(names)})")
+    target = sweep.workload["target"]
+    devices, event_devices = {}, {}
+    for name in active:
+        topo_node = topo.node(name)
+        if target == TARGET_VOLUMES:
+            devices[name] = None
+        else:
+            device = _device(topo_node, target)
+            if device is None:
+                raise UserError(f"{sweep.path}: workload.target = {target!r}: {name} has no such "
+                                f"device (devices: "
+                                f"{', '.join(d.name for d in topo_node.devices) or 'none'})")
+            if backend == "sim" and device.plugin not in nbdkit.STORLAB_PLUGINS:
+                raise UserError(f"{sweep.path}: workload.target = {target!r}: plugin "
+                                f"{device.plugin!r} has no model for the simulator (storlab "
+                                f"plugins: {', '.join(nbdkit.STORLAB_PLUGINS)})")
+            _check_fits(sweep, name, device)
+            devices[name] = device
+        controlled = {}
+        if any(p.device_knobs() for p in sweep.points) and backend == "lab":
+            controlled[target] = devices[name]
+        for point in sweep.points:
+            for event in point.events:
+                device = _device(topo_node, event.device)
+                if device is None:
+                    raise UserError(f"{sweep.path}: point {point.index}: event device "
+                                    f"{event.device!r}: {name} has no such device")
+                if backend == "sim" and device is not devices[name]:
+                    raise UserError(f"{sweep.path}: point {point.index}: event device "
+                                    f"{event.device!r}: the simulator runs only the target "
+                                    f"device ({target})")
+                controlled[event.device] = device
+        for device in controlled.values():
+            if device is None or device.plugin != "raid":
+                kind = device.plugin if device is not None else "volumes"
+                raise UserError(f"{sweep.path}: {name}'s {getattr(device, 'name', target)} is "
+                                f"{kind}: live control (events; device knobs in a lab) needs a "
+                                "raid device")
+        event_devices[name] = controlled
+    if target == TARGET_VOLUMES:
+        _check_volumes(sweep, topo)
+    return Plan(active, devices, event_devices)

@@ -1,0 +1,193 @@
+"""pytest for sweep files (sweep_schema.py), their cross-checks against a
+topology (sweep_plan.py) and the fio job files of a point (fio_jobfile.py).
+No build, no VMs."""
+import os
+import sys
+
+import pytest
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.dirname(TESTS)
+sys.path.insert(0, os.path.join(SOURCE, "scripts"))
+
+from storlab_cli import fio_jobfile, sweep_plan, sweep_schema, topology  # noqa: E402
+from storlab_cli.errors import UserError  # noqa: E402
+
+TOPOLOGY = '''
+name = "lab"
+[[defaults.devices]]
+name = "lun"
+plugin = "raid"
+[defaults.devices.params]
+preset = "vsa-raid10-8x-sas10k"
+member-size = "256M"
+[[defaults.devices]]
+name = "disk"
+plugin = "memory"
+[defaults.devices.params]
+size = "64M"
+[nodes]
+count = 2
+'''
+
+SWEEP = '''
+name = "s"
+topology = "lab.toml"
+[workload]
+target = "lun0"
+rw = "randrw"
+bs = "8k"
+size = "64M"
+[phases]
+ramp_s = 1
+duration_s = 30
+[sweep]
+iodepth = [1, 4, 16]
+"device.battery" = ["ok", "failed"]
+'''
+
+EXTRA = '''
+[[sweep.points]]
+label = "fails at 10 s"
+iodepth = 16
+events = [{ at_s = 10, command = "battery failed" }]
+'''
+
+
+def write(tmp_path, sweep_text, topology_text=TOPOLOGY):
+    (tmp_path / "lab.toml").write_text(topology_text)
+    path = tmp_path / "s.toml"
+    path.write_text(sweep_text)
+    return str(path)
+
+
+def load(tmp_path, sweep_text, backend=None, topology_text=TOPOLOGY):
+    return sweep_schema.load(write(tmp_path, sweep_text, topology_text), backend)
+
+
+def refused(tmp_path, sweep_text, needle, backend=None, topology_text=TOPOLOGY):
+    with pytest.raises(UserError) as e:
+        sweep = load(tmp_path, sweep_text, backend, topology_text)
+        sweep_plan.make(sweep, topology.load(sweep.topology_path))
+    assert needle in str(e.value), str(e.value)
+    assert "\n" not in str(e.value)
+    return str(e.value)
+
+
+def test_grid_first_key_outermost_then_extras(tmp_path):
+    sweep = load(tmp_path, SWEEP + EXTRA)
+    assert sweep.swept == ["iodepth", "device.battery"]
+    grid = [(p.params["iodepth"], p.params["device.battery"]) for p in sweep.points[:6]]
+    assert grid == [(1, "ok"), (1, "failed"), (4, "ok"), (4, "failed"), (16, "ok"),
+                    (16, "failed")]
+    extra = sweep.points[6]
+    assert extra.index == 6 and extra.label == "fails at 10 s"
+    assert extra.params == {"iodepth": 16, "device.battery": "ok"}   # default: first value
+    assert [(e.at_s, e.command, e.device) for e in extra.events] == [(10.0, "battery failed",
+                                                                      "lun0")]
+    assert (sweep.plot_x, sweep.plot_series) == ("iodepth", "device.battery")
+    assert sweep.points[3].workload(sweep.workload)["iodepth"] == 4
+    assert sweep.points[3].device_knobs() == {"battery": "failed"}
+
+
+def test_no_sweep_table_is_one_point(tmp_path):
+    text = SWEEP.split("[sweep]")[0]
+    sweep = load(tmp_path, text)
+    assert len(sweep.points) == 1 and sweep.points[0].params == {}
+    assert sweep.plot_x is None
+
+
+def test_topology_by_name_in_topologies_dir(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(SWEEP.replace('"lab.toml"', '"smoke"').replace('"device.battery" = ["ok", '
+                                                                   '"failed"]', ""))
+    sweep = sweep_schema.load(str(path))
+    assert sweep.topology_path == os.path.join(SOURCE, "topologies", "smoke.toml")
+
+
+@pytest.mark.parametrize("change, needle", [
+    (("[phases]", "colour = 1\n[phases]"), "workload: unknown key 'colour'"),
+    (('rw = "randrw"', 'rw = "trim"'), "workload.rw = 'trim': unknown rw mode"),
+    (('bs = "8k"', 'bs = "eight"'), "workload.bs = 'eight': not a size"),
+    (("iodepth = [1, 4, 16]", "iodepth = [1, 4, 4]"), "sweep.iodepth = [1, 4, 4]: lists a value twice"),
+    (("iodepth = [1, 4, 16]", "iodepth = [0]"), "sweep.iodepth[0] = 0: must be 1..1024"),
+    (("iodepth = [1, 4, 16]", "iodepth = 4"), "sweep.iodepth = 4: must be a non-empty list"),
+    (("iodepth = [1, 4, 16]", "target = [\"a\"]"), "sweep.target: cannot be swept"),
+    (('"device.battery" = ["ok", "failed"]', '"device.write cache" = ["a b"]'),
+     "must be one word"),
+    (('topology = "lab.toml"', 'topology = "nope.toml"'), "topology = 'nope.toml': no such file"),
+    (('name = "s"', 'name = "S!"'), "name = 'S!': must be 1..40"),
+    (("duration_s = 30", "duration_s = 0"), "phases.duration_s = 0: must be 1..86400"),
+])
+def test_bad_sweep_files(tmp_path, change, needle):
+    refused(tmp_path, SWEEP.replace(*change), needle)
+
+
+def test_bad_plot_and_extra_points(tmp_path):
+    refused(tmp_path, SWEEP + '[plot]\nx = "bs"\n', "plot.x = 'bs': not a swept key")
+    refused(tmp_path, SWEEP + EXTRA.replace('label = "fails at 10 s"', ""),
+            "sweep.points[0].label: missing")
+    refused(tmp_path, SWEEP + EXTRA.replace("battery failed", "explode"),
+            "events[0].command = 'explode': not a live control command")
+    refused(tmp_path, SWEEP + EXTRA.replace("at_s = 10", "at_s = 31"),
+            "events[0].at_s = 31: must be 0..30")
+    refused(tmp_path, SWEEP + EXTRA.replace("iodepth = 16", "bs = \"4k\""),
+            "sweep.points[0]: unknown key 'bs'")
+
+
+def test_not_valid_toml(tmp_path):
+    refused(tmp_path, "name = ", "s.toml: not valid TOML")
+
+
+def test_backend_limits(tmp_path):
+    # a lab changes only battery and cache-policy, live
+    refused(tmp_path, SWEEP.replace("device.battery", "device.member-size"),
+            "sweep.device.member-size: a lab changes only device.battery, device.cache-policy")
+    sweep = load(tmp_path, SWEEP.replace("device.battery", "device.member-size"), "sim")
+    assert sweep.backend == "sim"
+    refused(tmp_path, SWEEP.replace('"lun0"', '"volumes"'), "the simulator models devices",
+            backend="sim")
+
+
+def test_plan_cross_checks(tmp_path):
+    refused(tmp_path, SWEEP.replace('target = "lun0"', 'target = "lun9"'),
+            "workload.target = 'lun9': node1 has no such device (devices: lun0, disk0)")
+    refused(tmp_path, SWEEP.replace('target = "lun0"', 'target = "lun0"\nnodes = ["node7"]'),
+            "workload.nodes: no node 'node7'")
+    refused(tmp_path, SWEEP.replace('size = "64M"', 'size = "512M"'),
+            "1 units x 1 workers x size 512M = 512 MiB does not fit node1's lun0 (256 MiB)")
+    # the memory disk: live control needs a raid device; the simulator has no model of it
+    refused(tmp_path, SWEEP.replace('target = "lun0"', 'target = "disk0"'),
+            "node1's disk0 is memory: live control")
+    refused(tmp_path, SWEEP.replace('target = "lun0"', 'target = "disk0"')
+            .replace('"device.battery" = ["ok", "failed"]', ""),
+            "plugin 'memory' has no model for the simulator", backend="sim")
+    refused(tmp_path, SWEEP.replace('target = "lun0"', 'target = "volumes"'),
+            "has no [profile.volumes]")
+
+
+def test_plan_of_a_good_sweep(tmp_path):
+    sweep = load(tmp_path, SWEEP + EXTRA)
+    plan = sweep_plan.make(sweep, topology.load(sweep.topology_path))
+    assert plan.nodes == ["node1", "node2"]
+    assert plan.devices["node2"].name == "lun0" and plan.devices["node2"].plugin == "raid"
+    assert list(plan.event_devices["node1"]) == ["lun0"]
+
+
+def test_job_files(tmp_path):
+    sweep = load(tmp_path, SWEEP.replace('size = "64M"', 'size = "64M"\nunits = 2\nworkers = 2'))
+    point = sweep.points[3]
+    workload = point.workload(sweep.workload)
+    workers = fio_jobfile.region_workers("node1", 2, workload, "/dev/sdb")
+    # unit 2's workers own regions 2 and 3 of 64 MiB
+    assert [(w.name, w.offset_bytes) for w in workers] == [("node1-u2w1", 2 << 26),
+                                                           ("node1-u2w2", 3 << 26)]
+    text = fio_jobfile.measured(workload, sweep.phases, workers, randseed=7, log_prefix="/t/x")
+    lines = text.splitlines()
+    for expected in ("rw=randrw", "bs=8k", "iodepth=4", "size=64M", "ramp_time=1",
+                     "runtime=30", "time_based=1", "randseed=7", "write_lat_log=/t/x",
+                     "log_avg_msec=1000", "[node1-u2w2]", "filename=/dev/sdb",
+                     f"offset={3 << 26}"):
+        assert expected in lines, expected
+    fill = fio_jobfile.precondition(1 << 30, [fio_jobfile.Worker("f", "/dev/sdb", 0)])
+    assert "rw=write" in fill.splitlines() and f"size={1 << 30}" in fill.splitlines()
