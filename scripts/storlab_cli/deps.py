@@ -11,6 +11,10 @@ BUILD_PACKAGES = [
     "nbdkit", "nbdkit-plugin-dev", "fio", "libnbd-bin", "python3-libnbd",
     "python3-pytest", "libxml2-utils",
 ]
+# Drawing a results directory's figures (storlab plot) and checking its report
+# renders (the report test runs headless Chromium).
+PLOT_PACKAGES = ["gnuplot-nox"]
+REPORT_CHECK_PACKAGES = ["chromium"]
 
 
 def missing_packages(packages):

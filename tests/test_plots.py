@@ -1,0 +1,350 @@
+"""pytest for storlab plot: figures (gnuplot) and the HTML report drawn from a
+results directory's CSVs and manifest alone (scripts/storlab_cli/plots.py,
+report.py, plot_command.py). Small results directories are built in tmp_path;
+no lab, no simulator. The last test loads the report in headless Chromium."""
+import csv
+import json
+import math
+import os
+import re
+import shutil
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "scripts"))
+
+from storlab_cli import plot_command, plots, report, report_check  # noqa: E402
+from storlab_cli.errors import UserError  # noqa: E402
+
+METRICS = ["units", "iops", "read_iops", "write_iops", "mb_s", "read_mb_s", "write_mb_s",
+           "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_p99_9_us",
+           "read_lat_mean_us", "read_lat_p99_us", "write_lat_mean_us", "write_lat_p99_us",
+           "dev_iops", "dev_lat_mean_us", "member_iops", "cache_hit_pct", "dirty_mb"]
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+def measured(iodepth, battery="ok", scale=1.0, bs_bytes=8192):
+    """A plausible RAID 10 behind a write-back cache: IOPS saturate with queue
+    depth, ~5x lower with the battery failed (write-through)."""
+    iops = scale * (3000.0 if battery == "ok" else 600.0) * (1 - math.exp(-iodepth / 6))
+    mean_us = iodepth * 2 / iops * 1e6
+    return {"units": 2, "iops": round(iops, 1), "read_iops": round(iops / 2, 1),
+            "write_iops": round(iops / 2, 1), "mb_s": round(iops * bs_bytes / 1e6, 3),
+            "read_mb_s": "", "write_mb_s": "", "lat_mean_us": round(mean_us, 1),
+            "lat_p50_us": round(mean_us * 0.9, 1), "lat_p99_us": round(mean_us * 2.5, 1),
+            "lat_p99_9_us": round(mean_us * 4, 1), "read_lat_mean_us": "",
+            "read_lat_p99_us": "", "write_lat_mean_us": "", "write_lat_p99_us": "",
+            "dev_iops": round(iops, 1), "dev_lat_mean_us": round(mean_us * 0.8, 1),
+            "member_iops": "" if battery == "failed" else round(iops * 1.5, 1),
+            "cache_hit_pct": 55.5, "dirty_mb": ""}
+
+
+def write_points(path, swept, rows):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["point"] + swept + METRICS)
+        for index, row in enumerate(rows):
+            writer.writerow([index] + [row[k] for k in swept] + [row.get(m, "") for m in METRICS])
+
+
+def make_results(directory, swept, rows, x=None, series=None, sim_rows=None, name="test-sweep"):
+    """A results directory as storlab sweep writes it; rows are dicts holding
+    the swept values and the metrics. Returns the directory (str)."""
+    directory = str(directory)
+    os.makedirs(directory, exist_ok=True)
+    manifest = {
+        "name": name, "backend": "lab", "created_utc": "2024-11-22T13:00:00Z",
+        "revision": "72923cd-dirty", "sweep_file": "topologies/sweeps/cache-disabled.toml",
+        "topology": {"path": "topologies/vsa.toml", "name": "vsa"}, "swept": swept,
+        "plot": {"x": x if x is not None else (swept[0] if swept else None), "series": series},
+        "workload": {"rw": "randrw", "rwmixread": 50, "bs": "8k"},
+        "phases": {"precondition": True, "ramp_s": 5, "measure_s": 30},
+        "versions": {"qemu": "7.2.11", "nbdkit": "1.32.5", "fio": "3.33", "kernel": "6.1.0-26",
+                     "host_kernel": "6.1.0-26", "storlab_sim": "0.1"},
+        "accelerator": "tcg", "host": {"cpus": 2, "memory_bytes": 8 << 30, "os": "Debian 12"},
+        "points_total": len(rows), "points_done": len(rows)}
+    with open(os.path.join(directory, "manifest.json"), "w", encoding="utf-8") as f:
+        json.dump(manifest, f, indent=1)
+    write_points(os.path.join(directory, "points.csv"), swept, rows)
+    if sim_rows is not None:
+        write_points(os.path.join(directory, "sim", "points.csv"), swept, sim_rows)
+    for index, row in enumerate(rows):
+        point_dir = os.path.join(directory, "points", f"{index:03d}")
+        os.makedirs(point_dir, exist_ok=True)
+        with open(os.path.join(point_dir, "params.json"), "w", encoding="utf-8") as f:
+            json.dump({k: row[k] for k in swept}, f)
+        with open(os.path.join(point_dir, "fio-node1-u0.json"), "w", encoding="utf-8") as f:
+            f.write("{}\n")
+        open(os.path.join(point_dir, "done"), "w", encoding="utf-8").close()
+    return directory
+
+
+def add_timeline(directory, point, events):
+    point_dir = os.path.join(directory, "points", f"{point:03d}")
+    os.makedirs(point_dir, exist_ok=True)
+    with open(os.path.join(point_dir, "timeline.csv"), "w", encoding="utf-8") as f:
+        f.write("t_s,iops,read_iops,write_iops,lat_mean_us,read_lat_mean_us,write_lat_mean_us\n")
+        for t_s in range(1, 31):
+            iops = 2800.0 if t_s <= 10 else 610.0
+            f.write(f"{t_s}.0,{iops},{iops / 2},{iops / 2},{16 / iops * 1e6:.1f},,\n")
+        f.write("31.0,,,,,,\n")                       # an interval with nothing measured
+    with open(os.path.join(point_dir, "events.csv"), "w", encoding="utf-8") as f:
+        f.write("t_s,what\n" + "".join(f'{t},"{what}"\n' for t, what in events))
+
+
+def battery_sweep(directory, sim=True):
+    """iodepth 1..32 x battery ok/failed (strings), simulator prediction,
+    a timeline with the battery failing mid-run on point 3."""
+    grid = [(qd, battery) for qd in (1, 4, 16, 32) for battery in ("ok", "failed")]
+    rows = [dict(measured(qd, battery), iodepth=qd, **{"device.battery": battery})
+            for qd, battery in grid]
+    sim_rows = [dict(measured(qd, battery, scale=1.1), iodepth=qd, **{"device.battery": battery})
+                for qd, battery in grid] if sim else None
+    directory = make_results(directory, ["iodepth", "device.battery"], rows,
+                             x="iodepth", series="device.battery", sim_rows=sim_rows,
+                             name="cache-disabled")
+    add_timeline(directory, 3, [(10.0, "battery failed"), (25.5, "battery ok, cache on")])
+    return directory
+
+
+def assert_png(path):
+    with open(path, "rb") as f:
+        head = f.read(8)
+    assert head == PNG_MAGIC, path
+    assert os.path.getsize(path) > 1000, path
+
+
+def svg_texts(path):
+    """Parses the SVG; asserts it draws paths; returns its text content."""
+    root = ET.parse(path).getroot()
+    assert root.tag == SVG_NS + "svg"
+    assert len(root.findall(f".//{SVG_NS}path")) > 10, path
+    return " ".join("".join(t.itertext()) for t in root.iter(SVG_NS + "text"))
+
+
+def figure_files(directory):
+    return sorted(os.listdir(os.path.join(directory, "plots")))
+
+
+def gp(directory, name):
+    with open(os.path.join(directory, "plots", f"{name}.gp"), encoding="utf-8") as f:
+        return f.read()
+
+
+def test_battery_sweep_draws_every_figure_with_simulator_and_events(tmp_path, capsys):
+    directory = battery_sweep(tmp_path / "run")
+    assert plot_command.run([directory]) == 0
+    assert "3 figures" in capsys.readouterr().out
+    names = ["hockey", "iops-latency", "timeline-003"]
+    expected = sorted(f"{n}.{suffix}" for n in names for suffix in ("gp", "png", "svg"))
+    assert figure_files(directory) == expected
+    for name in names:
+        assert_png(os.path.join(directory, "plots", f"{name}.png"))
+    bars = svg_texts(os.path.join(directory, "plots", "iops-latency.svg"))
+    for text in ("IOPS · battery=ok", "IOPS · battery=failed", "simulator IOPS · battery=ok",
+                 "p99 latency · battery=failed", "simulator mean latency · battery=failed",
+                 "iodepth", "latency (ms)"):
+        assert text in bars
+    hockey = svg_texts(os.path.join(directory, "plots", "hockey.svg"))
+    assert "simulator p99 latency · battery=ok" in hockey and "IOPS" in hockey
+    timeline = svg_texts(os.path.join(directory, "plots", "timeline-003.svg"))
+    assert "battery failed" in timeline and "battery ok, cache on" in timeline
+    assert "time (s)" in timeline and "iodepth=4, device.battery=failed" in timeline
+    # Categories stay in sweep order (not sorted as text), series side by side.
+    assert "set xtics ('1' 0, '4' 1, '16' 2, '32' 3)" in gp(directory, "iops-latency")
+    assert os.path.isfile(os.path.join(directory, "index.html"))
+
+
+def test_bandwidth_versus_block_size_and_microseconds(tmp_path):
+    sizes = [("4k", 4096), ("64k", 65536), ("1m", 1 << 20)]
+    rows = [dict(measured(8, scale=1.0 / (1 + i), bs_bytes=size), bs=label, iodepth=8)
+            for i, (label, size) in enumerate(sizes)]
+    for row in rows:             # fast device: latencies well under 1 ms
+        row.update(lat_mean_us=120.5, lat_p99_us=480.0)
+    directory = make_results(tmp_path / "bs", ["bs", "iodepth"], rows, x="bs")
+    figures, _ = plot_command.render(directory)
+    assert [f.name for f in figures] == ["iops-latency", "bandwidth", "hockey"]
+    assert_png(os.path.join(directory, "plots", "bandwidth.png"))
+    texts = svg_texts(os.path.join(directory, "plots", "bandwidth.svg"))
+    assert "bandwidth (MB/s)" in texts and "iodepth" not in texts   # one value: no series
+    assert "set xtics ('4k' 0, '64k' 1, '1m' 2)" in gp(directory, "bandwidth")
+    assert "latency (µs)" in svg_texts(os.path.join(directory, "plots", "iops-latency.svg"))
+    # Block size swept but plotted by queue depth: bandwidth has a series per depth.
+    rows = [dict(measured(qd, bs_bytes=size), bs=label, iodepth=qd)
+            for label, size in sizes[:2] for qd in (1, 32)]
+    directory = make_results(tmp_path / "qd", ["bs", "iodepth"], rows, x="iodepth")
+    plot_command.render(directory)
+    texts = svg_texts(os.path.join(directory, "plots", "bandwidth.svg"))
+    assert "MB/s · iodepth=1" in texts and "MB/s · iodepth=32" in texts
+
+
+def test_one_point_one_series_value_still_plots(tmp_path):
+    rows = [dict(measured(4, "failed"), iodepth=4, **{"device.battery": "failed"})]
+    directory = make_results(tmp_path / "one", ["iodepth", "device.battery"], rows,
+                             x="iodepth", series="device.battery")
+    figures, _ = plot_command.render(directory)
+    assert [f.name for f in figures] == ["iops-latency", "hockey"]
+    for name in ("iops-latency", "hockey"):
+        assert_png(os.path.join(directory, "plots", f"{name}.png"))
+        svg_texts(os.path.join(directory, "plots", f"{name}.svg"))
+
+
+def test_string_x_without_series_and_nothing_swept(tmp_path):
+    rows = [dict(measured(8, battery), **{"device.battery": battery})
+            for battery in ("ok", "learning", "failed")]
+    directory = make_results(tmp_path / "strings", ["device.battery"], rows)
+    figures, _ = plot_command.render(directory)
+    assert [f.name for f in figures] == ["iops-latency", "hockey"]
+    assert "set xtics ('ok' 0, 'learning' 1, 'failed' 2)" in gp(directory, "iops-latency")
+    assert "IOPS" in svg_texts(os.path.join(directory, "plots", "iops-latency.svg"))
+    # No swept key at all: the points themselves are the x axis.
+    directory = make_results(tmp_path / "none", [], [measured(1), measured(2)])
+    figures, _ = plot_command.render(directory)
+    assert [f.name for f in figures] == ["iops-latency", "hockey"]
+
+
+def test_empty_cells_are_not_available_not_errors(tmp_path):
+    rows = [dict(measured(qd), iodepth=qd) for qd in (1, 2, 4, 8)]
+    for row in rows:
+        row.update(lat_mean_us="", lat_p99_us="")     # no latency measured at all
+    rows[1]["iops"] = ""                                # and one point without IOPS
+    directory = make_results(tmp_path / "gaps", ["iodepth"], rows)
+    figures, report_path = plot_command.render(directory)
+    assert [f.name for f in figures] == ["iops-latency"]      # hockey needs latency
+    script = gp(directory, "iops-latency")
+    assert "NaN" in script and "y2" not in script
+    with open(report_path, encoding="utf-8") as f:
+        assert '<td class="na">n/a</td>' in f.read()
+    # Nothing measured yet: no figures, still a report.
+    directory = make_results(tmp_path / "empty", ["iodepth"], [])
+    figures, report_path = plot_command.render(directory)
+    assert figures == [] and os.path.isfile(report_path)
+
+
+def test_rerender_removes_stale_figures(tmp_path):
+    directory = battery_sweep(tmp_path / "run", sim=False)
+    plot_command.render(directory)
+    shutil.rmtree(os.path.join(directory, "points", "003"))
+    figures, _ = plot_command.render(directory)
+    assert [f.name for f in figures] == ["iops-latency", "hockey"]
+    assert not any(n.startswith("timeline-") for n in figure_files(directory))
+    assert "simulator" not in svg_texts(os.path.join(directory, "plots", "hockey.svg"))
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def break_points(directory, text):
+    write(os.path.join(directory, "points.csv"), text)
+
+
+BAD_INPUTS = [
+    ("no dir", lambda d: shutil.rmtree(d), r"run: no such results directory"),
+    ("no manifest", lambda d: os.remove(os.path.join(d, "manifest.json")),
+     r"manifest.json: no such file"),
+    ("manifest not JSON", lambda d: write(os.path.join(d, "manifest.json"), "{ nope"),
+     r"manifest.json: not valid JSON"),
+    ("manifest a list", lambda d: write(os.path.join(d, "manifest.json"), "[]"),
+     r"manifest.json: expected a JSON object"),
+    ("plot.x unknown", lambda d: write(os.path.join(d, "manifest.json"), json.dumps(
+        {"swept": ["iodepth"], "plot": {"x": "qd", "series": None}})),
+     r"manifest.json: plot.x 'qd' is not a column of .*points.csv"),
+    ("no points.csv", lambda d: os.remove(os.path.join(d, "points.csv")),
+     r"points.csv: no such file"),
+    ("empty points.csv", lambda d: break_points(d, ""), r"points.csv: empty"),
+    ("no point column", lambda d: break_points(d, "iodepth,iops\n1,5\n"),
+     r"points.csv: no 'point' column"),
+    ("swept key missing", lambda d: break_points(d, "point,iops\n0,5\n"),
+     r"points.csv: no 'iodepth' column"),
+    ("not a number", lambda d: break_points(d, "point,iodepth,iops\n0,1,12.5\n1,2,fast\n"),
+     r"points.csv line 3: iops 'fast' is not a number"),
+    ("short row", lambda d: break_points(d, "point,iodepth,iops\n0,1\n"),
+     r"points.csv line 2: 2 fields, the header has 3"),
+    ("bad point", lambda d: break_points(d, "point,iodepth,iops\nx,1,5\n"),
+     r"points.csv line 2: point 'x' is not a point index"),
+    ("bad sim", lambda d: write(os.path.join(d, "sim", "points.csv"), "point,iodepth\n0,1,2\n"),
+     r"sim/points.csv line 2: 3 fields"),
+    ("bad timeline", lambda d: write(os.path.join(d, "points", "000", "timeline.csv"),
+                                     "t_s,iops\nsoon,5\n"),
+     r"000/timeline.csv line 2: t_s 'soon' is not a number"),
+    ("bad events", lambda d: (add_timeline(d, 0, []),
+                              write(os.path.join(d, "points", "000", "events.csv"), "what\nx\n")),
+     r"000/events.csv: no 't_s' column"),
+]
+
+
+@pytest.mark.parametrize("breakage,expected", [(b, e) for _, b, e in BAD_INPUTS],
+                         ids=[name for name, _, _ in BAD_INPUTS])
+def test_bad_results_are_one_line_errors_naming_the_file(tmp_path, breakage, expected):
+    directory = make_results(tmp_path / "run", ["iodepth"],
+                             [dict(measured(qd), iodepth=qd) for qd in (1, 2)])
+    breakage(directory)
+    with pytest.raises(UserError, match=expected) as error:
+        plot_command.run([directory])
+    assert "\n" not in str(error.value)
+
+
+def test_usage_error_is_a_user_error():
+    with pytest.raises(UserError, match="usage: storlab plot"):
+        plot_command.run([])
+
+
+def test_gnuplot_failure_names_the_plot(tmp_path):
+    with pytest.raises(UserError, match=r"plot broken: gnuplot failed: .*nosuchfunction"):
+        plots.run_gnuplot(str(tmp_path), "broken", "plot nosuchfunction(x)\n")
+
+
+def test_gnuplot_quoting_survives_any_label(tmp_path):
+    script = plots.Script("it's 100% \"quoted\" \\n $x {y} @z")
+    block = script.data([[0, 1.0], [1, None], [2, 3.0]])
+    script.element(f"{block} using 1:2 with linespoints title {plots.quote('a''b')}")
+    plots.run_gnuplot(str(tmp_path), "quoting", script.text("quoting"))
+    texts = svg_texts(str(tmp_path / "quoting.svg"))
+    assert "it's 100% \"quoted\" \\n $x {y} @z" in texts
+
+
+def test_report_is_escaped_self_contained_and_links_raw_files(tmp_path):
+    rows = [dict(measured(qd, battery), iodepth=qd, **{"device.battery": battery})
+            for qd in (1, 4) for battery in ("ok", "<b>failed & gone</b>")]
+    directory = make_results(tmp_path / "run", ["iodepth", "device.battery"], rows,
+                             x="iodepth", series="device.battery", name="<script>x</script>")
+    figures, report_path = plot_command.render(directory)
+    with open(report_path, encoding="utf-8") as f:
+        page = f.read()
+    assert "<script>x</script>" not in page and "&lt;script&gt;x&lt;/script&gt;" in page
+    assert "&lt;b&gt;failed &amp; gone&lt;/b&gt;" in page
+    assert not re.search(r"https?://|(src|href)=\"//", page)
+    for figure in figures:
+        assert f'<img src="{figure.svg}"' in page and f'href="{figure.png}"' in page
+    for label in ("Backend", "Topology", "Revision", "Version: qemu", "Accelerator", "Host"):
+        assert f"<th>{label}</th>" in page
+    assert "2 CPUs, 8.0 GiB memory, Debian 12" in page and "72923cd-dirty" in page
+    assert report.rounded("253.3051539304867") == "253.3" and report.rounded("55.5") == "55.5"
+    assert report.rounded("0.0123456") == "0.0123" and report.rounded("12") == "12"
+    for link in ("points/000/params.json", "points/003/fio-node1-u0.json", "points/003/done"):
+        assert f'href="{link}"' in page
+        assert os.path.isfile(os.path.join(directory, link))
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None,
+                    reason="chromium is not installed (Debian package 'chromium')")
+def test_report_renders_in_headless_chromium(tmp_path):
+    directory = battery_sweep(tmp_path / "run")
+    figures, report_path = plot_command.render(directory)
+    result = report_check.check(report_path, timeout_s=60)
+    assert result.checked
+    assert result.images_total == len(figures) == 3
+    assert result.images_loaded == 3 and result.images_failed == []
+    assert result.point_rows == 8
+    # The page notices an image that does not load.
+    os.remove(os.path.join(directory, "plots", "hockey.svg"))
+    result = report_check.check(report_path, timeout_s=60)
+    assert result.images_loaded == 2 and result.images_failed == ["plots/hockey.svg"]
