@@ -1,7 +1,7 @@
 """Subcommand dispatch; user errors become one line and exit status 1."""
 import sys
 
-from . import check, ctl, demo, lab_commands
+from . import check, ctl, demo, lab_commands, plot_command, sweep
 from .errors import UserError
 
 COMMANDS = {
@@ -13,6 +13,9 @@ COMMANDS = {
     "exec": (lab_commands.exec_, "run a command in a node: exec LAB NODE -- CMD [ARGS...]"),
     "node": (lab_commands.node, "fail or restore a node: node LAB NODE down|up"),
     "console": (lab_commands.console, "attach to a node's serial console: console LAB NODE"),
+    "sweep": (sweep.run, "run a sweep on a lab or the simulator: sweep FILE [--out DIR] "
+              "[--backend lab|sim]"),
+    "plot": (plot_command.run, "redraw a results directory's figures and report: plot DIR"),
     "ctl": (ctl.run, "control a running raid plugin: ctl SOCKET COMMAND... (status, battery failed, ...)"),
 }
 

@@ -9,7 +9,7 @@ import os
 import sys
 import time
 
-from . import deps, lab, point_result, results, sweep_lab, sweep_plan, sweep_schema, sweep_sim
+from . import deps, lab, plot_command, point_result, results, sweep_lab, sweep_plan, sweep_schema, sweep_sim
 from . import topology
 from .errors import UserError
 
@@ -120,7 +120,6 @@ def run(argv):
     sweep = sweep_schema.load(args.file, args.backend)
     topo = topology.load(sweep.topology_path)
     plan = sweep_plan.make(sweep, topo)
-    from . import plots, report  # noqa: PLC0415 - gnuplot's packages are checked first
     packages = deps.BUILD_PACKAGES + deps.PLOT_PACKAGES
     if sweep.backend == "lab":
         packages += lab.LAB_PACKAGES
@@ -144,10 +143,9 @@ def run(argv):
     if sweep.backend == "lab" and sweep.predict and not args.no_predict \
             and sweep.target_is_device:
         _predict(sweep, topo, out)
-    plots.render(out)
-    report.write(out)
+    figures, report_path = plot_command.render(out)
     print(f"results: {out}")
     print(f"  points.csv  {os.path.join(out, 'points.csv')}")
-    print(f"  plots       {os.path.join(out, 'plots')}")
-    print(f"  report      {os.path.join(out, 'index.html')}")
+    print(f"  plots       {os.path.join(out, 'plots')} ({len(figures)} figures)")
+    print(f"  report      {report_path}")
     return 0
