@@ -180,6 +180,31 @@ write_options (struct jw *w, const char *key, const struct sl_job_options *o)
   jw_close (w, '}');
 }
 
+/* fio --output-format=json+'s "bins": {"<value_ns>": count} for every
+ * non-zero bucket, in ascending order, printed where fio prints it (after
+ * "percentile", only when there are samples).  The key is the bucket's
+ * midpoint, lowest + (highest - lowest) / 2, the same value
+ * sl_histogram_percentile reports, so a percentile recomputed from the bins
+ * (first key whose cumulative count reaches ceil(p/100 * N)) equals ours
+ * up to our clamp to [min, max].  fio's own keys are its buckets'
+ * midpoints too (plat_idx_to_val); our buckets are 1/128 of an octave,
+ * fio's 1/64, so the key sets differ but mean the same thing. */
+static void
+write_bins (struct jw *w, const struct sl_histogram *h)
+{
+  jw_open (w, "bins", '{');
+  for (unsigned i = 0; i < SL_HIST_BUCKETS; i++) {
+    if (h->buckets[i] == 0)
+      continue;
+    uint64_t lowest = sl_histogram_bucket_lowest (i);
+    uint64_t midpoint = lowest + (sl_histogram_bucket_highest (i) - lowest) / 2;
+    char key[24];
+    snprintf (key, sizeof key, "%" PRIu64, midpoint);
+    jw_u64 (w, key, h->buckets[i]);
+  }
+  jw_close (w, '}');
+}
+
 static void
 write_latency_stats (struct jw *w, const char *key, const struct sl_histogram *h,
                      const struct sl_job *job, bool percentiles)
@@ -198,6 +223,7 @@ write_latency_stats (struct jw *w, const char *key, const struct sl_histogram *h
       jw_u64 (w, name, sl_histogram_percentile (h, job->percentiles[i]));
     }
     jw_close (w, '}');
+    write_bins (w, h);
   }
   jw_close (w, '}');
 }

@@ -5,7 +5,8 @@
  * bytes/s (bw_bytes), ms (runtime, job_runtime), ns (*_ns), percentile
  * keys printed "%f".  In the simulator slat is 0 and clat == lat.  fio
  * prints clat percentiles only (lat_percentiles=0 by default), and so do
- * we.  Anything storlab-specific lives under the top-level "storlab"
+ * we, with the histogram beside them as --output-format=json+ does
+ * (clat_ns.bins, see fio_json.c).  Anything storlab-specific lives under the top-level "storlab"
  * member, including each entry's non-zero latency histogram buckets so
  * later tools can merge histograms exactly.
  */

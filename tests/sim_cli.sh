@@ -25,6 +25,44 @@ check () {
   [ "$ok" = True ] || fail "$3 ($2 is $ok)"
 }
 
+# bins_check FILE : fio json+'s clat_ns.bins in every direction with I/O:
+# keys ascending, counts summing to total_ios, and a percentile recomputed
+# from the bins (fio's method: first bin whose cumulative count reaches
+# ceil(p/100 * N)) within one bucket of clat_ns.percentile
+bins_check () {
+  /usr/bin/python3 - "$1" <<'PY' || fail "clat_ns.bins wrong in $1"
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+checked = 0
+for j in d['jobs']:
+    for k in ('read', 'write', 'trim'):
+        r = j[k]
+        c = r['clat_ns']
+        if r['total_ios'] == 0:
+            assert 'bins' not in c, (k, 'bins without I/O (fio prints none)')
+            continue
+        assert list(c) == ['min', 'max', 'mean', 'stddev', 'N', 'percentile', 'bins'], list(c)
+        keys = [int(v) for v in c['bins']]
+        assert keys == sorted(set(keys)) and all(str(v) == s for v, s in zip(keys, c['bins'])), 'keys'
+        counts = list(c['bins'].values())
+        assert all(n > 0 for n in counts), 'zero bucket printed'
+        assert sum(counts) == r['total_ios'] == c['N'], (sum(counts), r['total_ios'])
+        assert c['min'] - c['min'] // 128 - 1 <= keys[0] <= c['min'] + c['min'] // 128 + 1, (keys[0], c['min'])
+        for p in ('50.000000', '99.000000', '99.900000'):
+            rank = max(1, math.ceil(float(p) / 100 * c['N']))
+            seen = 0
+            for i, (v, n) in enumerate(zip(keys, counts)):
+                seen += n
+                if seen >= rank:
+                    break
+            lo, hi = keys[max(i - 1, 0)], keys[min(i + 1, len(keys) - 1)]
+            assert lo <= c['percentile'][p] <= hi, (k, p, c['percentile'][p], v, lo, hi)
+        checked += 1
+assert checked > 0, 'no direction with I/O'
+print(f'bins ok: {checked} directions')
+PY
+}
+
 # --- QD1 random reads on the default drive: ~1 / (seek + half a turn + overhead)
 job qd1 "[global]\nioengine=nbd\nrw=randread\nbs=4k\ntime_based\nruntime=10\n[qd1]\niodepth=1\n"
 run_sim "$TEST_DIR/qd1.json" hdd "$TEST_DIR/qd1.fio"
@@ -60,12 +98,15 @@ job mix "[mix]\nrw=randrw\nrwmixread=70\nbs=4k\niodepth=4\ntime_based\nruntime=2
 run_sim "$TEST_DIR/mix.json" hdd "$TEST_DIR/mix.fio"
 check "$TEST_DIR/mix.json" "(lambda j: 0.65 <= j['read']['total_ios'] / (j['read']['total_ios'] + j['write']['total_ios']) <= 0.75)(d['jobs'][0])" "randrw 70/30 split"
 check "$TEST_DIR/mix.json" "d['jobs'][0]['write']['runtime'] == 20000 and d['jobs'][0]['write']['clat_ns']['N'] > 0" "write direction"
+bins_check "$TEST_DIR/mix.json"
+bins_check "$TEST_DIR/qd1.json"
 
 # --- numjobs + group_reporting: one entry, sums of the clones
 job group "[global]\nrw=randread\nnumjobs=4\nnumber_ios=50\n[g]\ngroup_reporting\n[alone]\nnumjobs=2\n"
 run_sim "$TEST_DIR/group.json" hdd "$TEST_DIR/group.fio"
 check "$TEST_DIR/group.json" "[j['jobname'] for j in d['jobs']] == ['g', 'alone', 'alone']" "group_reporting entries"
 check "$TEST_DIR/group.json" "[j['read']['total_ios'] for j in d['jobs']] == [200, 50, 50]" "number_ios per clone"
+bins_check "$TEST_DIR/group.json"
 
 # --- size-limited jobs stop where fio 3.33 stops (checked against fio's
 # null engine): no partial block at the region end, new passes while at
