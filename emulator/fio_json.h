@@ -21,6 +21,8 @@
 
 #include "histogram.h"
 #include "jobfile.h"
+#include "sim_events.h"
+#include "sim_timeline.h"
 
 /* fio's iodepth_level buckets: 1, 2, 4, 8, 16, 32, >=64 */
 #define SL_FIO_DEPTH_LEVELS 7
@@ -78,6 +80,11 @@ struct sl_fio_output {
   uint64_t simulated_ns;
   uint64_t wall_ns;
   uint64_t simulated_ios;
+  /* storlab.events ([] without any) and, when timeline->interval_ns != 0,
+   * storlab.timeline; both NULL: neither member.  Times in them count from
+   * the start of the measured phase. */
+  const struct sl_sim_events *events;
+  const struct sl_sim_timeline *timeline;
 };
 
 void sl_fio_json_write (FILE *out, const struct sl_fio_output *o);
