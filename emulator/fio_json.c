@@ -180,6 +180,31 @@ write_options (struct jw *w, const char *key, const struct sl_job_options *o)
   jw_close (w, '}');
 }
 
+/* fio --output-format=json+'s "bins": {"<value_ns>": count} for every
+ * non-zero bucket, in ascending order, printed where fio prints it (after
+ * "percentile", only when there are samples).  The key is the bucket's
+ * midpoint, lowest + (highest - lowest) / 2, the same value
+ * sl_histogram_percentile reports, so a percentile recomputed from the bins
+ * (first key whose cumulative count reaches ceil(p/100 * N)) equals ours
+ * up to our clamp to [min, max].  fio's own keys are its buckets'
+ * midpoints too (plat_idx_to_val); our buckets are 1/128 of an octave,
+ * fio's 1/64, so the key sets differ but mean the same thing. */
+static void
+write_bins (struct jw *w, const struct sl_histogram *h)
+{
+  jw_open (w, "bins", '{');
+  for (unsigned i = 0; i < SL_HIST_BUCKETS; i++) {
+    if (h->buckets[i] == 0)
+      continue;
+    uint64_t lowest = sl_histogram_bucket_lowest (i);
+    uint64_t midpoint = lowest + (sl_histogram_bucket_highest (i) - lowest) / 2;
+    char key[24];
+    snprintf (key, sizeof key, "%" PRIu64, midpoint);
+    jw_u64 (w, key, h->buckets[i]);
+  }
+  jw_close (w, '}');
+}
+
 static void
 write_latency_stats (struct jw *w, const char *key, const struct sl_histogram *h,
                      const struct sl_job *job, bool percentiles)
@@ -198,6 +223,7 @@ write_latency_stats (struct jw *w, const char *key, const struct sl_histogram *h
       jw_u64 (w, name, sl_histogram_percentile (h, job->percentiles[i]));
     }
     jw_close (w, '}');
+    write_bins (w, h);
   }
   jw_close (w, '}');
 }
@@ -402,6 +428,53 @@ write_buckets (struct jw *w, const char *key, const struct sl_histogram *h)
 }
 
 static void
+write_events (struct jw *w, const struct sl_sim_events *evs)
+{
+  jw_open (w, "events", '[');
+  for (size_t i = 0; evs != NULL && i < evs->count; i++) {
+    const struct sl_sim_event *ev = &evs->items[i];
+    jw_open (w, NULL, '{');
+    jw_double (w, "t_ms", (double) ev->at_ns / 1e6);
+    jw_str (w, "command", ev->command);
+    jw_str (w, "reply", ev->reply);
+    jw_close (w, '}');
+  }
+  jw_close (w, ']');
+}
+
+/* One line per interval:
+ *   {"t_ms": interval end since the measured phase began (a multiple of
+ *    the interval), "duration_ms": the interval's length (the last one is
+ *    cut short where the measured phase ends),
+ *    "read": {"ios", "bytes", "lat_sum_ns"}, "write": {...}}
+ * summed over all jobs; an I/O counts where it completed; mean latency of
+ * an interval = lat_sum_ns / ios. */
+static void
+write_timeline (struct jw *w, const struct sl_sim_timeline *t)
+{
+  uint64_t interval_ms = t->interval_ns / 1000000;
+  jw_u64 (w, "timeline_interval_ms", interval_ms);
+  jw_open (w, "timeline", '[');
+  for (size_t i = 0; i < t->count; i++) {
+    const struct sl_sim_interval *iv = &t->intervals[i];
+    uint64_t start_ns = t->phase_start_ns + i * t->interval_ns;
+    uint64_t end_ns = start_ns + t->interval_ns;
+    if (end_ns > t->phase_end_ns && t->phase_end_ns > start_ns)
+      end_ns = t->phase_end_ns;
+    jw_begin_value (w, NULL);
+    fprintf (w->out, "{\"t_ms\" : %" PRIu64 ", \"duration_ms\" : %f", (i + 1) * interval_ms,
+             (double) (end_ns - start_ns) / 1e6);
+    static const char *const names[2] = { "read", "write" };
+    for (int d = 0; d < 2; d++)
+      fprintf (w->out, ", \"%s\" : {\"ios\" : %" PRIu64 ", \"bytes\" : %" PRIu64
+               ", \"lat_sum_ns\" : %" PRIu64 "}", names[d], iv->dir[d].ios,
+               iv->dir[d].bytes, iv->dir[d].lat_sum_ns);
+    fputc ('}', w->out);
+  }
+  jw_close (w, ']');
+}
+
+static void
 write_storlab (struct jw *w, const struct sl_fio_output *o)
 {
   jw_open (w, "storlab", '{');
@@ -424,6 +497,10 @@ write_storlab (struct jw *w, const struct sl_fio_output *o)
     jw_close (w, '}');
   }
   jw_close (w, ']');
+  if (o->events != NULL || o->timeline != NULL)
+    write_events (w, o->events);
+  if (o->timeline != NULL && o->timeline->interval_ns != 0)
+    write_timeline (w, o->timeline);
   jw_close (w, '}');
 }
 

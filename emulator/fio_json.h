@@ -5,7 +5,8 @@
  * bytes/s (bw_bytes), ms (runtime, job_runtime), ns (*_ns), percentile
  * keys printed "%f".  In the simulator slat is 0 and clat == lat.  fio
  * prints clat percentiles only (lat_percentiles=0 by default), and so do
- * we.  Anything storlab-specific lives under the top-level "storlab"
+ * we, with the histogram beside them as --output-format=json+ does
+ * (clat_ns.bins, see fio_json.c).  Anything storlab-specific lives under the top-level "storlab"
  * member, including each entry's non-zero latency histogram buckets so
  * later tools can merge histograms exactly.
  */
@@ -20,6 +21,8 @@
 
 #include "histogram.h"
 #include "jobfile.h"
+#include "sim_events.h"
+#include "sim_timeline.h"
 
 /* fio's iodepth_level buckets: 1, 2, 4, 8, 16, 32, >=64 */
 #define SL_FIO_DEPTH_LEVELS 7
@@ -77,6 +80,11 @@ struct sl_fio_output {
   uint64_t simulated_ns;
   uint64_t wall_ns;
   uint64_t simulated_ios;
+  /* storlab.events ([] without any) and, when timeline->interval_ns != 0,
+   * storlab.timeline; both NULL: neither member.  Times in them count from
+   * the start of the measured phase. */
+  const struct sl_sim_events *events;
+  const struct sl_sim_timeline *timeline;
 };
 
 void sl_fio_json_write (FILE *out, const struct sl_fio_output *o);

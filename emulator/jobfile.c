@@ -100,8 +100,8 @@ parse_size (const char *value, bool allow_percent, struct sl_job_size *out,
 }
 
 /* fio's get_mult_time: default unit seconds. */
-static int
-parse_time_ns (const char *value, uint64_t *out_ns, const char **why)
+int
+sl_job_parse_time_ns (const char *value, uint64_t *out_ns, const char **why)
 {
   static const struct { const char *suffix; uint64_t ns; } table[] = {
     { "", UINT64_C (1000000000) },
@@ -370,7 +370,7 @@ opt_number_ios (struct sl_job *job, const char *value, const char **why)
 static int
 opt_runtime (struct sl_job *job, const char *value, const char **why)
 {
-  return parse_time_ns (value, &job->runtime_ns, why);
+  return sl_job_parse_time_ns (value, &job->runtime_ns, why);
 }
 
 static int
@@ -382,13 +382,13 @@ opt_time_based (struct sl_job *job, const char *value, const char **why)
 static int
 opt_ramp_time (struct sl_job *job, const char *value, const char **why)
 {
-  return parse_time_ns (value, &job->ramp_time_ns, why);
+  return sl_job_parse_time_ns (value, &job->ramp_time_ns, why);
 }
 
 static int
 opt_startdelay (struct sl_job *job, const char *value, const char **why)
 {
-  return parse_time_ns (value, &job->startdelay_ns, why);
+  return sl_job_parse_time_ns (value, &job->startdelay_ns, why);
 }
 
 static int

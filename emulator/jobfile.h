@@ -111,6 +111,10 @@ int sl_jobfile_parse_string (const char *text, const char *path, struct sl_jobfi
                              char *err, size_t err_bytes);
 void sl_jobfile_free (struct sl_jobfile *jf);
 
+/* A time as fio writes it (see "times" above: "10", "10s", "500ms", "2m").
+ * 0, or -1 with *why set to a static reason. */
+int sl_job_parse_time_ns (const char *value, uint64_t *out_ns, const char **why);
+
 /* fio's default percentile list (1, 5, 10, ... 99.99). */
 extern const double sl_job_default_percentiles[];
 extern const unsigned sl_job_default_percentile_count;

@@ -1,10 +1,14 @@
 /* sim.c — storlab-sim: run a fio job file against a device model in
  * virtual time and print fio-compatible JSON.
  *
- *   storlab-sim PLUGIN [KEY=VALUE ...] JOBFILE
+ *   storlab-sim PLUGIN [KEY=VALUE ...] [--interval-ms N] [--event AT:COMMAND ...] JOBFILE
  *
  * KEY=VALUE pairs are the plugin's: model parameters and preset= through
- * sl_device_builder, driver keys through driver_keys.h.  Every job clone
+ * sl_device_builder, driver keys through driver_keys.h.  --event runs a
+ * raid control command at a virtual time (sim_events.h); --interval-ms
+ * adds a per-interval series (sim_timeline.h).  Both count time from the
+ * start of the measured phase: the earliest end of a job's ramp_time
+ * (startdelay + ramp_time).  Every job clone
  * keeps iodepth requests in flight against the one device (closed loop: a
  * completion issues the next request at the same virtual instant), like
  * fio jobs sharing a disk.  The JSON is built only after the run succeeded,
@@ -30,6 +34,9 @@
 #include "model.h"
 #include "params.h"
 #include "presets.h"
+#include "raid.h"
+#include "sim_events.h"
+#include "sim_timeline.h"
 #include "stats.h"
 
 #define SIM_VERSION "storlab-sim-0.1"
@@ -38,6 +45,8 @@
 /* Completions of time-limited jobs at one virtual instant before we call
  * the model stuck: a zero-latency model never reaches a runtime. */
 #define SIM_MAX_COMPLETIONS_WITHOUT_PROGRESS (UINT64_C (1) << 24)
+
+#define SIM_MAX_INTERVAL_MS 60000u
 
 struct sim;
 
@@ -72,21 +81,42 @@ struct sim {
   uint64_t last_progress_ns;
   uint64_t completions_at_instant;
   bool stuck;
+  struct sl_sim_events *events;        /* --event: may stop the run */
+  struct sl_sim_timeline *timeline;    /* --interval-ms */
 };
 
 static void
 usage (FILE *out)
 {
   fprintf (out,
-           "usage: storlab-sim PLUGIN [KEY=VALUE ...] JOBFILE\n"
+           "usage: storlab-sim PLUGIN [KEY=VALUE ...] [--interval-ms N] [--event AT:COMMAND ...]"
+           " JOBFILE\n"
            "       storlab-sim PLUGIN --help\n"
            "       storlab-sim --list-presets\n"
            "\n"
            "Runs the fio job file JOBFILE closed-loop against the PLUGIN device model\n"
-           "(%s) in virtual time and prints fio --output-format=json on stdout.\n"
-           "KEY=VALUE pairs are the nbdkit plugin's: model parameters, preset=NAME,\n"
-           "and the driver keys:\n", sl_device_kind_names ());
+           "(%s) in virtual time and prints fio --output-format=json+ on stdout\n"
+           "(clat_ns.bins: {\"<bucket midpoint ns>\": count}), storlab's extras under\n"
+           "\"storlab\".  KEY=VALUE pairs are the nbdkit plugin's: model parameters,\n"
+           "preset=NAME, and the driver keys:\n", sl_device_kind_names ());
   sl_driver_keys_help (out);
+  fprintf (out,
+           "\n"
+           "Times below count from the start of the measured phase: the end of ramp_time\n"
+           "(of the job whose ramp ends first).\n"
+           "  --event AT:COMMAND   raid only, repeatable: at AT (fio time syntax: 10, 10s,\n"
+           "                       500ms, 2m) run COMMAND as the raid plugin's control socket\n"
+           "                       would: battery ok|learning|failed|absent, policy\n"
+           "                       write-back|write-through|forced-write-back, fail-member N,\n"
+           "                       replace-member N.  Output: storlab.events = [{\"t_ms\",\n"
+           "                       \"command\", \"reply\"}] (the controller's own log stays in\n"
+           "                       storlab.device.model.events).\n"
+           "  --interval-ms N      1..%u: output storlab.timeline_interval_ms = N and\n"
+           "                       storlab.timeline = [{\"t_ms\": interval end, \"duration_ms\",\n"
+           "                       \"read\": {\"ios\", \"bytes\", \"lat_sum_ns\"}, \"write\": {...}}],\n"
+           "                       one entry per interval of the measured phase, all jobs\n"
+           "                       summed, each I/O in the interval it completed in.\n",
+           SIM_MAX_INTERVAL_MS);
 }
 
 static int
@@ -202,6 +232,7 @@ on_complete (struct sl_engine *e, struct sl_request *r)
     || (now == c->stats_start_ns && c->job->ramp_time_ns == 0);
   if (after_ramp && now <= c->end_ns) {
     sl_fio_job_report_record (&c->report, r->op, r->length_bytes, now - r->arrival_ns);
+    sl_sim_timeline_record (sim->timeline, now, r->op, r->length_bytes, now - r->arrival_ns);
     c->last_counted_completion_ns = now;
   }
   if (!c->stopped) {
@@ -240,6 +271,13 @@ compare_start (const void *a, const void *b)
   return *x < *y ? -1 : (*x > *y);
 }
 
+/* The run stops early for a stuck model or a refused --event. */
+static bool
+halted (const struct sim *sim)
+{
+  return sim->stuck || sim->events->failed;
+}
+
 /* Runs every clone to its end.  -1 with err if the model stalls. */
 static int
 run (struct sim *sim, char *err, size_t err_bytes)
@@ -254,18 +292,22 @@ run (struct sim *sim, char *err, size_t err_bytes)
   qsort (order, sim->clone_count, sizeof *order, compare_start);
 
   sim->active = sim->clone_count;
-  for (size_t i = 0; i < sim->clone_count && !sim->stuck; i++) {
+  for (size_t i = 0; i < sim->clone_count && !halted (sim); i++) {
     sl_engine_run_until (sim->engine, order[i]->start_ns);
     start_clone (order[i]);
   }
   free (order);
-  while (sim->active > 0 && sl_engine_run_next (sim->engine))
+  while (sim->active > 0 && !halted (sim) && sl_engine_run_next (sim->engine))
     ;
   /* let the device finish what time-limited jobs left in flight, so its
    * statistics end idle, as the real drive would */
-  while (!sim->stuck && sim->in_flight > 0 && sl_engine_run_next (sim->engine))
+  while (!halted (sim) && sim->in_flight > 0 && sl_engine_run_next (sim->engine))
     ;
 
+  if (sim->events->failed) {
+    snprintf (err, err_bytes, "%s", sim->events->error);
+    return -1;
+  }
   if (sim->stuck) {
     snprintf (err, err_bytes, "virtual time stopped advancing at %llu ns: the model"
               " completes requests in zero time, so a time_based job never ends",
@@ -348,6 +390,51 @@ free_clones (struct sim *sim)
   sim->clone_count = 0;
 }
 
+/* ---- the measured phase ---- */
+
+/* It begins where the first job's ramp ends. */
+static uint64_t
+phase_start_ns (const struct sim *sim)
+{
+  uint64_t start_ns = UINT64_MAX;
+  for (size_t i = 0; i < sim->clone_count; i++)
+    if (sim->clones[i].stats_start_ns < start_ns)
+      start_ns = sim->clones[i].stats_start_ns;
+  return start_ns == UINT64_MAX ? 0 : start_ns;
+}
+
+/* Its length before the run: known when every job is time-limited. */
+static uint64_t
+planned_phase_ns (const struct sim *sim)
+{
+  uint64_t end_ns = 0;
+  for (size_t i = 0; i < sim->clone_count; i++) {
+    if (sim->clones[i].end_ns == UINT64_MAX)
+      return UINT64_MAX;
+    if (sim->clones[i].end_ns > end_ns)
+      end_ns = sim->clones[i].end_ns;
+  }
+  return end_ns - phase_start_ns (sim);
+}
+
+/* Where a clone's statistics end: its runtime, or its last counted I/O. */
+static uint64_t
+clone_end_ns (const struct sim_clone *c)
+{
+  return c->stopped_by_time ? c->end_ns : c->last_counted_completion_ns;
+}
+
+/* After the run: the latest end of any clone. */
+static uint64_t
+phase_end_ns (const struct sim *sim)
+{
+  uint64_t end_ns = phase_start_ns (sim);
+  for (size_t i = 0; i < sim->clone_count; i++)
+    if (clone_end_ns (&sim->clones[i]) > end_ns)
+      end_ns = clone_end_ns (&sim->clones[i]);
+  return end_ns;
+}
+
 /* fio's entries: one per clone, except that every group_reporting clone
  * (all are in group 0) folds into one entry where the first one stood. */
 static struct sl_fio_job_report *
@@ -360,7 +447,7 @@ build_reports (struct sim *sim, size_t *count)
   struct sl_fio_job_report *group = NULL;
   for (size_t i = 0; i < sim->clone_count; i++) {
     struct sim_clone *c = &sim->clones[i];
-    uint64_t end_ns = c->stopped_by_time ? c->end_ns : c->last_counted_completion_ns;
+    uint64_t end_ns = clone_end_ns (c);
     uint64_t runtime_ns = end_ns > c->stats_start_ns ? end_ns - c->stats_start_ns : 0;
     sl_fio_job_report_finish (&c->report, runtime_ns, end_ns, c->job->iodepth);
     if (!c->job->group_reporting)
@@ -389,7 +476,51 @@ struct sim_args {
   const char *jobfile;
   struct sl_driver_settings driver;
   struct sl_device_builder builder;
+  struct sl_sim_events events;
+  uint64_t interval_ns;                /* 0: no timeline */
 };
+
+static int
+parse_interval (const char *value, uint64_t *interval_ns, char *err, size_t err_bytes)
+{
+  char *end;
+  unsigned long long ms = value[0] >= '0' && value[0] <= '9' ? strtoull (value, &end, 10) : 0;
+  if (ms == 0 || *end != '\0' || ms > SIM_MAX_INTERVAL_MS) {
+    snprintf (err, err_bytes, "--interval-ms %s: not an integer number of milliseconds in"
+              " 1..%u", value, SIM_MAX_INTERVAL_MS);
+    return -1;
+  }
+  *interval_ns = ms * 1000000;
+  return 0;
+}
+
+/* --NAME VALUE or --NAME=VALUE at argv[*i]; 1 if it is one of ours (and
+ * *i moved past its value), 0 if not, -1 with err. */
+static int
+parse_option (int argc, char **argv, int *i, struct sim_args *a, char *err, size_t err_bytes)
+{
+  static const char *const names[] = { "--event", "--interval-ms" };
+  for (size_t n = 0; n < sizeof names / sizeof names[0]; n++) {
+    size_t length = strlen (names[n]);
+    if (strncmp (argv[*i], names[n], length) != 0
+        || (argv[*i][length] != '\0' && argv[*i][length] != '='))
+      continue;
+    const char *value;
+    if (argv[*i][length] == '=')
+      value = argv[*i] + length + 1;
+    else if (*i + 1 < argc)
+      value = argv[++*i];
+    else {
+      snprintf (err, err_bytes, "%s: missing value (%s)", names[n],
+                n == 0 ? "AT:COMMAND, e.g. 10s:battery failed" : "milliseconds, 1..60000");
+      return -1;
+    }
+    if (n == 0)
+      return sl_sim_events_add (&a->events, value, err, err_bytes) == 0 ? 1 : -1;
+    return parse_interval (value, &a->interval_ns, err, err_bytes) == 0 ? 1 : -1;
+  }
+  return 0;
+}
 
 static int
 parse_args (int argc, char **argv, struct sim_args *a, char *err, size_t err_bytes)
@@ -405,6 +536,17 @@ parse_args (int argc, char **argv, struct sim_args *a, char *err, size_t err_byt
   sl_device_builder_init (&a->builder, kind);
 
   for (int i = 2; i < argc; i++) {
+    if (strncmp (argv[i], "--", 2) == 0) {
+      int rc = parse_option (argc, argv, &i, a, err, err_bytes);
+      if (rc < 0)
+        return -1;
+      if (rc == 0) {
+        snprintf (err, err_bytes, "unknown option '%s' (storlab-sim options: --event,"
+                  " --interval-ms, --help)", argv[i]);
+        return -1;
+      }
+      continue;
+    }
     char *eq = strchr (argv[i], '=');
     if (eq == NULL) {
       if (i != argc - 1) {
@@ -432,7 +574,12 @@ parse_args (int argc, char **argv, struct sim_args *a, char *err, size_t err_byt
   }
   if (a->jobfile == NULL) {
     snprintf (err, err_bytes, "missing JOBFILE; usage: storlab-sim PLUGIN [KEY=VALUE ...]"
-              " JOBFILE");
+              " [--interval-ms N] [--event AT:COMMAND ...] JOBFILE");
+    return -1;
+  }
+  if (a->events.count > 0 && strcmp (kind->kind, "raid") != 0) {
+    snprintf (err, err_bytes, "--event '%s': live events need the raid plugin, not %s",
+              a->events.items[0].spec, kind->kind);
     return -1;
   }
   return 0;
@@ -484,12 +631,14 @@ main (int argc, char **argv)
   if (parse_args (argc, argv, &args, err, sizeof err) != 0) {
     if (args.builder.kind)
       sl_device_builder_free (&args.builder);
+    sl_sim_events_free (&args.events);
     return fail (err);
   }
 
   struct sl_jobfile jf;
   if (sl_jobfile_parse_file (args.jobfile, &jf, err, sizeof err) != 0) {
     sl_device_builder_free (&args.builder);
+    sl_sim_events_free (&args.events);
     return fail (err);
   }
 
@@ -500,12 +649,15 @@ main (int argc, char **argv)
                   " (zero latency: virtual time stands still); limit the job by size,"
                   " io_size or number_ios instead", jf.path, jf.jobs[j].line, jf.jobs[j].name);
         sl_device_builder_free (&args.builder);
+        sl_sim_events_free (&args.events);
         sl_jobfile_free (&jf);
         return fail (err);
       }
 
   int status = 1;
-  struct sim sim = { 0 };
+  struct sl_sim_timeline timeline;
+  sl_sim_timeline_init (&timeline, 0, 0);
+  struct sim sim = { .events = &args.events, .timeline = &timeline };
   struct sl_stats_file *stats_file = NULL;
   struct sl_device_stats *stats = NULL;
   struct sl_fio_job_report *reports = NULL;
@@ -516,10 +668,20 @@ main (int argc, char **argv)
   sl_device_builder_free (&args.builder);
   if (model.ops == NULL)
     goto out;
-  if (setup_clones (&sim, &jf, model.capacity_bytes, err, sizeof err) != 0) {
+  if (args.events.count > 0 && !sl_raid_model_is (&model)) {
+    snprintf (err, sizeof err, "--event '%s': live events need the raid model (timing=off"
+              " and fixed-latency-us= replace it)", args.events.items[0].spec);
     model.ops->destroy (model.self);
     goto out;
   }
+  if (setup_clones (&sim, &jf, model.capacity_bytes, err, sizeof err) != 0
+      || sl_sim_events_check_length (&args.events, planned_phase_ns (&sim), err,
+                                     sizeof err) != 0) {
+    model.ops->destroy (model.self);
+    goto out;
+  }
+  uint64_t phase_start = phase_start_ns (&sim);
+  sl_sim_timeline_init (&timeline, args.interval_ns, phase_start);
 
   if (args.driver.stats_path != NULL) {
     stats_file = sl_stats_file_create (args.driver.stats_path, 1, 0, err, sizeof err);
@@ -541,10 +703,19 @@ main (int argc, char **argv)
     goto out;
   }
 
+  sl_sim_events_schedule (&args.events, sim.engine, phase_start);
   uint64_t wall_start_ns = sl_clock_monotonic_ns ();
   if (run (&sim, err, sizeof err) != 0)
     goto out;
   uint64_t wall_ns = sl_clock_monotonic_ns () - wall_start_ns;
+  uint64_t phase_end = phase_end_ns (&sim);
+  if (sl_sim_events_check_run (&args.events, phase_start, phase_end - phase_start, err,
+                               sizeof err) != 0)
+    goto out;
+  if (sl_sim_timeline_finish (&timeline, phase_end) != 0) {
+    snprintf (err, sizeof err, "--interval-ms: out of memory for the timeline");
+    goto out;
+  }
 
   size_t report_count;
   reports = build_reports (&sim, &report_count);
@@ -571,6 +742,8 @@ main (int argc, char **argv)
     .simulated_ns = sl_engine_now_ns (sim.engine),
     .wall_ns = wall_ns,
     .simulated_ios = simulated_ios,
+    .events = &args.events,
+    .timeline = &timeline,
   };
   FILE *mem = open_memstream (&json, &json_bytes);
   if (mem == NULL) {
@@ -599,6 +772,8 @@ out:
   else
     free (stats);
   free_clones (&sim);
+  sl_sim_timeline_free (&timeline);
+  sl_sim_events_free (&args.events);
   sl_jobfile_free (&jf);
   return status;
 }

@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "engine.h"
 #include "raid.h"
+#include "raid_command.h"
 #include "store.h"
 
 /* Learn cycles and rebuild ends happen inside the model: look this often,
@@ -122,20 +123,6 @@ tick (struct raid_ctl *ctl)
 
 /* ---------------------------------------------------------- commands -- */
 
-static int
-parse_member (const char *word, unsigned *out)
-{
-  char *end;
-  if (word == NULL || *word < '0' || *word > '9')
-    return -1;
-  errno = 0;
-  unsigned long v = strtoul (word, &end, 10);
-  if (errno || *end || v > 1000000)
-    return -1;
-  *out = (unsigned) v;
-  return 0;
-}
-
 static void
 status_reply (struct raid_ctl *ctl, char *reply, size_t reply_bytes)
 {
@@ -190,85 +177,27 @@ power_cut_reply (struct raid_ctl *ctl, char *reply, size_t reply_bytes)
   sl_raid_power_loss_free (&loss);
 }
 
+/* Parsing and the model's commands are shared with storlab-sim
+ * (raid_command.c); status and power-cut need the plugin's store. */
 void
 raid_ctl_command (struct raid_ctl *ctl, const char *line, char *reply, size_t reply_bytes)
 {
-  char copy[LINE_BYTES], err[256];
-  snprintf (copy, sizeof copy, "%s", line);
-  char *save = NULL;
-  char *cmd = strtok_r (copy, " \t\r\n", &save);
-  char *arg = cmd ? strtok_r (NULL, " \t\r\n", &save) : NULL;
-  char *extra = arg ? strtok_r (NULL, " \t\r\n", &save) : NULL;
-  const char *known = "battery ok|learning|failed|absent, policy write-back|write-through|"
-                      "forced-write-back, fail-member N, replace-member N, power-cut, status";
-  int rc = 0;
-  err[0] = '\0';
-
-  if (cmd == NULL) {
-    snprintf (reply, reply_bytes, "error empty command (known: %s)", known);
+  struct sl_raid_command cmd;
+  if (sl_raid_command_parse (line, &cmd, reply, reply_bytes) == -1)
     return;
-  }
-  if (extra) {
-    snprintf (reply, reply_bytes, "error %s: unexpected argument '%s'", cmd, extra);
-    return;
-  }
-  bool wants_arg = !strcmp (cmd, "battery") || !strcmp (cmd, "policy")
-                   || !strcmp (cmd, "fail-member") || !strcmp (cmd, "replace-member");
-  if (wants_arg && arg == NULL) {
-    snprintf (reply, reply_bytes, "error %s: missing argument (known: %s)", cmd, known);
-    return;
-  }
-  if (!wants_arg && arg) {
-    snprintf (reply, reply_bytes, "error %s: takes no argument", cmd);
-    return;
-  }
-
-  if (!strcmp (cmd, "status")) {
+  switch (cmd.kind) {
+  case SL_RAID_COMMAND_STATUS:
     status_reply (ctl, reply, reply_bytes);
     return;
-  }
-  if (!strcmp (cmd, "power-cut")) {
+  case SL_RAID_COMMAND_POWER_CUT:
     power_cut_reply (ctl, reply, reply_bytes);
     tick (ctl);
     return;
-  }
-  if (!strcmp (cmd, "battery")) {
-    enum sl_raid_battery b;
-    if (sl_raid_battery_parse (arg, &b) == -1) {
-      snprintf (reply, reply_bytes, "error battery %s: unknown state (ok, learning, failed, absent)", arg);
-      return;
-    }
-    rc = sl_raid_control_battery (ctl->engine, b, err, sizeof err);
-  }
-  else if (!strcmp (cmd, "policy")) {
-    enum sl_raid_cache_policy p;
-    if (sl_raid_policy_parse (arg, &p) == -1) {
-      snprintf (reply, reply_bytes, "error policy %s: unknown policy (write-back, "
-                "write-through, forced-write-back)", arg);
-      return;
-    }
-    rc = sl_raid_control_policy (ctl->engine, p, err, sizeof err);
-  }
-  else if (!strcmp (cmd, "fail-member") || !strcmp (cmd, "replace-member")) {
-    unsigned member;
-    if (parse_member (arg, &member) == -1) {
-      snprintf (reply, reply_bytes, "error %s %s: not a member number", cmd, arg);
-      return;
-    }
-    rc = cmd[0] == 'f' ? sl_raid_control_fail_member (ctl->engine, member, err, sizeof err)
-                       : sl_raid_control_replace_member (ctl->engine, member, err, sizeof err);
-  }
-  else {
-    snprintf (reply, reply_bytes, "error unknown command '%s' (known: %s)", cmd, known);
+  default:
+    if (sl_raid_command_execute (ctl->engine, &cmd, reply, reply_bytes) == 0)
+      tick (ctl);              /* the new write-back state, the event logged: now */
     return;
   }
-  if (rc == -1) {
-    snprintf (reply, reply_bytes, "error %s %s: %s", cmd, arg, err);
-    return;
-  }
-  tick (ctl);                  /* the new write-back state, the event logged: now */
-  snprintf (reply, reply_bytes, "ok %s %s; write-back %s", cmd, arg,
-            raid_ctl_write_back (ctl) ? "on" : "off");
 }
 
 /* ------------------------------------------------------------ socket -- */

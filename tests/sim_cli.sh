@@ -25,6 +25,44 @@ check () {
   [ "$ok" = True ] || fail "$3 ($2 is $ok)"
 }
 
+# bins_check FILE : fio json+'s clat_ns.bins in every direction with I/O:
+# keys ascending, counts summing to total_ios, and a percentile recomputed
+# from the bins (fio's method: first bin whose cumulative count reaches
+# ceil(p/100 * N)) within one bucket of clat_ns.percentile
+bins_check () {
+  /usr/bin/python3 - "$1" <<'PY' || fail "clat_ns.bins wrong in $1"
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+checked = 0
+for j in d['jobs']:
+    for k in ('read', 'write', 'trim'):
+        r = j[k]
+        c = r['clat_ns']
+        if r['total_ios'] == 0:
+            assert 'bins' not in c, (k, 'bins without I/O (fio prints none)')
+            continue
+        assert list(c) == ['min', 'max', 'mean', 'stddev', 'N', 'percentile', 'bins'], list(c)
+        keys = [int(v) for v in c['bins']]
+        assert keys == sorted(set(keys)) and all(str(v) == s for v, s in zip(keys, c['bins'])), 'keys'
+        counts = list(c['bins'].values())
+        assert all(n > 0 for n in counts), 'zero bucket printed'
+        assert sum(counts) == r['total_ios'] == c['N'], (sum(counts), r['total_ios'])
+        assert c['min'] - c['min'] // 128 - 1 <= keys[0] <= c['min'] + c['min'] // 128 + 1, (keys[0], c['min'])
+        for p in ('50.000000', '99.000000', '99.900000'):
+            rank = max(1, math.ceil(float(p) / 100 * c['N']))
+            seen = 0
+            for i, (v, n) in enumerate(zip(keys, counts)):
+                seen += n
+                if seen >= rank:
+                    break
+            lo, hi = keys[max(i - 1, 0)], keys[min(i + 1, len(keys) - 1)]
+            assert lo <= c['percentile'][p] <= hi, (k, p, c['percentile'][p], v, lo, hi)
+        checked += 1
+assert checked > 0, 'no direction with I/O'
+print(f'bins ok: {checked} directions')
+PY
+}
+
 # --- QD1 random reads on the default drive: ~1 / (seek + half a turn + overhead)
 job qd1 "[global]\nioengine=nbd\nrw=randread\nbs=4k\ntime_based\nruntime=10\n[qd1]\niodepth=1\n"
 run_sim "$TEST_DIR/qd1.json" hdd "$TEST_DIR/qd1.fio"
@@ -60,12 +98,15 @@ job mix "[mix]\nrw=randrw\nrwmixread=70\nbs=4k\niodepth=4\ntime_based\nruntime=2
 run_sim "$TEST_DIR/mix.json" hdd "$TEST_DIR/mix.fio"
 check "$TEST_DIR/mix.json" "(lambda j: 0.65 <= j['read']['total_ios'] / (j['read']['total_ios'] + j['write']['total_ios']) <= 0.75)(d['jobs'][0])" "randrw 70/30 split"
 check "$TEST_DIR/mix.json" "d['jobs'][0]['write']['runtime'] == 20000 and d['jobs'][0]['write']['clat_ns']['N'] > 0" "write direction"
+bins_check "$TEST_DIR/mix.json"
+bins_check "$TEST_DIR/qd1.json"
 
 # --- numjobs + group_reporting: one entry, sums of the clones
 job group "[global]\nrw=randread\nnumjobs=4\nnumber_ios=50\n[g]\ngroup_reporting\n[alone]\nnumjobs=2\n"
 run_sim "$TEST_DIR/group.json" hdd "$TEST_DIR/group.fio"
 check "$TEST_DIR/group.json" "[j['jobname'] for j in d['jobs']] == ['g', 'alone', 'alone']" "group_reporting entries"
 check "$TEST_DIR/group.json" "[j['read']['total_ios'] for j in d['jobs']] == [200, 50, 50]" "number_ios per clone"
+bins_check "$TEST_DIR/group.json"
 
 # --- size-limited jobs stop where fio 3.33 stops (checked against fio's
 # null engine): no partial block at the region end, new passes while at
@@ -96,6 +137,42 @@ job fixed "[fixed]\nrw=randread\nbs=4k\niodepth=8\ntime_based\nruntime=2\n"
 run_sim "$TEST_DIR/fixed.json" hdd fixed-latency-us=1000 "$TEST_DIR/fixed.fio"
 check "$TEST_DIR/fixed.json" "d['jobs'][0]['read']['clat_ns']['min'] == d['jobs'][0]['read']['clat_ns']['max'] == 1000000" "fixed-latency-us=1000 latency"
 check "$TEST_DIR/fixed.json" "abs(d['jobs'][0]['read']['iops'] - 8000) < 8" "fixed-latency-us=1000 QD8 IOPS"
+
+# --- raid with a live event in virtual time, and the per-interval timeline
+job raid "[global]\nrw=randrw\nrwmixread=50\nbs=8k\niodepth=32\ntime_based\nruntime=20s\nramp_time=2s\n[raid]\n"
+RAID=(raid preset=vsa-raid10-8x-sas10k member-size=1G)
+start_ns=$(date +%s%N)
+run_sim "$TEST_DIR/raid.json" "${RAID[@]}" --interval-ms 1000 --event 10s:'battery failed' "$TEST_DIR/raid.fio"
+wall_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
+echo "raid 20 s randrw QD32 with --event and --interval-ms: $wall_ms ms wall"
+[ "$wall_ms" -lt 3000 ] || fail "raid 20 s run took $wall_ms ms (want well under 1 s)"
+bins_check "$TEST_DIR/raid.json"
+check "$TEST_DIR/raid.json" "d['storlab']['events'] == [{'t_ms': 10000.0, 'command': 'battery failed', 'reply': 'ok battery failed; write-back off'}]" "storlab.events"
+# the controller's own log: 10 s after the 2 s ramp, in engine time
+check "$TEST_DIR/raid.json" "{'time_ns': 12 * 10**9, 'what': 'battery set failed'} in d['storlab']['device']['model']['events']" "model event at 12 s engine time"
+check "$TEST_DIR/raid.json" "d['storlab']['timeline_interval_ms'] == 1000 and [t['t_ms'] for t in d['storlab']['timeline']] == list(range(1000, 20001, 1000)) and all(t['duration_ms'] == 1000.0 for t in d['storlab']['timeline'])" "one timeline entry per second of the 20 s measured phase"
+for k in read write; do
+  check "$TEST_DIR/raid.json" "sum(t['$k']['ios'] for t in d['storlab']['timeline']) == d['jobs'][0]['$k']['total_ios'] and sum(t['$k']['bytes'] for t in d['storlab']['timeline']) == d['jobs'][0]['$k']['io_bytes']" "timeline $k ios/bytes sum to the job's"
+  check "$TEST_DIR/raid.json" "abs(sum(t['$k']['lat_sum_ns'] for t in d['storlab']['timeline']) / d['jobs'][0]['$k']['total_ios'] - d['jobs'][0]['$k']['clat_ns']['mean']) < 1" "timeline $k latency sum matches clat mean"
+done
+# mean write latency (interval sums) before and after the battery failed
+mean_w () { json_get "$TEST_DIR/raid.json" "(lambda ts: sum(t['write']['lat_sum_ns'] for t in ts) / sum(t['write']['ios'] for t in ts) / 1000)([t for t in d['storlab']['timeline'] if t['t_ms'] $1 10000])"; }
+before_us=$(mean_w '<=') after_us=$(mean_w '>')
+echo "raid write latency: ${before_us} us before the battery failed, ${after_us} us after"
+check "$TEST_DIR/raid.json" "$after_us >= 5 * $before_us" "write latency after 'battery failed' not >= 5x before"
+# same run without the event: no slowdown, events [], no timeline unless asked
+run_sim "$TEST_DIR/raid0.json" "${RAID[@]}" "$TEST_DIR/raid.fio"
+check "$TEST_DIR/raid0.json" "d['storlab']['events'] == [] and 'timeline' not in d['storlab']" "no events, no timeline by default"
+check "$TEST_DIR/raid0.json" "d['jobs'][0]['write']['clat_ns']['mean'] < 2 * $before_us * 1000" "without the event writes stay cached"
+# several jobs, different ramps: the phase starts at the first ramp's end
+# (1 s), ends at the last runtime (4 s); 700 ms intervals, the last cut short
+job multi "[global]\nrw=randrw\nbs=4k\ntime_based\nruntime=3\n[a]\nramp_time=1\niodepth=4\n[b]\nstartdelay=2\nramp_time=500ms\nnumjobs=2\nruntime=1500ms\n"
+run_sim "$TEST_DIR/multi.json" hdd --interval-ms=700 "$TEST_DIR/multi.fio"
+check "$TEST_DIR/multi.json" "[(t['t_ms'], t['duration_ms']) for t in d['storlab']['timeline']] == [(700, 700.0), (1400, 700.0), (2100, 700.0), (2800, 700.0), (3500, 200.0)]" "multi-job timeline intervals"
+check "$TEST_DIR/multi.json" "all(sum(t[k]['ios'] for t in d['storlab']['timeline']) == sum(j[k]['total_ios'] for j in d['jobs']) for k in ('read', 'write'))" "multi-job timeline sums"
+# fail-member / replace-member at their times, an event at the phase start
+run_sim "$TEST_DIR/members.json" "${RAID[@]}" --event=0:'policy write-through' --event '5s: fail-member 3' --event '15s:replace-member 3' "$TEST_DIR/raid.fio"
+check "$TEST_DIR/members.json" "[(e['t_ms'], e['reply']) for e in d['storlab']['events']] == [(0.0, 'ok policy write-through; write-back off'), (5000.0, 'ok fail-member 3; write-back off'), (15000.0, 'ok replace-member 3; write-back off')]" "member events"
 
 # --- bad input: exit 1, one line naming the culprit, nothing on stdout
 # expect_error NEEDLE ARGS...
@@ -128,6 +205,24 @@ expect_error "offset" hdd "$TEST_DIR/far.fio"
 job tb "[j]\ntime_based\nruntime=1\n"
 expect_error "timing=off" hdd timing=off "$TEST_DIR/tb.fio"
 expect_error "fixed-latency-us=-3" hdd fixed-latency-us=-3 "$TEST_DIR/tb.fio"
+# live events and the timeline
+job sized "[j]\nrw=randwrite\nbs=8k\nsize=16m\n"
+expect_error "--event '10x:battery failed': AT '10x': not a time" "${RAID[@]}" --event '10x:battery failed' "$TEST_DIR/raid.fio"
+expect_error "--event 'battery failed': expected AT:COMMAND" "${RAID[@]}" --event 'battery failed' "$TEST_DIR/raid.fio"
+expect_error "--event '10s:frob 1': unknown command 'frob'" "${RAID[@]}" --event '10s:frob 1' "$TEST_DIR/raid.fio"
+expect_error "--event '10s:status': 'status' is for the raid plugin's live control socket only" "${RAID[@]}" --event 10s:status "$TEST_DIR/raid.fio"
+expect_error "--event '1s:power-cut'" "${RAID[@]}" --event 1s:power-cut "$TEST_DIR/raid.fio"
+expect_error "--event '10s:battery dead': battery dead: unknown state" "${RAID[@]}" --event '10s:battery dead' "$TEST_DIR/raid.fio"
+expect_error "--event '10s:battery': battery: missing argument" "${RAID[@]}" --event 10s:battery "$TEST_DIR/raid.fio"
+expect_error "--event '10s:fail-member 99': refused at 10 s" "${RAID[@]}" --event '10s:fail-member 99' "$TEST_DIR/raid.fio"
+expect_error "--event '20001ms:battery failed': at 20.001 s, beyond the end of the run" "${RAID[@]}" --event '20001ms:battery failed' "$TEST_DIR/raid.fio"
+expect_error "--event '5s:battery failed': at 5 s, beyond the end of the run" "${RAID[@]}" --event '5s:battery failed' "$TEST_DIR/sized.fio"
+expect_error "--event '1s:battery ok': live events need the raid plugin, not hdd" hdd --event '1s:battery ok' "$TEST_DIR/qd1.fio"
+expect_error "--event '1s:battery ok': live events need the raid model" raid timing=off --event '1s:battery ok' "$TEST_DIR/sized.fio"
+expect_error "--interval-ms 0" hdd --interval-ms 0 "$TEST_DIR/qd1.fio"
+expect_error "--interval-ms 60001" hdd --interval-ms 60001 "$TEST_DIR/qd1.fio"
+expect_error "--interval-ms: missing value" hdd --interval-ms
+expect_error "unknown option '--bogus'" hdd --bogus "$TEST_DIR/qd1.fio"
 
 # plugin-only keys are accepted with a note
 run_sim "$TEST_DIR/note.json" hdd file=/nonexistent/disk.img latency-offset-us=auto "$TEST_DIR/group.fio"
@@ -136,6 +231,9 @@ grep -q "file= is a plugin-only key" "$TEST_DIR/sim.stderr" || fail "no note for
 # --help and --list-presets
 "$SIM" hdd --help >"$TEST_DIR/help.txt" || fail "--help failed"
 grep -q "average-seek-ms" "$TEST_DIR/help.txt" || fail "--help lacks the hdd parameters"
+for key in '--event AT:COMMAND' '--interval-ms N' '"lat_sum_ns"' 'storlab.events' 'clat_ns.bins'; do
+  grep -qF -- "$key" "$TEST_DIR/help.txt" || fail "--help does not document $key"
+done
 "$SIM" --list-presets >"$TEST_DIR/presets.txt" || fail "--list-presets failed"
 grep -q "hdd" "$TEST_DIR/presets.txt" || fail "--list-presets lacks hdd presets"
 
