@@ -9,7 +9,7 @@ import pytest
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts")
 sys.path.insert(0, SCRIPTS)
 
-from storlab_cli import check, demo, fio_results  # noqa: E402
+from storlab_cli import check, fio_results  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
 
 STORLAB = os.path.join(SCRIPTS, "storlab")
@@ -46,15 +46,6 @@ def test_check_summary_counts_meson_results(tmp_path):
     assert check.summarise(str(log)) == (3, 2, 1)
 
 
-def test_demo_table_shows_both_sides_and_ratio():
-    sim = {"iops": 142.0, "mean_us": 7040.0, "p99_us": 12000.0, "ios": 1}
-    lab = {"iops": 140.0, "mean_us": 7100.0, "p99_us": 12100.0, "ios": 1}
-    table = demo.format_table([("4K random read, QD1", sim, lab)])
-    assert "sim" in table and "plugin" in table
-    assert "142.0" in table and "140.0" in table
-    assert "0.986" in table
-
-
 def run_cli(*args):
     return subprocess.run(["/usr/bin/python3", STORLAB, *args],
                           capture_output=True, text=True, check=False)
@@ -64,14 +55,14 @@ def test_unknown_command_is_one_line_and_nonzero():
     result = run_cli("frobnicate")
     assert result.returncode == 2
     assert result.stderr.strip() == ("storlab: unknown command 'frobnicate' "
-                                     "(known: demo, check, up, down, status, exec, node, console, ctl)")
+                                     "(known: demo, check, up, down, status, exec, node, console, sweep, plot, ctl)")
     assert "Traceback" not in result.stderr
 
 
 def test_demo_with_arguments_is_refused_without_traceback():
     result = run_cli("demo", "extra")
     assert result.returncode == 1
-    assert "demo takes no arguments" in result.stderr
+    assert "unrecognized arguments: extra" in result.stderr
     assert "Traceback" not in result.stderr
 
 

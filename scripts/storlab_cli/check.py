@@ -25,7 +25,8 @@ def summarise(testlog_path):
 
 
 def run(args):
-    deps.ensure_packages()
+    # the plot and report tests need gnuplot and a headless browser
+    deps.ensure_packages(deps.BUILD_PACKAGES + deps.PLOT_PACKAGES + deps.REPORT_CHECK_PACKAGES)
     build.build()
     cmd = ["meson", "test", "-C", paths.BUILD_DIR, "--print-errorlogs"] + list(args)
     code = subprocess.run(cmd, check=False).returncode
