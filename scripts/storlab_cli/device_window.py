@@ -1,0 +1,188 @@
+"""Device-layer figures of one measured window, from two snapshots of an
+emulated device's stats (the JSON `build/emulator/storlab-stats FILE`
+prints: "devices" = the front end the guest sees, then for a RAID
+controller one record per member disk).
+
+delta(before, after) is the window as a document (what a sweep keeps as
+device-<node>-<dev>.json); window() turns it into the points.csv figures;
+combine() sums several devices' windows.
+"""
+import json
+from dataclasses import dataclass
+
+from .errors import UserError
+
+FRONT_OPS = ("read", "write")       # what fio counts as IOs; flush/trim left out
+MB = 1_000_000
+RAID = "raid"
+
+METRIC_COLUMNS = ("dev_iops", "dev_lat_mean_us", "member_iops", "cache_hit_pct", "dirty_mb")
+
+
+@dataclass(frozen=True)
+class DeviceWindow:
+    name: str
+    kind: str
+    window_s: float
+    ios: int                    # front-end reads + writes completed in the window
+    dev_iops: float
+    dev_lat_mean_us: float | None   # IO-weighted over reads and writes
+    member_iops: float | None       # RAID members summed; None without RAID
+    cache_read_hits: int | None     # RAID controller cache, in the window
+    cache_read_misses: int | None
+    dirty_bytes: int | None         # RAID controller cache at the window's end
+
+    @property
+    def cache_hit_pct(self):
+        if self.cache_read_hits is None:
+            return None
+        reads = self.cache_read_hits + self.cache_read_misses
+        return 100.0 * self.cache_read_hits / reads if reads else None
+
+    @property
+    def dirty_mb(self):
+        return None if self.dirty_bytes is None else self.dirty_bytes / MB
+
+    def metrics(self):
+        """The points.csv device columns (METRIC_COLUMNS); None = n/a."""
+        return {"dev_iops": self.dev_iops, "dev_lat_mean_us": self.dev_lat_mean_us,
+                "member_iops": self.member_iops, "cache_hit_pct": self.cache_hit_pct,
+                "dirty_mb": self.dirty_mb}
+
+
+def _uint(value, where):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise UserError(f"{where}: not a count ({value!r})")
+    return value
+
+
+def _records(doc, source):
+    devices = doc.get("devices") if isinstance(doc, dict) else None
+    if not isinstance(devices, list) or not devices:
+        raise UserError(f"{source}: no 'devices' list (not storlab-stats JSON?)")
+    for i, record in enumerate(devices):
+        if not isinstance(record, dict) or not all(k in record for k in ("name", "kind", "now_ns", "ops")):
+            raise UserError(f"{source}: devices[{i}] lacks name/kind/now_ns/ops")
+    return devices
+
+
+def load(path):
+    """A storlab-stats snapshot (or a delta() document) from a file."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except OSError as e:
+        raise UserError(f"{path}: cannot read device stats ({e.strerror})") from None
+    except json.JSONDecodeError as e:
+        raise UserError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
+
+
+def _op_totals(record, op, where):
+    """(count, bytes, latency sum ns) of one op so far; an absent op is idle."""
+    o = record["ops"].get(op)
+    if o is None:
+        return 0, 0, 0.0
+    try:
+        count = _uint(o["count"], f"{where}.ops.{op}.count")
+        nbytes = _uint(o["bytes"], f"{where}.ops.{op}.bytes")
+        mean = o["latency_ns"]["mean"]
+    except (KeyError, TypeError) as e:
+        raise UserError(f"{where}.ops.{op}: no {e} in it") from None
+    if isinstance(mean, bool) or not isinstance(mean, (int, float)) or mean < 0:
+        raise UserError(f"{where}.ops.{op}.latency_ns.mean: not a latency ({mean!r})")
+    return count, nbytes, count * float(mean)
+
+
+def delta(before, after, source="device stats", window_s=None):
+    """The window between two snapshots of one device as a document:
+    per record the reads/writes completed (count, bytes, latency sum), the
+    model counters at the end and their change. The window is window_s when
+    given (the runner's wall clock), else how far the front end's clock
+    moved (its time of last activity: shorter when the device idled)."""
+    old, new = _records(before, f"{source} (before)"), _records(after, f"{source} (after)")
+    if [r["name"] for r in old] != [r["name"] for r in new]:
+        raise UserError(f"{source}: before and after hold different devices "
+                        f"({[r['name'] for r in old]} vs {[r['name'] for r in new]})")
+    if window_s is None:
+        window_ns = _uint(new[0]["now_ns"], f"{source}: now_ns") - _uint(old[0]["now_ns"], f"{source}: now_ns")
+    else:
+        window_ns = round(window_s * 1e9)
+    if window_ns <= 0:
+        raise UserError(f"{source}: no time passed between the snapshots of {new[0]['name']}")
+    out = []
+    for b, a in zip(old, new):
+        where = f"{source}: {a['name']}"
+        ops = {}
+        for op in FRONT_OPS:
+            (c0, b0, l0), (c1, b1, l1) = _op_totals(b, op, where), _op_totals(a, op, where)
+            if c1 < c0 or b1 < b0:
+                raise UserError(f"{where}: {op} count went backwards (device restarted between snapshots?)")
+            ops[op] = {"count": c1 - c0, "bytes": b1 - b0, "lat_sum_ns": max(l1 - l0, 0.0)}
+        counters_b, counters_a = b.get("counters", {}), a.get("counters", {})
+        if not isinstance(counters_a, dict) or not isinstance(counters_b, dict):
+            raise UserError(f"{where}: 'counters' is not an object")
+        out.append({"name": a["name"], "kind": a["kind"], "ops": ops,
+                    "counters": counters_a,
+                    "counter_deltas": {k: v - counters_b.get(k, 0) for k, v in counters_a.items()
+                                       if isinstance(v, int) and isinstance(counters_b.get(k, 0), int)}})
+    return {"window_ns": window_ns, "devices": out}
+
+
+def window(doc, source="device window"):
+    """DeviceWindow of a delta() document: front-end IOPS and mean latency;
+    for a RAID controller also its members' IOPS, its cache read hit share
+    and dirty bytes at the window's end."""
+    try:
+        window_ns = doc["window_ns"]
+        devices = doc["devices"]
+        front = devices[0]
+        ops = [front["ops"][op] for op in FRONT_OPS]
+        ios = sum(_uint(o["count"], f"{source}: count") for o in ops)
+        lat_sum_ns = sum(float(o["lat_sum_ns"]) for o in ops)
+    except (KeyError, TypeError, IndexError) as e:
+        raise UserError(f"{source}: not a device window document (no {e})") from None
+    if isinstance(window_ns, bool) or not isinstance(window_ns, int) or window_ns <= 0:
+        raise UserError(f"{source}: window_ns must be a positive integer ({window_ns!r})")
+    window_s = window_ns / 1e9
+    member_iops = hits = misses = dirty = None
+    if front["kind"] == RAID:
+        try:
+            member_ios = sum(_uint(m["ops"][op]["count"], f"{source}: {m['name']}")
+                             for m in devices[1:] for op in FRONT_OPS)
+            deltas, counters = front["counter_deltas"], front["counters"]
+            hits = _uint(deltas["cache_read_hits"], f"{source}: cache_read_hits in the window")
+            misses = _uint(deltas["cache_read_misses"], f"{source}: cache_read_misses in the window")
+            dirty = _uint(counters["dirty_bytes"], f"{source}: dirty_bytes")
+        except (KeyError, TypeError) as e:
+            raise UserError(f"{source}: RAID record without {e}") from None
+        member_iops = member_ios / window_s
+    return DeviceWindow(name=front["name"], kind=front["kind"], window_s=window_s, ios=ios,
+                        dev_iops=ios / window_s,
+                        dev_lat_mean_us=lat_sum_ns / ios / 1000.0 if ios else None,
+                        member_iops=member_iops, cache_read_hits=hits,
+                        cache_read_misses=misses, dirty_bytes=dirty)
+
+
+def window_between(before, after, source="device stats", window_s=None):
+    return window(delta(before, after, source, window_s), source)
+
+
+def combine(windows):
+    """Several devices' windows as one: IOPS summed, latency weighted by IOs,
+    RAID figures summed over the RAID devices (None when there is none)."""
+    if not windows:
+        raise UserError("no device windows to combine")
+    ios = sum(w.ios for w in windows)
+    weighted = sum(w.dev_lat_mean_us * w.ios for w in windows if w.ios)
+    raid = [w for w in windows if w.member_iops is not None]
+
+    def raid_sum(field):
+        return sum(getattr(w, field) for w in raid) if raid else None
+
+    return DeviceWindow(
+        name="+".join(w.name for w in windows), kind="+".join(sorted({w.kind for w in windows})),
+        window_s=max(w.window_s for w in windows), ios=ios,
+        dev_iops=sum(w.dev_iops for w in windows),
+        dev_lat_mean_us=weighted / ios if ios else None,
+        member_iops=raid_sum("member_iops"), cache_read_hits=raid_sum("cache_read_hits"),
+        cache_read_misses=raid_sum("cache_read_misses"), dirty_bytes=raid_sum("dirty_bytes"))

@@ -1,0 +1,108 @@
+"""pytest for scripts/storlab_cli/points_csv.py (and csv_out.py): the
+contract's points.csv, written from the merge modules' figures and read
+back the way the plots read it."""
+import os
+import sys
+
+import pytest
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(TESTS, "data")
+sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "scripts"))
+
+from storlab_cli import device_window, fio_merge, points_csv  # noqa: E402
+from storlab_cli.errors import UserError  # noqa: E402
+
+# The sweep contract's points.csv columns after the swept keys, verbatim.
+CONTRACT = """units iops read_iops write_iops mb_s read_mb_s write_mb_s
+lat_mean_us lat_p50_us lat_p99_us lat_p99_9_us
+read_lat_mean_us read_lat_p99_us write_lat_mean_us write_lat_p99_us
+dev_iops dev_lat_mean_us member_iops cache_hit_pct dirty_mb""".split()
+
+
+def test_columns_are_the_contracts():
+    assert points_csv.METRIC_COLUMNS == tuple(CONTRACT)
+    assert fio_merge.METRIC_COLUMNS + device_window.METRIC_COLUMNS == tuple(CONTRACT)
+    assert points_csv.columns(["iodepth", "device.battery"]) == \
+        ("point", "iodepth", "device.battery", *CONTRACT)
+
+
+def fio_unit(read_ios, write_ios, lat_ns):
+    def side(ios):
+        return {"total_ios": ios, "io_bytes": 8192 * ios, "runtime": 10000,
+                "clat_ns": {"N": ios, "mean": float(lat_ns),
+                            "bins": {str(lat_ns): ios} if ios else {}}}
+    return {"jobs": [{"read": side(read_ios), "write": side(write_ios)}]}
+
+
+def test_written_from_the_figures_and_read_back(tmp_path):
+    path = str(tmp_path / "points.csv")
+    before, after = (device_window.load(os.path.join(DATA, f"stats-raid-{w}.json"))
+                     for w in ("before", "after"))
+    dev = device_window.window_between(before, after).metrics()
+    rows = []
+    for point, (depth, battery) in enumerate([(1, "ok"), (4, "failed, then ok")]):
+        units = [(fio_unit(1000 * depth, 500 * depth, 250_000), f"u{i}") for i in range(2)]
+        rows.append({"point": point, "iodepth": depth, "device.battery": battery,
+                     **fio_merge.point_metrics(fio_merge.merge_docs(units)), **dev})
+    rows.append({"point": 2, "iodepth": 8, "device.battery": "ok"})      # nothing measured
+    points_csv.write(path, list(reversed(rows)), ["iodepth", "device.battery"])
+    lines = open(path).read().splitlines()
+    assert lines[0] == "point,iodepth,device.battery," + ",".join(CONTRACT)
+    assert lines[2].startswith('1,4,"failed, then ok",2,1200,800,400,9.8304,6.5536,3.2768,250,')
+    assert lines[3] == "2,8,ok" + "," * len(CONTRACT)
+    table = points_csv.read(path)
+    assert table.swept == ("iodepth", "device.battery")
+    assert [r["point"] for r in table.rows] == [0, 1, 2]
+    first = table.rows[0]
+    assert first["iodepth"] == 1.0 and first["device.battery"] == "ok"
+    assert first["iops"] == 300.0 and first["mb_s"] == pytest.approx(2.4576)
+    assert first["lat_p99_9_us"] == 250.0 and first["write_lat_p99_us"] == 250.0
+    assert first["dev_iops"] == pytest.approx(dev["dev_iops"], rel=1e-9)
+    assert first["cache_hit_pct"] == pytest.approx(dev["cache_hit_pct"], rel=1e-9)
+    assert first["dirty_mb"] == 44.834816
+    assert table.rows[2]["iops"] is None and table.rows[2]["dirty_mb"] is None
+    # rewritten after another point: the file holds exactly the new rows
+    points_csv.write(path, rows[:1], ["iodepth", "device.battery"])
+    assert [r["point"] for r in points_csv.read(path).rows] == [0]
+    assert not os.path.exists(path + ".tmp")
+
+
+def test_no_swept_keys(tmp_path):
+    path = str(tmp_path / "points.csv")
+    points_csv.write(path, [{"point": 0, "units": 3, "iops": 1e-05, "lat_p99_us": float("nan")}], [])
+    assert open(path).read().splitlines()[1].startswith("0,3,1e-05,,")
+    table = points_csv.read(path)
+    assert table.swept == () and table.rows[0]["iops"] == 1e-05
+    assert table.rows[0]["lat_p99_us"] is None
+
+
+@pytest.mark.parametrize("rows, swept, expected", [
+    ([{"point": 0, "iodepth": 1, "iosp": 5}], ["iodepth"], "point 0: unknown column.*iosp"),
+    ([{"point": 0, "iodepth": 1}, {"point": 0, "iodepth": 2}], ["iodepth"], "point 0 twice"),
+    ([{"point": 1}], ["iodepth"], "point 1: no value for swept iodepth"),
+    ([{"iodepth": 1}], ["iodepth"], "row without a point index"),
+    ([], ["iops"], "swept key 'iops' clashes"),
+    ([], ["bs", "bs"], "swept keys repeat"),
+])
+def test_write_refuses_bad_rows(tmp_path, rows, swept, expected):
+    with pytest.raises(UserError, match=expected):
+        points_csv.write(str(tmp_path / "points.csv"), rows, swept)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("", "points.csv: empty"),
+    ("point,iodepth,iops\n", "points.csv: header is not point, <swept keys>"),
+    ("point,bs," + ",".join(CONTRACT) + "\n0,4k,x" + "," * (len(CONTRACT) - 1) + "\n",
+     "points.csv: line 2: units 'x' is not a number"),
+    ("point," + ",".join(CONTRACT) + "\n0,1\n", "points.csv: line 2: 2 fields, the header has 21"),
+    ("point," + ",".join(CONTRACT) + "\nzero" + "," * len(CONTRACT) + "\n",
+     "points.csv: line 2: point 'zero' is not an index"),
+])
+def test_read_refuses_bad_files(tmp_path, text, expected):
+    path = tmp_path / "points.csv"
+    path.write_text(text)
+    with pytest.raises(UserError, match=expected):
+        points_csv.read(str(path))
+    with pytest.raises(UserError, match="nothere.csv: cannot read"):
+        points_csv.read(str(tmp_path / "nothere.csv"))
