@@ -13,7 +13,8 @@ COMMANDS = {
     "exec": (lab_commands.exec_, "run a command in a node: exec LAB NODE -- CMD [ARGS...]"),
     "node": (lab_commands.node, "fail or restore a node: node LAB NODE down|up"),
     "console": (lab_commands.console, "attach to a node's serial console: console LAB NODE"),
-    "ctl": (ctl.run, "control a running raid plugin: ctl SOCKET COMMAND... (status, battery failed, ...)"),
+    "ctl": (ctl.run, "control a running raid plugin: ctl SOCKET COMMAND... or "
+                     "ctl LAB NODE DEVICE COMMAND... (status, battery failed, ...)"),
 }
 
 
