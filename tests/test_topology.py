@@ -113,8 +113,10 @@ def test_smoke():
     assert [n.name for n in topo.nodes] == ["node1"]
     (node,) = topo.nodes
     assert (node.index, node.vcpus, node.memory_mib) == (1, 1, 768)
-    assert node.devices == [topology.Device("disk0", "hdd", {"preset": "sas10k-300g", "size": "1G"},
-                                            "scsi", GIB, 10000)]
+    assert node.devices == [
+        topology.Device("disk0", "hdd", {"preset": "sas10k-300g", "size": "1G"}, "scsi", GIB, 10000),
+        topology.Device("lun0", "raid", {"preset": "vsa-raid10-8x-sas10k", "member-size": "16M"},
+                        "scsi", 64 * MIB, None)]
     assert topo.links == []
     assert (topo.accel, topo.boot_timeout_s) == ("auto", 120)
 
