@@ -117,3 +117,112 @@ def test_ctl_prints_reply_and_exits_nonzero_on_error(tmp_path):
     assert received == [b"battery sideways\n", b"battery failed\n"]
     assert (bad.returncode, bad.stdout) == (1, "error battery sideways: unknown state\n")
     assert (good.returncode, good.stdout) == (0, "ok battery failed\n")
+
+
+# ---- storlab ctl LAB NODE DEVICE: the control socket from lab state ----------------
+
+def fake_lab(run_base, lab="rlab"):
+    """A lab.json as `up` writes it: node1 with an hdd disk0 and a raid lun0."""
+    directory = run_base / lab
+    directory.mkdir()
+    stem = str(directory / "node1-")
+    devices = [{"node": "node1", "device": "disk0", "plugin": "hdd", "socket": stem + "disk0.sock",
+                "pidfile": stem + "disk0.pid", "stats": stem + "disk0.stats", "ctl": None},
+               {"node": "node1", "device": "lun0", "plugin": "raid", "socket": stem + "lun0.sock",
+                "pidfile": stem + "lun0.pid", "stats": stem + "lun0.stats",
+                "ctl": stem + "lun0.ctl"}]
+    (directory / "lab.json").write_text(json.dumps({
+        "name": lab, "topology": "/x.toml", "accel": "tcg", "appliance": "0", "created": 0,
+        "phase": "ready", "domains": [f"storlab-{lab}-node1"], "devices": devices}))
+    return stem + "lun0.ctl"
+
+
+def fake_controller(path, replies):
+    """A unix socket answering one connection per reply; returns (thread, received)."""
+    import socket
+    import threading
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(len(replies))
+    received = []
+
+    def serve():
+        with server:
+            for reply in replies:
+                conn, _ = server.accept()
+                with conn:
+                    received.append(conn.recv(512))
+                    conn.sendall(reply)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return thread, received
+
+
+def run_cli_in(run_base, *args):
+    return subprocess.run(["/usr/bin/python3", STORLAB, *args], capture_output=True, text=True,
+                          check=False, env=dict(os.environ, STORLAB_RUN_DIR=str(run_base)))
+
+
+def test_ctl_lab_node_device_finds_the_socket_in_lab_state(tmp_path):
+    path = fake_lab(tmp_path)
+    thread, received = fake_controller(path, [b"ok battery failed; write-back off\n",
+                                              b"error battery sideways: unknown state\n"])
+    good = run_cli_in(tmp_path, "ctl", "rlab", "node1", "lun0", "battery", "failed")
+    bad = run_cli_in(tmp_path, "ctl", "rlab", "node1", "lun0", "battery", "sideways")
+    thread.join(timeout=10)
+    assert received == [b"battery failed\n", b"battery sideways\n"]
+    assert (good.returncode, good.stdout, good.stderr) == (0, "ok battery failed; write-back off\n", "")
+    assert (bad.returncode, bad.stdout) == (1, "error battery sideways: unknown state\n")
+
+
+@pytest.mark.parametrize("args, message", [
+    (("nolab", "node1", "lun0", "status"), "no lab named 'nolab' is up (known: rlab)"),
+    (("rlab", "node9", "lun0", "status"), "lab 'rlab' has no node 'node9' (nodes: node1)"),
+    (("rlab", "node1", "lun7", "status"),
+     "lab 'rlab' node 'node1' has no device 'lun7' (devices: disk0, lun0)"),
+    (("rlab", "node1", "disk0", "status"),
+     "lab 'rlab' node 'node1' device 'disk0' (hdd) has no control socket "
+     "(raid devices have one: node1 lun0)"),
+    (("rlab", "node1", "lun0"), "usage: storlab ctl LAB NODE DEVICE COMMAND..."),
+    (("rlab", "node1", "lun0", "status"), "node1-lun0.ctl: No such file or directory"),
+])
+def test_ctl_lab_form_errors_name_lab_node_and_device(tmp_path, args, message):
+    fake_lab(tmp_path)
+    result = run_cli_in(tmp_path, "ctl", *args)
+    assert result.returncode == 1, result
+    assert result.stderr.startswith("storlab ctl: ") and message in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_send_to_device_returns_ok_replies_and_raises_on_errors(tmp_path, monkeypatch):
+    from storlab_cli import ctl, lab
+    monkeypatch.setattr(lab, "RUN_BASE", str(tmp_path))
+    path = fake_lab(tmp_path)
+    thread, received = fake_controller(path, [b"ok battery=failed policy=write-back\n",
+                                              b"error fail-member 9: no such member\n"])
+    assert ctl.device_ctl_path("rlab", "node1", "lun0") == path
+    assert ctl.send_to_device("rlab", "node1", "lun0", "status") == \
+        "ok battery=failed policy=write-back"
+    with pytest.raises(UserError, match=r"^lab 'rlab' node 'node1' device 'lun0': fail-member 9: "
+                                        r"error fail-member 9: no such member$"):
+        ctl.send_to_device("rlab", "node1", "lun0", "fail-member 9")
+    thread.join(timeout=10)
+    assert received == [b"status\n", b"fail-member 9\n"]
+    with pytest.raises(UserError, match="has no control socket"):
+        ctl.send_to_device("rlab", "node1", "disk0", "status")
+
+
+def test_status_lists_plugins_and_raid_control_sockets():
+    from storlab_cli import lab
+    report = {"name": "rlab", "phase": "ready", "accel": "tcg", "topology": "/x.toml",
+              "profile": None, "nodes": [{
+                  "node": "node1", "state": "running", "agent": True, "devices": [
+                      {"device": "disk0", "plugin": "hdd", "server": "running", "ctl": None},
+                      {"device": "lun0", "plugin": "raid", "server": "running",
+                       "ctl": "/run/storlab/rlab/node1-lun0.ctl"}]}]}
+    text = lab.format_status(report)
+    assert "disk0(hdd, running), lun0(raid, running)" in text
+    assert ("lun0 control socket /run/storlab/rlab/node1-lun0.ctl "
+            "(storlab ctl rlab node1 lun0 COMMAND)") in text
+    assert text.count("control socket") == 1

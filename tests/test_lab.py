@@ -1,9 +1,14 @@
 """Lab integration: build the appliance, boot the 1-node smoke lab under
-TCG, run fio with verify through the guest agent on its emulated disk,
-tear it down and check nothing is left.  Real libvirt, QEMU and nbdkit."""
+TCG, run fio with verify through the guest agent on its emulated disk and
+its RAID LUN, fail the LUN's battery live with `storlab ctl`, tear it down
+and check nothing is left.  Real libvirt, QEMU and nbdkit.
+
+STORLAB_TEST_LAB=NAME runs the smoke topology under another lab name (two
+checkouts testing on one host at once)."""
 import glob
 import json
 import os
+import stat
 import subprocess
 import sys
 
@@ -13,10 +18,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STORLAB = os.path.join(ROOT, "scripts", "storlab")
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
-from storlab_cli import libvirt_conn  # noqa: E402
+from storlab_cli import libvirt_conn, paths  # noqa: E402
 
 SMOKE = os.path.join(ROOT, "topologies", "smoke.toml")
 RUN_BASE = os.environ.get("STORLAB_RUN_DIR", "/run/storlab")
+LAB = os.environ.get("STORLAB_TEST_LAB", "smoke")
+LUN_BYTES = 64 << 20           # smoke.toml's lun0: RAID 10 of 8 x 16 MiB members
+# sh prelude in the guest: $dev is the disk whose serial is $1 (a topology device name)
+BY_SERIAL = ". /usr/lib/storlab/profiles/lib.sh; dev=$(disk_by_serial \"$1\") || exit 99; "
 
 
 def storlab(*args, timeout=900):
@@ -29,15 +38,32 @@ def lab_domains(lab):
     return [d.name() for d in conn.listAllDomains() if d.name().startswith(f"storlab-{lab}-")]
 
 
+def in_guest(lab, device, script, timeout=900):
+    """Runs sh script in node1 with $dev set to the device's /dev path."""
+    return storlab("exec", lab, "node1", "--", "/bin/sh", "-c", BY_SERIAL + script, "sh", device,
+                   timeout=timeout)
+
+
 @pytest.fixture(scope="module")
-def smoke_lab():
+def smoke_topology(tmp_path_factory):
+    if LAB == "smoke":
+        return SMOKE
+    path = tmp_path_factory.mktemp("topology") / f"{LAB}.toml"
+    with open(SMOKE, encoding="utf-8") as f:
+        text = f.read()
+    path.write_text(text.replace('name = "smoke"', f'name = "{LAB}"', 1))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def smoke_lab(smoke_topology):
     started = libvirt_conn.ensure_daemons()
-    result = storlab("up", SMOKE, "--accel", "tcg")
+    result = storlab("up", smoke_topology, "--accel", "tcg")
     try:
         assert result.returncode == 0, result.stdout + result.stderr
-        yield "smoke"
+        yield LAB
     finally:
-        storlab("down", "smoke")
+        storlab("down", LAB)
         libvirt_conn.stop_daemons(started)
 
 
@@ -49,14 +75,24 @@ def test_up_reports_every_node_ready(smoke_lab):
     assert [n["node"] for n in report["nodes"]] == ["node1"]
     node = report["nodes"][0]
     assert node["state"] == "running" and node["agent"] is True
-    assert [d["server"] for d in node["devices"]] == ["running"]
+    assert [(d["device"], d["plugin"], d["server"]) for d in node["devices"]] == \
+        [("disk0", "hdd", "running"), ("lun0", "raid", "running")]
+    disk0, lun0 = node["devices"]
+    ctl = os.path.join(RUN_BASE, smoke_lab, "node1-lun0.ctl")
+    assert (disk0["ctl"], lun0["ctl"]) == (None, ctl)
+    mode = os.stat(ctl)
+    assert stat.S_ISSOCK(mode.st_mode) and mode.st_uid == 0
+    assert stat.S_IMODE(mode.st_mode) & 0o007 == 0     # not reachable by others
+    human = storlab("status", smoke_lab)
+    assert f"lun0 control socket {ctl} (storlab ctl {smoke_lab} node1 lun0 COMMAND)" in human.stdout
 
 
-def test_fio_verify_on_the_emulated_disk(smoke_lab):
-    fio = ["fio", "--name=verify", "--filename=/dev/sda", "--ioengine=libaio", "--direct=1",
-           "--rw=randwrite", "--bs=4k", "--size=8M", "--iodepth=16", "--verify=crc32c",
-           "--do_verify=1", "--verify_fatal=1", "--output-format=json"]
-    result = storlab("exec", smoke_lab, "node1", "--", *fio)
+@pytest.mark.parametrize("device", ["disk0", "lun0"])
+def test_fio_verify_on_the_emulated_disks(smoke_lab, device):
+    fio = ("fio --name=verify --filename=$dev --ioengine=libaio --direct=1 --rw=randwrite "
+           "--bs=4k --size=8M --iodepth=16 --verify=crc32c --do_verify=1 --verify_fatal=1 "
+           "--output-format=json")
+    result = in_guest(smoke_lab, device, fio)
     assert result.returncode == 0, result.stderr
     job = json.loads(result.stdout[result.stdout.index("{"):])["jobs"][0]
     assert job["error"] == 0
@@ -64,9 +100,33 @@ def test_fio_verify_on_the_emulated_disk(smoke_lab):
     assert job["read"]["total_ios"] == 2048          # every block read back and verified
 
 
-def test_guest_sees_a_rotational_disk(smoke_lab):
-    result = storlab("exec", smoke_lab, "node1", "--", "cat", "/sys/block/sda/queue/rotational")
-    assert result.returncode == 0 and result.stdout.strip() == "1"
+def test_guest_sees_rotational_disks_and_the_luns_exact_size(smoke_lab):
+    script = ('echo $(cat /sys/block/${dev#/dev/}/queue/rotational) '
+              '$(cat /sys/block/${dev#/dev/}/size)')
+    assert in_guest(smoke_lab, "disk0", script).stdout.split() == ["1", str((1 << 30) // 512)]
+    assert in_guest(smoke_lab, "lun0", script).stdout.split() == ["1", str(LUN_BYTES // 512)]
+
+
+def test_ctl_fails_the_luns_battery_live(smoke_lab):
+    result = storlab("ctl", smoke_lab, "node1", "lun0", "battery", "failed")
+    assert (result.returncode, result.stdout) == (0, "ok battery failed; write-back off\n"), \
+        result.stderr
+    status = storlab("ctl", smoke_lab, "node1", "lun0", "status")
+    assert status.returncode == 0 and " battery=failed " in status.stdout
+    assert " write-back=off " in status.stdout
+    events = os.path.join(RUN_BASE, smoke_lab, "node1-lun0.stats.events")
+    with open(events, encoding="utf-8") as f:
+        logged = [json.loads(line)["event"] for line in f]
+    assert "battery set failed" in logged and "cache now write-through" in logged
+    stats = subprocess.run([paths.stats_tool(),
+                            os.path.join(RUN_BASE, smoke_lab, "node1-lun0.stats")],
+                           capture_output=True, text=True, timeout=60, check=True)
+    front = json.loads(stats.stdout)["devices"][0]
+    assert front["kind"] == "raid" and front["capacity_bytes"] == LUN_BYTES
+    assert front["counters"]["battery_state"] == 2 and front["counters"]["write_back_effective"] == 0
+    assert front["counters"]["events"] >= 4
+    refused = storlab("ctl", smoke_lab, "node1", "disk0", "status")
+    assert refused.returncode == 1 and "has no control socket" in refused.stderr
 
 
 def test_exec_returns_the_command_exit_code(smoke_lab):
@@ -75,8 +135,8 @@ def test_exec_returns_the_command_exit_code(smoke_lab):
     assert result.stdout == "out\n" and result.stderr == "err\n"
 
 
-def test_up_on_a_running_lab_refuses(smoke_lab):
-    result = storlab("up", SMOKE)
+def test_up_on_a_running_lab_refuses(smoke_lab, smoke_topology):
+    result = storlab("up", smoke_topology)
     assert result.returncode == 1
     assert "already up" in result.stderr and "Traceback" not in result.stderr
     assert len(lab_domains(smoke_lab)) == 1          # the running lab is untouched
@@ -99,7 +159,7 @@ def test_down_leaves_nothing_behind(smoke_lab):
     for pid in pids:
         assert not os.path.exists(f"/proc/{pid}"), f"nbdkit {pid} still running"
     again = storlab("down", smoke_lab)
-    assert again.returncode == 1 and "no lab named 'smoke'" in again.stderr
+    assert again.returncode == 1 and f"no lab named '{smoke_lab}'" in again.stderr
 
 
 BAD_DEVICE_TOPOLOGY = """\

@@ -27,6 +27,7 @@ TOPOLOGIES = sorted(glob.glob(os.path.join(SOURCE, "topologies", "*.toml")))
 GOLDEN = os.path.join(TESTS, "golden")
 RUN_DIR = "/run/storlab/LAB"
 GIB = 1 << 30
+MIB = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -87,9 +88,10 @@ def mesh(n, name="lab"):
 
 # ---- shipped topologies -----------------------------------------------------------
 
-def test_the_four_topologies_are_shipped():
+def test_the_shipped_topologies_are_there():
     names = {os.path.basename(p) for p in TOPOLOGIES}
-    assert {"smoke.toml", "default.toml", "vsa-3node.toml", "hybrid-4node.toml"} <= names
+    assert {"smoke.toml", "default.toml", "vsa-3node.toml", "hybrid-4node.toml",
+            "vsa-raid.toml"} <= names
 
 
 @pytest.mark.parametrize("path", TOPOLOGIES, ids=os.path.basename)
@@ -101,7 +103,9 @@ def test_every_shipped_topology_loads(path):
     with open(path) as f:
         assert f.readline().startswith("# "), "header comment saying what the lab is"
     for node in topo.nodes:
-        assert node.devices and all(d.size_bytes <= 2 * GIB for d in node.devices)
+        # labs are small: a disk is at most 2 GiB, a RAID LUN (sparse) at most 4 GiB
+        assert node.devices and all(d.size_bytes <= (4 if d.plugin == "raid" else 2) * GIB
+                                    for d in node.devices)
 
 
 def test_smoke():
@@ -109,8 +113,10 @@ def test_smoke():
     assert [n.name for n in topo.nodes] == ["node1"]
     (node,) = topo.nodes
     assert (node.index, node.vcpus, node.memory_mib) == (1, 1, 768)
-    assert node.devices == [topology.Device("disk0", "hdd", {"preset": "sas10k-300g", "size": "1G"},
-                                            "scsi", GIB, 10000)]
+    assert node.devices == [
+        topology.Device("disk0", "hdd", {"preset": "sas10k-300g", "size": "1G"}, "scsi", GIB, 10000),
+        topology.Device("lun0", "raid", {"preset": "vsa-raid10-8x-sas10k", "member-size": "16M"},
+                        "scsi", 64 * MIB, None)]
     assert topo.links == []
     assert (topo.accel, topo.boot_timeout_s) == ("auto", 120)
 
@@ -148,6 +154,95 @@ def test_hybrid_4node_is_scenario_2():
         for d in capacity:
             assert (d.plugin, d.params["preset"], d.rotation_rpm) == ("hdd", "wd-xe-900g", 10000)
         assert cache.size_bytes < capacity[0].size_bytes
+
+
+def test_vsa_raid_is_issue_7():
+    """One node, one RAID 10 LUN of 8 x 1 GiB 10k SAS members, no profile."""
+    topo = topology.load(os.path.join(SOURCE, "topologies", "vsa-raid.toml"))
+    (node,) = topo.nodes
+    assert (node.name, node.vcpus, node.memory_mib, topo.links, topo.profile) == \
+        ("node1", 1, 768, [], None)
+    assert node.devices == [topology.Device(
+        "lun0", "raid", {"preset": "vsa-raid10-8x-sas10k", "member-size": "1G"}, "scsi",
+        4 * GIB, None)]
+
+
+# ---- raid devices: the LUN size is the plugin's ----------------------------------
+
+def raid_text(params, entry=""):
+    return device_text(f'name = "lun"\nplugin = "raid"\n{entry}', params)
+
+
+@pytest.mark.parametrize("params, size", [
+    # preset (= the built-in defaults): RAID 10 of 8, 64 KiB strips -> 4 x member
+    ('preset = "vsa-raid10-8x-sas10k"\nmember-size = "1G"', 4 * GIB),
+    ('member-size = "1G"', 4 * GIB),
+    ('preset = "vsa-raid10-8x-sas10k"\nmember-size = "16M"', 64 * MIB),
+    # a member is rounded down to whole strips
+    ('member-size = "10000384"', 4 * (10000384 // 65536) * 65536),
+    ('level = 0\nmembers = 3\nmember-size = "100M"\nstripe-size = "4k"', 300 * MIB),
+    ('level = 1\nmembers = 2\nmember-size = "10M"', 10 * MIB),
+    ('level = 1\nmembers = 3\nmember-size = "10M"', 10 * MIB),
+    ('level = 5\nmembers = 4\nmember-size = "100M"', 300 * MIB),
+    ('level = 6\nmembers = 6\nmember-size = "100M"\nstripe-size = "128k"', 400 * MIB),
+    ('level = "10"\nmembers = "4"\nmember-size = "64M"', 128 * MIB),
+    ('preset = "vsa-raid10-8x-sas10k"\nlevel = 5\nmember-size = "64M"', 7 * 64 * MIB),
+    ('members = "8.0"\nmember-size = "1GiB"', 4 * GIB),
+    ('member-size = "64M"\nstripe-size = "1M"\nbattery = "failed"', 4 * 64 * MIB),
+])
+def test_raid_lun_size_is_the_plugins_rule(tmp_path, params, size):
+    (node,) = load_text(tmp_path, raid_text(params)).nodes
+    (lun,) = node.devices
+    assert (lun.name, lun.plugin, lun.size_bytes, lun.bus, lun.rotation_rpm) == \
+        ("lun0", "raid", size, "scsi", None)
+
+
+def test_raid_bus_can_be_chosen(tmp_path):
+    (node,) = load_text(tmp_path, raid_text('member-size = "16M"', 'bus = "virtio"')).nodes
+    assert (node.devices[0].bus, node.devices[0].rotation_rpm) == ("virtio", None)
+
+
+def plugin_lun_bytes(params):
+    """The size the built raid plugin serves for params (nbdkit + nbdinfo)."""
+    plugin = os.path.join(SOURCE, "build", "plugins", "nbdkit-raid-plugin.so")
+    if not (os.path.exists(plugin) and shutil.which("nbdkit") and shutil.which("nbdinfo")):
+        pytest.skip("raid plugin not built (or nbdkit/nbdinfo missing)")
+    result = subprocess.run(["nbdkit", "-U", "-", plugin, *params, "--run",
+                             'nbdinfo --size "$uri"'], capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    return int(result.stdout)
+
+
+@pytest.mark.parametrize("params", [
+    {"preset": "vsa-raid10-8x-sas10k", "member-size": "16M"},
+    {"member-size": "10000384"},
+    {"level": "5", "members": "5", "member-size": "10M", "stripe-size": "256k"},
+    {"level": "6", "members": "4", "member-size": "3M", "stripe-size": "4k"},
+])
+def test_raid_lun_size_matches_the_built_plugin(tmp_path, params):
+    text = "\n".join(f'{k} = "{v}"' for k, v in params.items())
+    (node,) = load_text(tmp_path, raid_text(text)).nodes
+    assert node.devices[0].size_bytes == plugin_lun_bytes([f"{k}={v}" for k, v in params.items()])
+
+
+def test_raid_tables_match_the_c_sources():
+    """The copies in topology.py against emulator/presets.c and raid_params.c."""
+    with open(os.path.join(SOURCE, "emulator", "presets.c")) as f:
+        presets = f.read()
+    found = {}
+    for name, params in re.findall(r'\.name = "([^"]+)",\s*\.kind = "raid",.*?\.params =\s*'
+                                   r'((?:"[^"]*"\s*)+)', presets, re.S):
+        keys = dict(kv.split("=", 1) for kv in "".join(re.findall(r'"([^"]*)"', params)).split())
+        found[name] = {k: keys[k] for k in ("level", "members", "stripe-size")}
+    assert found == topology.RAID_PRESETS
+    with open(os.path.join(SOURCE, "emulator", "raid_params.c")) as f:
+        defaults = f.read()
+    assert ".level = 10," in defaults and ".members = 8," in defaults
+    assert ".stripe_bytes = 64 * KIB," in defaults
+    assert topology.RAID_DEFAULTS == {"level": "10", "members": "8", "stripe-size": "64k"}
+    with open(os.path.join(SOURCE, "emulator", "raid.h")) as f:
+        assert f"#define SL_RAID_MAX_MEMBERS {topology.RAID_MAX_MEMBERS}u" in f.read()
 
 
 # ---- derived values -----------------------------------------------------------------
@@ -320,7 +415,7 @@ ERROR_CASES = [
     # the contract's examples
     ('name = "x"\n[nodes]\ncount = 0\n', "nodes.count = 0: must be 1..16"),
     (ONE_DISK.replace('plugin = "hdd"', 'plugin = "nvram"'),
-     "defaults.devices[0].plugin = 'nvram': unknown plugin (known: hdd, ssd, memory)"),
+     "defaults.devices[0].plugin = 'nvram': unknown plugin (known: hdd, ssd, raid, memory)"),
     (MINIMAL + "[node.node9]\nvcpus = 2\n",
      "node.node9: no such node (nodes: node1, node2, node3)"),
     (MINIMAL + "[nodez]\ncount = 1\n", f"unknown key 'nodez' (known: {TOP_KNOWN})"),
@@ -418,6 +513,40 @@ ERROR_CASES = [
      + "[nodes]\ncount = 1\n", "defaults.devices: at most 16 device entries (use count), not 17"),
     (MINIMAL + '[[node.node1.devices]]\nname = "d"\nplugin = "nvram"\n',
      "node.node1.devices[0].plugin = 'nvram': unknown plugin"),
+    # raid devices
+    (raid_text('preset = "vsa-raid10-8x-sas10k"'),
+     "defaults.devices[0].params.member-size: missing: give the members a size, "
+     "e.g. member-size = \"1G\""),
+    (raid_text('member-size = "1G"\nsize = "4G"'),
+     "defaults.devices[0].params.size = '4G': not a raid parameter: the LUN's size follows "
+     "from level, members, stripe-size and member-size"),
+    (raid_text('member-size = "1G"\nctl = "/tmp/x.ctl"'),
+     "defaults.devices[0].params.ctl = '/tmp/x.ctl': set by the lab"),
+    (raid_text('member-size = "1G"\npreset = "sas10k-300g"'),
+     "defaults.devices[0].params.preset = 'sas10k-300g': unknown raid preset "
+     "(known: vsa-raid10-8x-sas10k)"),
+    (raid_text('member-size = "big"'),
+     "defaults.devices[0].params.member-size = 'big': not a size 1..64T"),
+    (raid_text('member-size = "65T"'), "defaults.devices[0].params.member-size = '65T': not a size"),
+    (raid_text('member-size = "0"'), "defaults.devices[0].params.member-size = '0': not a size"),
+    (raid_text('member-size = "32k"'),
+     "defaults.devices[0].params.member-size = '32k': smaller than stripe-size (65536 bytes)"),
+    (raid_text('member-size = "1G"\nlevel = 4'),
+     "defaults.devices[0].params.level = 4: unknown RAID level (known: 0, 1, 5, 6, 10)"),
+    (raid_text('member-size = "1G"\nlevel = "ten"'),
+     "defaults.devices[0].params.level = 'ten': unknown RAID level"),
+    (raid_text('member-size = "1G"\nmembers = 7'),
+     "defaults.devices[0].params.members = 7: RAID 10 needs an even number of members"),
+    (raid_text('member-size = "1G"\nmembers = 2'),
+     "defaults.devices[0].params.members = 2: RAID 10 needs 4..32 members (members = 2)"),
+    (raid_text('member-size = "1G"\nlevel = 6\nmembers = 33'),
+     "defaults.devices[0].params.members = 33: RAID 6 needs 4..32 members"),
+    (raid_text('member-size = "1G"\nmembers = 4.5'),
+     "defaults.devices[0].params.members = 4.5: not a whole number"),
+    (raid_text('member-size = "1G"\nstripe-size = "48k"'),
+     "defaults.devices[0].params.stripe-size = '48k': must be a power of two, 4k..16M"),
+    (raid_text('member-size = "1G"\nstripe-size = "32M"'),
+     "defaults.devices[0].params.stripe-size = '32M': must be a power of two"),
     # links
     (MINIMAL + '[links]\nmode = "ring"\n',
      "links.mode = 'ring': unknown link mode (known: full-mesh, none, pairs)"),
@@ -481,6 +610,7 @@ def shipped(name):
 @pytest.mark.parametrize("lab, node_name, accel, golden", [
     ("smoke", "node1", "tcg", "smoke-node1.xml"),
     ("default", "node2", "kvm", "default-node2.xml"),
+    ("vsa-raid", "node1", "tcg", "vsa-raid-node1.xml"),
 ])
 def test_golden_domain_xml(lab, node_name, accel, golden):
     topo = shipped(lab)
@@ -553,7 +683,7 @@ def test_domain_xml_structure(topo, node, accel):
         targets.append(target.get("dev"))
         if device.plugin == "hdd" and device.bus in ("scsi", "sata"):
             assert target.get("rotation_rate") == str(device.rotation_rpm)
-        else:
+        else:  # raid LUNs too: "not reported", which Linux takes as rotational
             assert target.get("rotation_rate") is None
         assert disk.findtext("serial") == device.name
     assert len(set(targets)) == len(targets)

@@ -1,19 +1,34 @@
-"""storlab ctl SOCKET COMMAND... — one command to a running raid plugin's
-control socket (its ctl= parameter); prints the one-line reply and exits
-non-zero when the reply is an error."""
+"""storlab ctl — one command to a running raid plugin's control socket (its
+ctl= parameter); prints the one-line reply and exits non-zero when the reply
+is an error.
+
+    storlab ctl SOCKET COMMAND...             any raid plugin, by its socket
+    storlab ctl LAB NODE DEVICE COMMAND...    a lab's device, found in lab state
+
+From Python (scenarios, tests):
+    send_to_device(lab, node, device, command) -> "ok ..." reply line
+        raises UserError on an "error ..." reply and when the lab, node or
+        device does not exist or the device has no control socket.
+    device_ctl_path(lab, node, device) -> the control socket's path
+    send_command(path, command) -> the reply line, whatever it says
+"""
+import os
 import socket
 import sys
 
+from . import lab as lab_mod
 from .errors import UserError
 
-USAGE = ("usage: storlab ctl SOCKET COMMAND...  (battery ok|learning|failed|absent, "
-         "policy write-back|write-through|forced-write-back, fail-member N, "
-         "replace-member N, power-cut, status)")
+USAGE = ("usage: storlab ctl SOCKET COMMAND...  or  storlab ctl LAB NODE DEVICE COMMAND...  "
+         "(battery ok|learning|failed|absent, policy write-back|write-through|forced-write-back, "
+         "fail-member N, replace-member N, power-cut, status)")
 TIMEOUT_S = 10.0
 
 
 def send_command(path, command):
     """Sends one line, returns the reply line (without the newline)."""
+    if "\n" in command:
+        raise UserError("a command is one line")
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(TIMEOUT_S)
@@ -32,13 +47,55 @@ def send_command(path, command):
     return reply.decode(errors="replace").rstrip("\n")
 
 
+def device_ctl_path(lab, node, device):
+    """The control socket of a lab's device, from the lab's state (lab.json)."""
+    state = lab_mod.load_state(lab)
+    if state is None:
+        known = ", ".join(lab_mod.known_labs()) or "none"
+        raise UserError(f"no lab named '{lab}' is up (known: {known})")
+    nodes = [d[len(f"storlab-{lab}-"):] for d in state["domains"]]
+    nodes += [n for n in dict.fromkeys(d["node"] for d in state["devices"]) if n not in nodes]
+    if node not in nodes:
+        raise UserError(f"lab '{lab}' has no node '{node}' (nodes: {', '.join(nodes) or 'none'})")
+    devices = [d for d in state["devices"] if d["node"] == node]
+    entry = next((d for d in devices if d["device"] == device), None)
+    if entry is None:
+        names = ", ".join(d["device"] for d in devices) or "none"
+        raise UserError(f"lab '{lab}' node '{node}' has no device '{device}' (devices: {names})")
+    if not entry.get("ctl"):
+        with_ctl = ", ".join(f"{d['node']} {d['device']}" for d in state["devices"]
+                             if d.get("ctl")) or "none in this lab"
+        raise UserError(f"lab '{lab}' node '{node}' device '{device}' ({entry['plugin']}) has "
+                        f"no control socket (raid devices have one: {with_ctl})")
+    return entry["ctl"]
+
+
+def send_to_device(lab, node, device, command):
+    """Sends command to a lab device's controller; returns its "ok ..." reply.
+    An "error ..." reply is a UserError naming the device."""
+    reply = send_command(device_ctl_path(lab, node, device), command)
+    if not reply.startswith("ok"):
+        raise UserError(f"lab '{lab}' node '{node}' device '{device}': {command}: {reply}")
+    return reply
+
+
+def _is_socket_argument(first):
+    """SOCKET form when the first argument names an existing file or is a path
+    (lab names are [a-z0-9-] only, so they never contain '/' or '.')."""
+    return os.path.exists(first) or "/" in first or "." in first
+
+
 def run(args):
     if len(args) < 2 or args[0] in ("-h", "--help"):
         print(USAGE, file=sys.stderr)
         return 2
-    command = " ".join(args[1:])
-    if "\n" in command:
-        raise UserError("a command is one line")
-    reply = send_command(args[0], command)
+    if _is_socket_argument(args[0]):
+        path, words = args[0], args[1:]
+    else:
+        if len(args) < 4:
+            raise UserError("usage: storlab ctl LAB NODE DEVICE COMMAND... (no COMMAND given; "
+                            "e.g. status, battery failed)")
+        path, words = device_ctl_path(*args[:3]), args[3:]
+    reply = send_command(path, " ".join(words))
     print(reply)
     return 0 if reply.startswith("ok") else 1

@@ -4,6 +4,13 @@ One topology file gives one lab.  Everything a lab starts is recorded in its
 run directory as it is started (lab.json, nbdkit pidfiles, sockets, console
 logs), so `down` can stop all of it even after an `up` that failed half-way.
 Guests are transient libvirt domains: destroying one leaves no definition.
+
+Lab state (<run dir>/lab.json): name, topology, accel, appliance, created,
+phase, domains, and devices: one entry per emulated device, in start order:
+    {"node", "device", "plugin", "socket": its NBD unix socket, "pidfile",
+     "stats": stats file (storlab plugins) or None,
+     "ctl": control socket (raid: <run dir>/<node>-<device>.ctl) or None}
+`storlab ctl LAB NODE DEVICE COMMAND` (ctl.send_to_device) finds "ctl" here.
 """
 import grp
 import json
@@ -95,12 +102,19 @@ def _start_devices(topo, state, directory, gid):
             params = [f"{k}={v}" for k, v in device.params.items()]
             if device.plugin in nbdkit.STORLAB_PLUGINS:
                 params.append(f"stats={stem}.stats")
+            # ctl: the raid plugin's control socket (it makes it 0600, root's:
+            # only root, `storlab ctl`, talks to it; the run dir is 0750).
+            ctl = stem + ".ctl" if device.plugin in nbdkit.CONTROL_PLUGINS else None
+            if ctl is not None:
+                params.append(f"ctl={ctl}")
             entry = {"node": node.name, "device": device.name, "plugin": device.plugin,
                      "socket": stem + ".sock", "pidfile": stem + ".pid",
-                     "stats": stem + ".stats" if device.plugin in nbdkit.STORLAB_PLUGINS else None}
+                     "stats": stem + ".stats" if device.plugin in nbdkit.STORLAB_PLUGINS else None,
+                     "ctl": ctl}
             state["devices"].append(entry)
             _save_state(state)
-            nbdkit.start_daemon(device.plugin, params, entry["socket"], entry["pidfile"], gid)
+            nbdkit.start_daemon(device.plugin, params, entry["socket"], entry["pidfile"], gid,
+                                wait_for=[ctl] if ctl else [])
 
 
 def _wait_for_agents(topo, conn, started_s, nodes=None):
@@ -289,7 +303,7 @@ def lab_status(lab, conn):
             pass
         entry["devices"] = [
             {"device": d["device"], "plugin": d["plugin"], "socket": d["socket"],
-             "stats": d["stats"],
+             "stats": d["stats"], "ctl": d.get("ctl"),
              "server": "running" if nbdkit.is_nbdkit(nbdkit.read_pid(d["pidfile"]) or -1) else "stopped"}
             for d in state["devices"] if d["node"] == node]
         if state.get("profile") is not None:
@@ -309,6 +323,10 @@ def format_status(report):
     for n in report["nodes"]:
         devices = ", ".join(f"{d['device']}({d['plugin']}, {d['server']})" for d in n["devices"])
         lines.append(f"  {n['node']:10} {n['state']:13} {'yes' if n['agent'] else 'no':6} {devices}")
+        for d in n["devices"]:
+            if d.get("ctl"):
+                lines.append(f"  {'':10} {d['device']} control socket {d['ctl']} "
+                             f"(storlab ctl {report['name']} {n['node']} {d['device']} COMMAND)")
         if "storage" in n:
             lines.append(f"  {'':10} {profiles.summary(n['storage'])}")
     profile = report.get("profile")

@@ -16,7 +16,8 @@ COMMANDS = {
     "sweep": (sweep.run, "run a sweep on a lab or the simulator: sweep FILE [--out DIR] "
               "[--backend lab|sim]"),
     "plot": (plot_command.run, "redraw a results directory's figures and report: plot DIR"),
-    "ctl": (ctl.run, "control a running raid plugin: ctl SOCKET COMMAND... (status, battery failed, ...)"),
+    "ctl": (ctl.run, "control a running raid plugin: ctl SOCKET COMMAND... or "
+                     "ctl LAB NODE DEVICE COMMAND... (status, battery failed, ...)"),
 }
 
 

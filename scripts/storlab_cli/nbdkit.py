@@ -8,6 +8,8 @@ from . import paths
 from .errors import UserError
 
 STORLAB_PLUGINS = ("hdd", "ssd", "raid")
+# Plugins with a live control socket (ctl=PATH; `storlab ctl`).
+CONTROL_PLUGINS = ("raid",)
 
 
 def plugin_argument(plugin):
@@ -60,10 +62,12 @@ class Nbdkit:
 # ---- daemonised servers for labs: outlive the CLI, stopped by pidfile ----
 
 def start_daemon(plugin, params, socket_path, pidfile, socket_group_id, threads=64,
-                 timeout_s=15):
+                 timeout_s=15, wait_for=()):
     """Starts a backgrounded nbdkit serving plugin on socket_path; the socket
     is made reachable by socket_group_id (libvirt's qemu user) and nobody else.
-    Raises UserError with nbdkit's own message when it refuses to start."""
+    wait_for: more paths the plugin creates once running (a ctl= socket),
+    waited for like the socket. Raises UserError with nbdkit's own message
+    when it refuses to start."""
     target = plugin_argument(plugin)
     cmd = ["nbdkit", f"--threads={threads}", "-U", socket_path, "-P", pidfile,
            target] + list(params)
@@ -72,10 +76,11 @@ def start_daemon(plugin, params, socket_path, pidfile, socket_group_id, threads=
         message = " ".join(result.stderr.strip().splitlines()) or f"exit {result.returncode}"
         raise UserError(f"nbdkit {plugin} {' '.join(params)}: {message}")
     deadline = time.monotonic() + timeout_s
-    while not (os.path.exists(socket_path) and os.path.exists(pidfile)):
-        if time.monotonic() > deadline:
-            raise UserError(f"nbdkit {plugin}: no socket {socket_path} after {timeout_s} s")
-        time.sleep(0.02)
+    for path in (socket_path, pidfile, *wait_for):
+        while not os.path.exists(path):
+            if time.monotonic() > deadline:
+                raise UserError(f"nbdkit {plugin}: no {path} after {timeout_s} s")
+            time.sleep(0.02)
     os.chown(socket_path, 0, socket_group_id)
     os.chmod(socket_path, 0o660)
     return read_pid(pidfile)

@@ -7,6 +7,12 @@ here, once, so they agree by construction.
 
 Validation is strict: unknown keys, wrong types and out-of-range values are
 a UserError of one line naming the file, the key path and the problem.
+
+Device sizes: hdd, ssd and memory disks give params.size; a raid device's
+size is the plugin's own capacity rule (raid_lun_bytes), from level,
+members, stripe-size and member-size, so the guest sees exactly the LUN the
+plugin serves. A raid device has a live control socket (ctl=, set by the
+lab, never by the topology): `storlab ctl LAB NODE DEVICE COMMAND`.
 """
 import ipaddress
 import math
@@ -19,7 +25,7 @@ from dataclasses import dataclass
 from . import profile_schema
 from .errors import UserError
 
-PLUGINS = ("hdd", "ssd", "memory")
+PLUGINS = ("hdd", "ssd", "raid", "memory")
 BUSES = ("virtio", "scsi", "sata")
 ACCELS = ("auto", "kvm", "tcg")
 LINK_MODES = ("full-mesh", "none", "pairs")
@@ -34,6 +40,32 @@ HDD_PRESET_RPM = {
     "sata7200-2t": 7200,
 }
 HDD_DEFAULT_RPM = 10000  # sl_hdd_config_defaults()
+
+# The raid plugin's capacity rule (emulator/raid_map.c sl_raid_capacity_bytes,
+# emulator/raid.c sl_raid_model_new): each member's bytes are rounded down to
+# whole strips (rows), and the LUN is rows x stripe-size x data members, the
+# data members of each level below (RAID 1 mirrors all, 10 mirrors pairs,
+# 5/6 give one/two members' worth to parity). Parameters apply as in the
+# plugin: built-in defaults (sl_raid_config_defaults), then preset=, then the
+# other keys. The values copied here are the ones the size depends on.
+RAID_DATA_MEMBERS = {
+    0: lambda n: n,
+    1: lambda n: 1,
+    5: lambda n: n - 1,
+    6: lambda n: n - 2,
+    10: lambda n: n // 2,
+}
+RAID_MIN_MEMBERS = {0: 1, 1: 2, 5: 3, 6: 4, 10: 4}      # sl_raid_min_members()
+RAID_MAX_MEMBERS = 32                                   # SL_RAID_MAX_MEMBERS
+RAID_STRIPE_RANGE = (4 << 10, 16 << 20)                 # stripe-size's range
+RAID_MEMBER_SIZE_MAX = 64 << 40                         # member-size's range
+RAID_DEFAULTS = {"level": "10", "members": "8", "stripe-size": "64k"}
+RAID_PRESETS = {                                        # emulator/presets.c, kind "raid"
+    "vsa-raid10-8x-sas10k": {"level": "10", "members": "8", "stripe-size": "64k"},
+}
+# Keys the lab owns for a raid device: it starts every raid plugin with its
+# control socket in the run directory, and the LUN size is derived.
+RAID_LAB_KEYS = ("ctl",)
 
 DEFAULT_VCPUS = 1
 DEFAULT_MEMORY_MIB = 768
@@ -72,11 +104,11 @@ LINKS_KEYS = ("mode", "pairs")
 @dataclass
 class Device:
     name: str            # "disk0": the entry's name plus its index
-    plugin: str          # "hdd" | "ssd" | "memory"
+    plugin: str          # "hdd" | "ssd" | "raid" | "memory"
     params: dict         # plugin KEY=VALUE parameters, values as strings
     bus: str             # "virtio" | "scsi" | "sata"
-    size_bytes: int
-    rotation_rpm: int | None  # hdd: its rpm; otherwise None
+    size_bytes: int      # what the guest sees (raid: the LUN, from the plugin's rule)
+    rotation_rpm: int | None  # hdd: its rpm; otherwise None (raid: see device_entry)
 
 
 @dataclass
@@ -158,6 +190,24 @@ def parse_size_bytes(text):
         return None
     shift = SIZE_SHIFTS[match.group(2).lower()] if match.group(2) else 0
     return int(match.group(1)) << shift
+
+
+def raid_lun_bytes(level, members, stripe_bytes, member_bytes):
+    """The raid plugin's LUN size: whole strips of each member x data members."""
+    return (member_bytes // stripe_bytes) * stripe_bytes * RAID_DATA_MEMBERS[level](members)
+
+
+def _count(text):
+    """A whole number as the plugins parse counts ("8", "8.0", "8e0"), or None."""
+    if not text or any(c not in "0123456789.eE+-" for c in text):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if not math.isfinite(value) or value != int(value) or value < 0:
+        return None
+    return int(value)
 
 
 def lab_hash(name):
@@ -370,17 +420,28 @@ class _Loader:
                          "a-z then up to 11 of a-z, 0-9")
         plugin = self.choice(entry["plugin"], f"{key_path}.plugin", PLUGINS, "plugin")
         count = self.integer(entry.get("count", 1), f"{key_path}.count", DEVICE_COUNT_RANGE)
-        bus = self.choice(entry.get("bus", "scsi" if plugin == "hdd" else "virtio"),
+        # A RAID LUN is a SCSI logical unit (a MegaRAID-class controller's
+        # virtual disk): scsi by default, like hdd, so the guest's sd driver
+        # reads its block characteristics.
+        bus = self.choice(entry.get("bus", "scsi" if plugin in ("hdd", "raid") else "virtio"),
                           f"{key_path}.bus", BUSES, "bus")
         params = self.params(entry.get("params", {}), f"{key_path}.params")
 
-        size_path = f"{key_path}.params.size"
-        if "size" not in params:
-            self.fail(size_path, 'missing: give every disk a size, e.g. size = "1G" '
-                      "(labs should be small)")
-        size_bytes = parse_size_bytes(params["size"])
-        if not size_bytes:
-            self.fail(size_path, "not a size > 0 (examples: 512, 4k, 2G)", params["size"])
+        if plugin == "raid":
+            size_bytes = self.raid_size(params, entry.get("params", {}), f"{key_path}.params")
+        else:
+            size_path = f"{key_path}.params.size"
+            if "size" not in params:
+                self.fail(size_path, 'missing: give every disk a size, e.g. size = "1G" '
+                          "(labs should be small)")
+            size_bytes = parse_size_bytes(params["size"])
+            if not size_bytes:
+                self.fail(size_path, "not a size > 0 (examples: 512, 4k, 2G)", params["size"])
+        # raid: None. A controller's virtual disk reports no rotation rate
+        # (VPD page B1 "not reported"; MegaRAID does so for HDD arrays), and
+        # Linux then treats it as rotational, as it does real HDD RAID LUNs
+        # (the plugin's NBD rotational flag says the same). The members' rpm
+        # would be a claim about one spindle the LUN does not have.
         rotation_rpm = self.rotation_rpm(plugin, params, entry.get("params", {}).get("rpm"),
                                          f"{key_path}.params")
         return [Device(name=f"{base}{n}", plugin=plugin, params=dict(params), bus=bus,
@@ -404,6 +465,61 @@ class _Loader:
                 self.fail(key_path_k, "contains a control character", raw)
             params[key] = text
         return params
+
+    def raid_size(self, params, raw, key_path):
+        """The LUN size the raid plugin serves for these params (see RAID_DATA_MEMBERS)."""
+        for key in RAID_LAB_KEYS:
+            if key in params:
+                self.fail(f"{key_path}.{key}", "set by the lab (the control socket in the lab's "
+                          "run directory; use `storlab ctl LAB NODE DEVICE`): remove it",
+                          raw[key])
+        if "size" in params:
+            self.fail(f"{key_path}.size", "not a raid parameter: the LUN's size follows from "
+                      "level, members, stripe-size and member-size", raw["size"])
+        effective = dict(RAID_DEFAULTS)
+        if "preset" in params:
+            if params["preset"] not in RAID_PRESETS:
+                self.fail(f"{key_path}.preset", "unknown raid preset (known: "
+                          f"{', '.join(RAID_PRESETS)})", raw["preset"])
+            effective.update(RAID_PRESETS[params["preset"]])
+        effective.update({k: v for k, v in params.items() if k in RAID_DEFAULTS})
+
+        def blame(*keys):
+            """The key path to name: the first of keys the topology gives."""
+            key = next((k for k in keys if k in params), keys[0])
+            return f"{key_path}.{key}", (raw[key],) if key in raw else ()
+
+        level = _count(effective["level"])
+        if level not in RAID_MIN_MEMBERS:
+            where, value = blame("level", "preset")
+            self.fail(where, "unknown RAID level (known: 0, 1, 5, 6, 10)", *value)
+        members = _count(effective["members"])
+        if members is None:
+            self.fail(f"{key_path}.members", "not a whole number", raw["members"])
+        if not RAID_MIN_MEMBERS[level] <= members <= RAID_MAX_MEMBERS:
+            where, value = blame("members", "level", "preset")
+            self.fail(where, f"RAID {level} needs {RAID_MIN_MEMBERS[level]}..{RAID_MAX_MEMBERS} "
+                      f"members (members = {members})", *value)
+        if level == 10 and members % 2:
+            where, value = blame("members", "level", "preset")
+            self.fail(where, f"RAID 10 needs an even number of members (mirrored pairs; "
+                      f"members = {members})", *value)
+        stripe = parse_size_bytes(effective["stripe-size"])
+        lo, hi = RAID_STRIPE_RANGE
+        if stripe is None or not lo <= stripe <= hi or stripe & (stripe - 1):
+            self.fail(f"{key_path}.stripe-size", "must be a power of two, 4k..16M",
+                      raw["stripe-size"])
+
+        size_path = f"{key_path}.member-size"
+        if "member-size" not in params:
+            self.fail(size_path, 'missing: give the members a size, e.g. member-size = "1G" '
+                      "(the LUN's size follows from it; labs should be small)")
+        member = parse_size_bytes(params["member-size"])
+        if not member or member > RAID_MEMBER_SIZE_MAX:
+            self.fail(size_path, "not a size 1..64T (examples: 64M, 1G)", raw["member-size"])
+        if member < stripe:
+            self.fail(size_path, f"smaller than stripe-size ({stripe} bytes)", raw["member-size"])
+        return raid_lun_bytes(level, members, stripe, member)
 
     def rotation_rpm(self, plugin, params, raw_rpm, key_path):
         if plugin != "hdd":
