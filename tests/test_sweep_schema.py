@@ -154,8 +154,8 @@ def test_plan_cross_checks(tmp_path):
             "workload.target = 'lun9': node1 has no such device (devices: lun0, disk0)")
     refused(tmp_path, SWEEP.replace('target = "lun0"', 'target = "lun0"\nnodes = ["node7"]'),
             "workload.nodes: no node 'node7'")
-    refused(tmp_path, SWEEP.replace('size = "64M"', 'size = "512M"'),
-            "1 units x 1 workers x size 512M = 512 MiB does not fit node1's lun0 (256 MiB)")
+    refused(tmp_path, SWEEP.replace('size = "64M"', 'size = "2G"'),
+            "1 units x 1 workers x size 2G = 2048 MiB does not fit node1's lun0 (1024 MiB)")
     # the memory disk: live control needs a raid device; the simulator has no model of it
     refused(tmp_path, SWEEP.replace('target = "lun0"', 'target = "disk0"'),
             "node1's disk0 is memory: live control")

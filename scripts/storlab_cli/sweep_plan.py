@@ -59,6 +59,8 @@ def make(sweep, topo, backend=None):
             raise UserError(f"{sweep.path}: workload.nodes: no node '{name}' in {topo.path} "
                             f"(nodes: {', '.join(names)})")
     target = sweep.workload["target"]
+    if target == TARGET_VOLUMES:
+        _check_volumes(sweep, topo)
     devices, event_devices = {}, {}
     for name in active:
         topo_node = topo.node(name)
@@ -78,6 +80,9 @@ def make(sweep, topo, backend=None):
             devices[name] = device
         controlled = {}
         if any(p.device_knobs() for p in sweep.points) and backend == "lab":
+            if devices[name] is None:
+                raise UserError(f"{sweep.path}: device knobs change the target device live; "
+                                "workload.target = 'volumes' names none (target a raid device)")
             controlled[target] = devices[name]
         for point in sweep.points:
             for event in point.events:
@@ -91,12 +96,9 @@ def make(sweep, topo, backend=None):
                                     f"device ({target})")
                 controlled[event.device] = device
         for device in controlled.values():
-            if device is None or device.plugin != "raid":
-                kind = device.plugin if device is not None else "volumes"
-                raise UserError(f"{sweep.path}: {name}'s {getattr(device, 'name', target)} is "
-                                f"{kind}: live control (events; device knobs in a lab) needs a "
+            if device.plugin != "raid":
+                raise UserError(f"{sweep.path}: {name}'s {device.name} is "
+                                f"{device.plugin}: live control (events; device knobs in a lab) needs a "
                                 "raid device")
         event_devices[name] = controlled
-    if target == TARGET_VOLUMES:
-        _check_volumes(sweep, topo)
     return Plan(active, devices, event_devices)
