@@ -1,0 +1,125 @@
+"""A short simulator-backend sweep end to end through `storlab sweep`: the
+VSA-like RAID LUN (topologies/vsa-raid.toml) with the battery ok and
+failed plus a point where it fails mid-run; then resume, refusal of a
+different sweep in the same directory, and `storlab plot` re-rendering.
+Needs the build (storlab-sim) and gnuplot; no VMs."""
+import csv
+import os
+import subprocess
+import sys
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.dirname(TESTS)
+STORLAB = os.path.join(SOURCE, "scripts", "storlab")
+TOPOLOGY = os.path.join(SOURCE, "topologies", "vsa-raid.toml")
+
+SWEEP = f'''
+name = "sim-test"
+backend = "sim"
+topology = "{TOPOLOGY}"
+[workload]
+target = "lun0"
+rw = "randrw"
+rwmixread = 50
+bs = "8k"
+iodepth = 16
+size = "2G"
+[phases]
+ramp_s = 2
+duration_s = 20
+interval_s = 1
+[sweep]
+iodepth = [4, 16]
+"device.battery" = ["ok", "failed"]
+[[sweep.points]]
+label = "fails at 10 s"
+iodepth = 16
+events = [{{ at_s = 10, command = "battery failed" }}]
+'''
+
+
+def storlab(*args):
+    return subprocess.run(["/usr/bin/python3", STORLAB, *args], capture_output=True, text=True,
+                          check=False, timeout=600)
+
+
+def rows(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_sim_sweep_end_to_end_resume_and_replot(tmp_path):
+    sweep_file = tmp_path / "sweep.toml"
+    sweep_file.write_text(SWEEP)
+    out = tmp_path / "results"
+    result = storlab("sweep", str(sweep_file), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "5/5 points" in result.stderr
+    table = rows(out / "points.csv")
+    assert [r["point"] for r in table] == ["0", "1", "2", "3", "4"]
+    assert [(r["iodepth"], r["device.battery"]) for r in table] == [
+        ("4", "ok"), ("4", "failed"), ("16", "ok"), ("16", "failed"), ("16", "fails at 10 s")]
+    by = {(r["iodepth"], r["device.battery"]): r for r in table}
+    for depth in ("4", "16"):
+        ok, failed = by[(depth, "ok")], by[(depth, "failed")]
+        # write-back cache vs write-through to the disks: the scenario's collapse
+        assert float(failed["write_lat_mean_us"]) > 5 * float(ok["write_lat_mean_us"])
+        assert float(failed["iops"]) < float(ok["iops"])
+        assert float(ok["iops"]) > 0 and float(ok["lat_p99_us"]) >= float(ok["lat_p50_us"])
+        assert float(ok["cache_hit_pct"]) >= 0 and ok["member_iops"] != ""
+        # units of one node's fio are summed: iops = read + write
+        assert abs(float(ok["iops"]) - float(ok["read_iops"]) - float(ok["write_iops"])) < 0.01
+
+    point4 = out / "points" / "004"
+    timeline = rows(point4 / "timeline.csv")
+    assert len(timeline) == 20
+    before = [float(r["write_lat_mean_us"]) for r in timeline if float(r["t_s"]) <= 10]
+    after = [float(r["write_lat_mean_us"]) for r in timeline if float(r["t_s"]) >= 12]
+    assert min(after) > 5 * max(before)
+    assert (point4 / "events.csv").read_text().splitlines() == ["t_s,what", "10,battery failed"]
+
+    plots = sorted(os.listdir(out / "plots"))
+    for name in ("iops-latency", "hockey", "timeline-004"):
+        assert f"{name}.png" in plots and f"{name}.svg" in plots
+    assert (out / "index.html").exists()
+    manifest = (out / "manifest.json").read_text()
+    assert '"backend": "sim"' in manifest and '"points_done": 5' in manifest
+
+    # resume: a point without its done marker is rerun, the others are kept
+    kept = os.path.getmtime(out / "points" / "000" / "row.json")
+    os.unlink(out / "points" / "003" / "done")
+    result = storlab("sweep", str(sweep_file), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "resuming at point 3 (4 of 5 done)" in result.stderr
+    assert os.path.getmtime(out / "points" / "000" / "row.json") == kept
+    assert len(rows(out / "points.csv")) == 5
+
+    # another sweep file into the same directory is refused, nothing lost
+    other = tmp_path / "other.toml"
+    other.write_text(SWEEP.replace("iodepth = [4, 16]", "iodepth = [4, 8]"))
+    result = storlab("sweep", str(other), "--out", str(out))
+    assert result.returncode == 1 and "holds the results of a different sweep" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(rows(out / "points.csv")) == 5
+
+    # plot re-renders from the CSVs alone
+    for name in os.listdir(out / "plots"):
+        os.unlink(out / "plots" / name)
+    result = storlab("plot", str(out))
+    assert result.returncode == 0, result.stderr
+    assert os.path.exists(out / "plots" / "timeline-004.svg")
+
+
+def test_bad_sweep_file_is_one_line_without_traceback(tmp_path):
+    sweep_file = tmp_path / "sweep.toml"
+    sweep_file.write_text(SWEEP.replace('rw = "randrw"', 'rw = "sideways"'))
+    result = storlab("sweep", str(sweep_file), "--out", str(tmp_path / "r"))
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"storlab sweep: {sweep_file}: workload.rw = 'sideways': unknown rw mode "
+        "(known: read, write, randread, randwrite, rw, randrw)"]
+    assert not os.path.exists(tmp_path / "r")
+
+
+if __name__ == "__main__":
+    sys.exit(subprocess.call([sys.executable, "-m", "pytest", "-q", __file__]))
