@@ -3,22 +3,15 @@ each with a RAID controller LUN), runs the demo sweep — outstanding I/O 1 to
 16, the controller's write cache on vs off, with the simulator's prediction
 beside it — writes the plots and the report, prints where they are, and
 takes the lab down (a default lab that was already up is reused and left up)."""
-import argparse
 import os
 
-from . import paths, results, sweep, sweep_schema
-from .errors import UserError
+from . import cli_args, paths, results, sweep, sweep_schema
 
 DEMO_SWEEP = os.path.join(paths.SOURCE_DIR, "topologies", "sweeps", "demo.toml")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise UserError(message)
-
-
 def run(args):
-    parser = _Parser(prog="storlab demo")
+    parser = cli_args.Parser(prog="storlab demo")
     parser.add_argument("--out", help="results directory (default results/demo-UTCSTAMP)")
     parsed = parser.parse_args(args)
     out = parsed.out or results.default_dir(sweep_schema.load(DEMO_SWEEP))

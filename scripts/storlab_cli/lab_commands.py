@@ -1,19 +1,11 @@
 """Argument parsing for the lab subcommands; the work is in lab.py."""
-import argparse
 
-from . import lab
+from . import cli_args, lab
 from .errors import UserError
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that raises UserError (one line, exit 1) instead of exiting."""
-
-    def error(self, message):
-        raise UserError(f"{message} (usage: {self.format_usage().strip()[len('usage: '):]})")
-
-
 def up(args):
-    p = _Parser(prog="storlab up", description="bring a lab up from a topology file")
+    p = cli_args.Parser(prog="storlab up", description="bring a lab up from a topology file")
     p.add_argument("topology", help="topology TOML file (the lab is named by its name key)")
     p.add_argument("--accel", choices=("auto", "kvm", "tcg"), help="override the topology's accel")
     a = p.parse_args(args)
@@ -22,7 +14,7 @@ def up(args):
 
 
 def down(args):
-    p = _Parser(prog="storlab down", description="stop everything a lab started")
+    p = cli_args.Parser(prog="storlab down", description="stop everything a lab started")
     p.add_argument("lab")
     a = p.parse_args(args)
     lab.down(a.lab)
@@ -30,7 +22,7 @@ def down(args):
 
 
 def status(args):
-    p = _Parser(prog="storlab status", description="labs, nodes, domains, agents, devices")
+    p = cli_args.Parser(prog="storlab status", description="labs, nodes, domains, agents, devices")
     p.add_argument("lab", nargs="?")
     p.add_argument("--json", action="store_true")
     a = p.parse_args(args)
@@ -41,7 +33,7 @@ def exec_(args):
     if "--" not in args:
         raise UserError("usage: storlab exec LAB NODE -- COMMAND [ARGS...]")
     split = args.index("--")
-    p = _Parser(prog="storlab exec", description="run a command in a node (argv, no shell)")
+    p = cli_args.Parser(prog="storlab exec", description="run a command in a node (argv, no shell)")
     p.add_argument("lab")
     p.add_argument("node")
     p.add_argument("--timeout", type=int, default=3600, help="seconds (default 3600)")
@@ -53,7 +45,7 @@ def exec_(args):
 
 
 def console(args):
-    p = _Parser(prog="storlab console", description="attach to a node's serial console")
+    p = cli_args.Parser(prog="storlab console", description="attach to a node's serial console")
     p.add_argument("lab")
     p.add_argument("node")
     a = p.parse_args(args)
@@ -62,7 +54,7 @@ def console(args):
 
 
 def node(args):
-    p = _Parser(prog="storlab node", description="take a node down (destroy its domain) or "
+    p = cli_args.Parser(prog="storlab node", description="take a node down (destroy its domain) or "
                 "bring it back (boot it on the same disks, rejoin its storage profile)")
     p.add_argument("lab")
     p.add_argument("node")

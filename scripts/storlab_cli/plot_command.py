@@ -1,18 +1,9 @@
 """storlab plot RESULTS_DIR — redraws a results directory's figures and its
 report from points.csv, sim/points.csv, the timelines and manifest.json alone
 (nothing is rerun). The sweep runner calls render() at the end of a run."""
-import argparse
 import os
 
-from . import plot_data, plots, report
-from .errors import UserError
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that raises UserError (one line, exit 1) instead of exiting."""
-
-    def error(self, message):
-        raise UserError(f"{message} (usage: {self.format_usage().strip()[len('usage: '):]})")
+from . import cli_args, plot_data, plots, report
 
 
 def render(results_dir):
@@ -24,7 +15,7 @@ def render(results_dir):
 
 
 def run(argv):
-    p = _Parser(prog="storlab plot",
+    p = cli_args.Parser(prog="storlab plot",
                 description="redraw a results directory's figures and report from its CSVs")
     p.add_argument("results_dir", metavar="RESULTS_DIR",
                    help="a directory written by storlab sweep (manifest.json, points.csv)")

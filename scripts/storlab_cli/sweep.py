@@ -4,23 +4,18 @@ simulator, keep each finished point on disk, and render plots and a report.
 A point is finished when its `done` marker exists; rerunning the same
 sweep into the same directory resumes at the first point without one, so
 Ctrl-C or a crash loses nothing measured."""
-import argparse
 import os
 import sys
 import time
 
-from . import deps, lab, plot_command, point_result, results, sweep_lab, sweep_plan, sweep_schema, sweep_sim
+from . import (cli_args, deps, lab, plot_command, point_result, results, sweep_lab, sweep_plan,
+               sweep_schema, sweep_sim)
 from . import topology
 from .errors import UserError
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise UserError(message)
-
-
 def _parse(argv):
-    parser = _Parser(prog="storlab sweep", add_help=True)
+    parser = cli_args.Parser(prog="storlab sweep", add_help=True)
     parser.add_argument("file", help="the sweep file (TOML)")
     parser.add_argument("--out", help="results directory (default results/NAME-UTCSTAMP; "
                         "an existing one of the same sweep resumes)")
