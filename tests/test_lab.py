@@ -5,6 +5,7 @@ and check nothing is left.  Real libvirt, QEMU and nbdkit.
 
 STORLAB_TEST_LAB=NAME runs the smoke topology under another lab name (two
 checkouts testing on one host at once)."""
+import csv
 import glob
 import json
 import os
@@ -127,6 +128,61 @@ def test_ctl_fails_the_luns_battery_live(smoke_lab):
     assert front["counters"]["events"] >= 4
     refused = storlab("ctl", smoke_lab, "node1", "disk0", "status")
     assert refused.returncode == 1 and "has no control socket" in refused.stderr
+
+
+SWEEP = """
+name = "smoke-sweep"
+topology = "{topology}"
+[workload]
+target = "lun0"
+rw = "randrw"
+rwmixread = 50
+bs = "8k"
+iodepth = 8
+size = "16M"
+[phases]
+ramp_s = 1
+duration_s = 5
+interval_s = 1
+[sweep]
+"device.battery" = ["ok", "failed"]
+[[sweep.points]]
+label = "fails at 2 s"
+events = [{{ at_s = 2, command = "battery failed" }}]
+"""
+
+
+def test_a_short_sweep_on_the_running_lab(smoke_lab, smoke_topology, tmp_path):
+    """`storlab sweep` reuses the lab that is up (and leaves it up): fio in
+    the guest, knobs and a live event through the LUN's control socket,
+    device stats of the window, timeline, the simulator's prediction, plots."""
+    sweep_file = tmp_path / "sweep.toml"
+    sweep_file.write_text(SWEEP.format(topology=smoke_topology))
+    out = tmp_path / "results"
+    result = storlab("sweep", str(sweep_file), "--out", str(out), timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert f"reusing lab '{smoke_lab}'" in result.stderr
+    assert lab_domains(smoke_lab), "the sweep took down a lab it did not bring up"
+    with open(out / "points.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["device.battery"] for r in rows] == ["ok", "failed", "fails at 2 s"]
+    ok, failed = rows[0], rows[1]
+    for row in rows:
+        assert row["units"] == "1" and float(row["iops"]) > 0
+        assert float(row["dev_iops"]) > 0 and row["member_iops"] != ""
+    # write-back acknowledges from the controller's cache; write-through waits for the disks
+    assert float(failed["write_lat_mean_us"]) > 3 * float(ok["write_lat_mean_us"])
+    point = out / "points" / "002"
+    for name in ("fio-node1-u1.json", "device-node1-lun0.json", "timeline.csv", "events.csv",
+                 "job-node1-u1.fio", "done"):
+        assert (point / name).exists(), name
+    assert (point / "events.csv").read_text().splitlines()[1].endswith(",battery failed")
+    assert len((point / "timeline.csv").read_text().splitlines()) >= 4
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["backend"] == "lab" and manifest["accelerator"] in ("tcg", "kvm")
+    assert manifest["versions"]["kernel"] and manifest["points_done"] == 3
+    assert (out / "sim" / "points.csv").exists()        # the simulator's prediction
+    assert (out / "plots" / "iops-latency.svg").exists() and (out / "index.html").exists()
 
 
 def test_exec_returns_the_command_exit_code(smoke_lab):

@@ -16,7 +16,7 @@ import pytest
 TESTS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "scripts"))
 
-from storlab_cli import plot_command, plots, report, report_check  # noqa: E402
+from storlab_cli import plot_command, plot_data, plots, report, report_check  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
 
 METRICS = ["units", "iops", "read_iops", "write_iops", "mb_s", "read_mb_s", "write_mb_s",
@@ -348,3 +348,10 @@ def test_report_renders_in_headless_chromium(tmp_path):
     os.remove(os.path.join(directory, "plots", "hockey.svg"))
     result = report_check.check(report_path, timeout_s=60)
     assert result.images_loaded == 2 and result.images_failed == ["plots/hockey.svg"]
+
+
+def test_big_sweeps_draw_only_the_timelines_with_events():
+    few = [plot_data.PointTimeline(i, None, []) for i in range(12)]
+    assert plots.timelines_worth_drawing(few) == few
+    many = [plot_data.PointTimeline(i, None, ["e"] if i == 7 else []) for i in range(13)]
+    assert [t.point for t in plots.timelines_worth_drawing(many)] == [7]

@@ -433,6 +433,17 @@ def _clear(plots_dir):
             os.remove(os.path.join(plots_dir, name))
 
 
+# Beyond this many points a sweep's report shows only the timelines of
+# points with live events: a hundred near-flat lines tell nothing more.
+MAX_PLAIN_TIMELINES = 12
+
+
+def timelines_worth_drawing(timelines):
+    if len(timelines) <= MAX_PLAIN_TIMELINES:
+        return timelines
+    return [t for t in timelines if t.events]
+
+
 def render_all(results):
     """Draws every figure the results have data for into DIR/plots/ (stale
     figures removed first); returns [Figure] in report order."""
@@ -443,7 +454,7 @@ def render_all(results):
     figures = []
     builders = [("iops-latency", iops_latency), ("bandwidth", bandwidth), ("hockey", hockey)]
     builders += [(f"timeline-{t.point:03d}", lambda r, t=t: timeline(r, t))
-                 for t in results.timelines]
+                 for t in timelines_worth_drawing(results.timelines)]
     for name, build in builders:
         script = build(results)
         if script is None:
