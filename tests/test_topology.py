@@ -127,10 +127,12 @@ def test_default():
     assert [(l.a, l.b) for l in topo.links] == [("node1", "node2"), ("node1", "node3"),
                                                 ("node2", "node3")]
     for node in topo.nodes:
-        assert [d.name for d in node.devices] == ["disk0", "disk1"]
+        assert [d.name for d in node.devices] == ["disk0", "disk1", "lun0"]
         assert all(d.plugin == "hdd" and d.size_bytes == 2 * GIB and d.bus == "scsi"
-                   for d in node.devices)
-        assert node.disk_bytes == 4 * GIB
+                   for d in node.devices[:2])
+        lun = node.devices[2]
+        assert (lun.plugin, lun.size_bytes, lun.bus) == ("raid", GIB, "scsi")
+        assert node.disk_bytes == 5 * GIB
 
 
 def test_vsa_3node_is_scenario_1():
