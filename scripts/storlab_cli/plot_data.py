@@ -12,22 +12,12 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from . import points_csv, timeline
 from .errors import UserError
 
-# The measured columns of points.csv, in the contract's order (the swept
-# columns sit between "point" and these).
-METRIC_COLUMNS = [
-    "units",
-    "iops", "read_iops", "write_iops",
-    "mb_s", "read_mb_s", "write_mb_s",
-    "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_p99_9_us",
-    "read_lat_mean_us", "read_lat_p99_us", "write_lat_mean_us", "write_lat_p99_us",
-    "dev_iops", "dev_lat_mean_us",
-    "member_iops",
-    "cache_hit_pct", "dirty_mb",
-]
-TIMELINE_COLUMNS = ["t_s", "iops", "read_iops", "write_iops",
-                    "lat_mean_us", "read_lat_mean_us", "write_lat_mean_us"]
+# The measured columns of points.csv and timeline.csv, as their writers define them.
+METRIC_COLUMNS = list(points_csv.METRIC_COLUMNS)
+TIMELINE_COLUMNS = list(timeline.COLUMNS)
 POINT_DIR_RE = re.compile(r"^\d{3,}$")
 
 
