@@ -5,8 +5,10 @@ different sweep in the same directory, and `storlab plot` re-rendering.
 Needs the build (storlab-sim) and gnuplot; no VMs."""
 import csv
 import os
+import signal
 import subprocess
 import sys
+import time
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(TESTS)
@@ -108,6 +110,34 @@ def test_sim_sweep_end_to_end_resume_and_replot(tmp_path):
     result = storlab("plot", str(out))
     assert result.returncode == 0, result.stderr
     assert os.path.exists(out / "plots" / "timeline-004.svg")
+
+
+def test_ctrl_c_loses_nothing_measured_and_the_rerun_resumes(tmp_path):
+    # long virtual runs (a few wall seconds each) so the interrupt lands mid-sweep
+    sweep_file = tmp_path / "sweep.toml"
+    sweep_file.write_text(SWEEP.replace("duration_s = 20", "duration_s = 600")
+                          .replace("interval_s = 1", "interval_s = 0")
+                          .replace("at_s = 10", "at_s = 300"))
+    out = tmp_path / "results"
+    proc = subprocess.Popen(["/usr/bin/python3", STORLAB, "sweep", str(sweep_file), "--out",
+                             str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 300
+    while not (out / "points" / "001" / "done").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert "storlab sweep: interrupted" in stderr and "Traceback" not in stderr
+    finished = [r["point"] for r in rows(out / "points.csv")]
+    assert finished[:2] == ["0", "1"] and len(finished) < 5
+    for point in finished:
+        assert (out / "points" / f"{int(point):03d}" / "done").exists()
+    result = storlab("sweep", str(sweep_file), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert f"resuming at point {len(finished)} ({len(finished)} of 5 done)" in result.stderr
+    assert [r["point"] for r in rows(out / "points.csv")] == ["0", "1", "2", "3", "4"]
 
 
 def test_bad_sweep_file_is_one_line_without_traceback(tmp_path):
