@@ -135,6 +135,16 @@ def test_bad_plot_and_extra_points(tmp_path):
             "sweep.points[0]: unknown key 'bs'")
 
 
+def test_extra_point_label_stands_in_x_without_a_series(tmp_path):
+    text = SWEEP.replace('"device.battery" = ["ok", "failed"]', "") + EXTRA.replace(
+        "iodepth = 16\n", "")
+    sweep = load(tmp_path, text)
+    assert (sweep.plot_x, sweep.plot_series, sweep.label_key) == ("iodepth", None, "iodepth")
+    assert sweep.points[-1].params == {"iodepth": 1} and sweep.points[-1].label
+    refused(tmp_path, SWEEP.split("[sweep]")[0] + "[sweep]\n" + EXTRA.replace("iodepth = 16\n", ""),
+            "extra points need a swept key")
+
+
 def test_not_valid_toml(tmp_path):
     refused(tmp_path, "name = ", "s.toml: not valid TOML")
 

@@ -21,8 +21,8 @@ ROW_FILE = "row.json"
 
 def _swept_values(sweep, point):
     values = dict(point.params)
-    if point.label is not None and sweep.plot_series is not None:
-        values[sweep.plot_series] = point.label      # an extra point is its own series
+    if point.label is not None and sweep.label_key is not None:
+        values[sweep.label_key] = point.label        # an extra point is its own series (or x)
     return values
 
 

@@ -29,7 +29,7 @@
     "device.battery" = ["ok", "failed"]   device knobs: plugin keys of the target device
 
     [[sweep.points]]                 extra points after the grid, each with a label
-    label = "battery fails at 20 s"  (shown as its series value)
+    label = "battery fails at 20 s"  (shown as its series value, else its x value)
     "device.battery" = "ok"          values of swept keys (default: each key's first value)
     events = [ { at_s = 20, command = "battery failed" } ]   live control, raid targets
 
@@ -113,6 +113,11 @@ class Sweep:
     points: list
     plot_x: str | None
     plot_series: str | None
+
+    @property
+    def label_key(self):
+        """The column an extra point's label stands in: its series, else its x."""
+        return self.plot_series or self.plot_x
 
     @property
     def target_is_device(self):
@@ -234,7 +239,7 @@ class _SweepLoader(_Loader):
         plot_x, plot_series = self.plot(self.table(data.get("plot", {}), "plot"), swept)
         for n, extra in enumerate(extras):
             points.append(self.extra_point(extra, f"sweep.points[{n}]", len(points), swept, grid,
-                                           workload, phases, plot_series))
+                                           workload, phases, plot_series or plot_x))
         if len(points) > MAX_POINTS:
             self.fail("sweep", f"{len(points)} points; at most {MAX_POINTS}")
         return Sweep(name, description, self.path, backend, topology_path, predict, workload,
@@ -305,7 +310,7 @@ class _SweepLoader(_Loader):
             self.fail("plot.series", "is the same key as plot.x", series)
         return x, series
 
-    def extra_point(self, table, key_path, index, swept, grid, workload, phases, series):
+    def extra_point(self, table, key_path, index, swept, grid, workload, phases, label_key):
         for key in table:
             if key not in EXTRA_KEYS and key not in swept:
                 raise UserError(f"{self.path}: {key_path}: unknown key '{key}' (known: "
@@ -315,9 +320,9 @@ class _SweepLoader(_Loader):
         label = self.string(table["label"], f"{key_path}.label")
         if not label.strip() or "\n" in label:
             self.fail(f"{key_path}.label", "must be one non-empty line", label)
-        if series is None:
-            self.fail(key_path, "extra points need a [plot] series key (their label is shown "
-                      "as its value)")
+        if label_key is None:
+            self.fail(key_path, "extra points need a swept key (their label is shown as the "
+                      "value of the plot's series, or of its x when there is no series)")
         params = {key: self.value(key, table[key], f"{key_path}.{key}") if key in table
                   else grid[key][0] for key in swept}
         events = [self.event(e, f"{key_path}.events[{i}]", workload, phases)
