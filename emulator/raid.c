@@ -674,6 +674,21 @@ raid_update_policy (struct raid_model *m)
 
 /* -------------------------------------------------------------- model -- */
 
+/* "64 KiB", "512 MiB", "1000 B": the largest binary unit that divides bytes
+ * (the array event names the layout so readers of the log need no config). */
+static const char *
+exact_size (char *buf, size_t buf_bytes, uint64_t bytes)
+{
+  static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+  unsigned u = 0;
+  while (u + 1 < sizeof units / sizeof units[0] && bytes >= 1024 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    u++;
+  }
+  snprintf (buf, buf_bytes, "%" PRIu64 " %s", bytes, units[u]);
+  return buf;
+}
+
 static void
 raid_attach (void *self, struct sl_engine *e, struct sl_device_stats *stats)
 {
@@ -690,6 +705,10 @@ raid_attach (void *self, struct sl_engine *e, struct sl_device_stats *stats)
     if (member->model.ops->attach)
       member->model.ops->attach (member->model.self, e, member->stats);
   }
+  char stripe[24], cache[24];
+  raid_event (m, sl_engine_now_ns (e), "array: raid %" PRIu32 ", %" PRIu32 " members, stripe %s, cache %s",
+              m->layout.level, m->layout.members, exact_size (stripe, sizeof stripe, m->layout.stripe_bytes),
+              exact_size (cache, sizeof cache, m->config.cache_bytes));
   raid_event (m, sl_engine_now_ns (e), "start: policy %s, battery %s",
               sl_raid_policy_name (m->policy), sl_raid_battery_name (m->battery.state));
   raid_update_policy (m);

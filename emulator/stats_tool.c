@@ -1,11 +1,15 @@
 /* storlab-stats — prints a live stats file as JSON, once or every interval.
- * Usage: storlab-stats PATH [--watch SECONDS] */
+ * Usage: storlab-stats PATH [--watch SECONDS]
+ * Prints {"devices": [record...], "clock_epoch_ns": E[, "uptime_ns": U]}:
+ * uptime only for a live file (E != 0, the host's CLOCK_MONOTONIC). */
 #define _GNU_SOURCE
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "params.h"
 #include "stats.h"
 
@@ -23,7 +27,15 @@ print_once (struct sl_stats_file *f)
       printf (", ");
     sl_device_stats_write_json (copy, stdout);
   }
-  printf ("]}\n");
+  /* a live (real-time) file: its engine started at clock_epoch_ns on this
+   * host's CLOCK_MONOTONIC; a simulator's file (virtual time) has epoch 0 */
+  uint64_t epoch_ns = sl_stats_file_header (f)->clock_epoch_ns;
+  printf ("], \"clock_epoch_ns\": %" PRIu64, epoch_ns);
+  if (epoch_ns) {
+    uint64_t now_ns = sl_clock_monotonic_ns ();
+    printf (", \"uptime_ns\": %" PRIu64, now_ns > epoch_ns ? now_ns - epoch_ns : 0);
+  }
+  printf ("}\n");
   fflush (stdout);
   free (copy);
   return 0;

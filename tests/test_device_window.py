@@ -121,3 +121,40 @@ def test_errors_name_the_input(raid, hdd, tmp_path):
         device_window.load(str(tmp_path / "missing.json"))
     with pytest.raises(UserError, match="w.json: not a device window document"):
         device_window.window({"devices": []}, "w.json")
+
+
+def test_layers_give_every_record_its_rates(raid):
+    before, after = raid
+    layers = device_window.layers(device_window.delta(*raid), "raid")
+    assert [x.name for x in layers] == [r["name"] for r in after["devices"]]
+    window_s = RAID_WINDOW_NS / 1e9
+    for x, b, a in zip(layers, before["devices"], after["devices"]):
+        reads = a["ops"]["read"]["count"] - b["ops"]["read"]["count"]
+        written = a["ops"]["write"]["bytes"] - b["ops"]["write"]["bytes"]
+        assert x.read_iops == pytest.approx(reads / window_s, rel=1e-12)
+        assert x.write_mb_s == pytest.approx(written / 1e6 / window_s, rel=1e-12)
+        assert x.queue_depth == a["queue_depth"]
+        assert x.busy_pct is None          # the fixtures keep no busy time
+    front = layers[0]
+    assert front.lat_mean_us == pytest.approx(RAID_LAT_SUM_NS / RAID_IOS / 1000, rel=1e-12)
+    assert front.mean_queue_depth == pytest.approx(RAID_LAT_SUM_NS / RAID_WINDOW_NS, rel=1e-12)
+
+
+def test_busy_share_from_busy_time_else_utilization(hdd):
+    before, after = (json.loads(json.dumps(doc)) for doc in hdd)
+    after["devices"][0]["utilization"] = 0.25
+    assert device_window.layers(device_window.delta(before, after, window_s=2.0))[0].busy_pct == 25.0
+    before["devices"][0]["busy_ns"], after["devices"][0]["busy_ns"] = 10**9, 10**9 + 5 * 10**8
+    assert device_window.layers(device_window.delta(before, after, window_s=2.0))[0].busy_pct == 25.0
+    after["devices"][0]["busy_ns"] = 10**9 + 3 * 10**9        # accrued late: never above 100 %
+    assert device_window.layers(device_window.delta(before, after, window_s=2.0))[0].busy_pct == 100.0
+
+
+def test_cache_window_of_the_controller(raid, hdd):
+    c = device_window.cache(device_window.delta(*raid, window_s=2.0))
+    assert (c.read_hits, c.read_misses) == (4653, 5454 - 2122)
+    assert (c.writes_cached, c.writes_through) == (10095 - 2240, 0)
+    assert c.hit_pct == pytest.approx(100 * 4653 / (4653 + 3332))
+    assert (c.dirty_mb, c.destage_mb_s) == (44834816 / 1e6, 0.0)
+    assert (c.battery_state, c.write_back_effective) == (0, True)
+    assert device_window.cache(device_window.delta(*hdd)) is None

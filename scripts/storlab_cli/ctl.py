@@ -16,7 +16,7 @@ import os
 import socket
 import sys
 
-from . import lab as lab_mod
+from . import lab_device
 from .errors import UserError
 
 USAGE = ("usage: storlab ctl SOCKET COMMAND...  or  storlab ctl LAB NODE DEVICE COMMAND...  "
@@ -49,25 +49,7 @@ def send_command(path, command):
 
 def device_ctl_path(lab, node, device):
     """The control socket of a lab's device, from the lab's state (lab.json)."""
-    state = lab_mod.load_state(lab)
-    if state is None:
-        known = ", ".join(lab_mod.known_labs()) or "none"
-        raise UserError(f"no lab named '{lab}' is up (known: {known})")
-    nodes = [d[len(f"storlab-{lab}-"):] for d in state["domains"]]
-    nodes += [n for n in dict.fromkeys(d["node"] for d in state["devices"]) if n not in nodes]
-    if node not in nodes:
-        raise UserError(f"lab '{lab}' has no node '{node}' (nodes: {', '.join(nodes) or 'none'})")
-    devices = [d for d in state["devices"] if d["node"] == node]
-    entry = next((d for d in devices if d["device"] == device), None)
-    if entry is None:
-        names = ", ".join(d["device"] for d in devices) or "none"
-        raise UserError(f"lab '{lab}' node '{node}' has no device '{device}' (devices: {names})")
-    if not entry.get("ctl"):
-        with_ctl = ", ".join(f"{d['node']} {d['device']}" for d in state["devices"]
-                             if d.get("ctl")) or "none in this lab"
-        raise UserError(f"lab '{lab}' node '{node}' device '{device}' ({entry['plugin']}) has "
-                        f"no control socket (raid devices have one: {with_ctl})")
-    return entry["ctl"]
+    return lab_device.path_of(lab, node, device, "ctl", "control socket", "raid devices have one")
 
 
 def send_to_device(lab, node, device, command):

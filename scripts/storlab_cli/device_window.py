@@ -5,7 +5,9 @@ controller one record per member disk).
 
 delta(before, after) is the window as a document (what a sweep keeps as
 device-<node>-<dev>.json); window() turns it into the points.csv figures;
-combine() sums several devices' windows.
+combine() sums several devices' windows.  layers() gives every record's
+figures (front end, then each member) and cache() the RAID controller's
+cache in the window: what `storlab top` shows.
 """
 import json
 from dataclasses import dataclass
@@ -121,8 +123,15 @@ def delta(before, after, source="device stats", window_s=None):
         counters_b, counters_a = b.get("counters", {}), a.get("counters", {})
         if not isinstance(counters_a, dict) or not isinstance(counters_b, dict):
             raise UserError(f"{where}: 'counters' is not an object")
-        out.append({"name": a["name"], "kind": a["kind"], "ops": ops,
-                    "counters": counters_a,
+        record = {"name": a["name"], "kind": a["kind"], "ops": ops}
+        if isinstance(a.get("queue_depth"), int):
+            record["queue_depth"] = a["queue_depth"]           # at the window's end
+        if "busy_ns" in a and "busy_ns" in b:                  # time with I/O queued, in the window
+            record["busy_ns"] = max(_uint(a["busy_ns"], f"{where}.busy_ns")
+                                    - _uint(b["busy_ns"], f"{where}.busy_ns"), 0)
+        if isinstance(a.get("utilization"), (int, float)):
+            record["utilization"] = a["utilization"]           # busy share since the start
+        out.append({**record, "counters": counters_a,
                     "counter_deltas": {k: v - counters_b.get(k, 0) for k, v in counters_a.items()
                                        if isinstance(v, int) and isinstance(counters_b.get(k, 0), int)}})
     return {"window_ns": window_ns, "devices": out}
@@ -161,6 +170,151 @@ def window(doc, source="device window"):
                         dev_lat_mean_us=lat_sum_ns / ios / 1000.0 if ios else None,
                         member_iops=member_iops, cache_read_hits=hits,
                         cache_read_misses=misses, dirty_bytes=dirty)
+
+
+@dataclass(frozen=True)
+class LayerWindow:
+    """One record of a window: the front end or one RAID member."""
+    name: str
+    kind: str
+    window_s: float
+    reads: int
+    writes: int
+    read_bytes: int
+    write_bytes: int
+    read_lat_sum_ns: float
+    write_lat_sum_ns: float
+    queue_depth: int | None         # in flight at the window's end
+    busy_ns: int | None             # time with I/O in flight, in the window
+    utilization: float | None       # busy share since the device started (older snapshots)
+
+    @property
+    def read_iops(self):
+        return self.reads / self.window_s
+
+    @property
+    def write_iops(self):
+        return self.writes / self.window_s
+
+    @property
+    def iops(self):
+        return (self.reads + self.writes) / self.window_s
+
+    @property
+    def read_mb_s(self):
+        return self.read_bytes / MB / self.window_s
+
+    @property
+    def write_mb_s(self):
+        return self.write_bytes / MB / self.window_s
+
+    @property
+    def mb_s(self):
+        return (self.read_bytes + self.write_bytes) / MB / self.window_s
+
+    @staticmethod
+    def _mean_us(lat_sum_ns, count):
+        return lat_sum_ns / count / 1000.0 if count else None
+
+    @property
+    def read_lat_mean_us(self):
+        return self._mean_us(self.read_lat_sum_ns, self.reads)
+
+    @property
+    def write_lat_mean_us(self):
+        return self._mean_us(self.write_lat_sum_ns, self.writes)
+
+    @property
+    def lat_mean_us(self):
+        return self._mean_us(self.read_lat_sum_ns + self.write_lat_sum_ns, self.reads + self.writes)
+
+    @property
+    def mean_queue_depth(self):
+        """Little's law over the IOs completed in the window: their time in
+        the device / the window."""
+        return (self.read_lat_sum_ns + self.write_lat_sum_ns) / (self.window_s * 1e9)
+
+    @property
+    def busy_pct(self):
+        """Share of the window with I/O in flight (busy_ns), else the share
+        since the start (utilization); None when the stats have neither."""
+        if self.busy_ns is not None:
+            return min(100.0, 100.0 * self.busy_ns / (self.window_s * 1e9))
+        return None if self.utilization is None else 100.0 * self.utilization
+
+
+def layers(doc, source="device window"):
+    """LayerWindow of every record of a delta() document, front end first."""
+    try:
+        window_ns, devices = doc["window_ns"], doc["devices"]
+        out = []
+        for r in devices:
+            where = f"{source}: {r['name']}"
+            rd, wr = r["ops"]["read"], r["ops"]["write"]
+            out.append(LayerWindow(
+                name=r["name"], kind=r["kind"], window_s=window_ns / 1e9,
+                reads=_uint(rd["count"], f"{where}: read count"),
+                writes=_uint(wr["count"], f"{where}: write count"),
+                read_bytes=_uint(rd["bytes"], f"{where}: read bytes"),
+                write_bytes=_uint(wr["bytes"], f"{where}: write bytes"),
+                read_lat_sum_ns=float(rd["lat_sum_ns"]), write_lat_sum_ns=float(wr["lat_sum_ns"]),
+                queue_depth=r.get("queue_depth"), busy_ns=r.get("busy_ns"),
+                utilization=r.get("utilization")))
+    except (KeyError, TypeError) as e:
+        raise UserError(f"{source}: not a device window document (no {e})") from None
+    if isinstance(window_ns, bool) or not isinstance(window_ns, int) or window_ns <= 0:
+        raise UserError(f"{source}: window_ns must be a positive integer ({window_ns!r})")
+    return out
+
+
+@dataclass(frozen=True)
+class CacheWindow:
+    """A RAID controller's cache in a window (counts) and at its end (state)."""
+    window_s: float
+    read_hits: int
+    read_misses: int
+    writes_cached: int              # acknowledged from the cache
+    writes_through: int             # waited for the members
+    destaged_bytes: int             # written from the cache to the members
+    dirty_bytes: int                # at the window's end
+    battery_state: int              # at the end: counter value (0 ok, 1 learning, 2 failed, 3 absent)
+    write_back_effective: bool      # at the end
+
+    @property
+    def hit_pct(self):
+        reads = self.read_hits + self.read_misses
+        return 100.0 * self.read_hits / reads if reads else None
+
+    @property
+    def dirty_mb(self):
+        return self.dirty_bytes / MB
+
+    @property
+    def destage_mb_s(self):
+        return self.destaged_bytes / MB / self.window_s
+
+
+def cache(doc, source="device window"):
+    """CacheWindow of a delta() document's RAID front end; None for other kinds."""
+    try:
+        front = doc["devices"][0]
+        if front["kind"] != RAID:
+            return None
+        deltas, counters = front["counter_deltas"], front["counters"]
+
+        def in_window(key):
+            return _uint(deltas[key], f"{source}: {key} in the window")
+
+        return CacheWindow(
+            window_s=doc["window_ns"] / 1e9,
+            read_hits=in_window("cache_read_hits"), read_misses=in_window("cache_read_misses"),
+            writes_cached=in_window("writes_cached"), writes_through=in_window("writes_through"),
+            destaged_bytes=in_window("destaged_bytes"),
+            dirty_bytes=_uint(counters["dirty_bytes"], f"{source}: dirty_bytes"),
+            battery_state=_uint(counters["battery_state"], f"{source}: battery_state"),
+            write_back_effective=bool(counters["write_back_effective"]))
+    except (KeyError, TypeError, IndexError) as e:
+        raise UserError(f"{source}: RAID record without {e}") from None
 
 
 def window_between(before, after, source="device stats", window_s=None):
