@@ -1,7 +1,7 @@
 """Subcommand dispatch; user errors become one line and exit status 1."""
 import sys
 
-from . import check, ctl, demo, lab_commands, plot_command, sweep
+from . import check, ctl, demo, lab_commands, plot_command, sweep, top
 from .errors import UserError
 
 COMMANDS = {
@@ -16,6 +16,8 @@ COMMANDS = {
     "sweep": (sweep.run, "run a sweep on a lab or the simulator: sweep FILE [--out DIR] "
               "[--backend lab|sim]"),
     "plot": (plot_command.run, "redraw a results directory's figures and report: plot DIR"),
+    "top": (top.run, "live per-layer view of a running device: top STATS|LAB NODE DEVICE "
+                     "[--interval S] [--once] [--count N]"),
     "ctl": (ctl.run, "control a running raid plugin: ctl SOCKET COMMAND... or "
                      "ctl LAB NODE DEVICE COMMAND... (status, battery failed, ...)"),
 }
