@@ -29,11 +29,12 @@ static struct {
   struct sl_engine *engine;
   bool volatile_cache;
   const struct storlab_plugin_hooks *hooks;
+  /* the whole device: what open() serves unless a kind picks a window */
+  struct storlab_plugin_window whole;
+  bool whole_initialised;
 } dev;
 
 static const struct storlab_plugin_hooks no_hooks;
-
-static int handle_token;       /* open() returns a non-NULL handle */
 
 void
 storlab_plugin_load (const char *kind)
@@ -53,6 +54,7 @@ storlab_plugin_set_hooks (const struct storlab_plugin_hooks *hooks)
 struct sl_engine *storlab_plugin_engine (void) { return dev.engine; }
 struct sl_store *storlab_plugin_store (void) { return dev.store; }
 const char *storlab_plugin_stats_path (void) { return dev.settings.stats_path; }
+const void *storlab_plugin_device_config (void) { return dev.config; }
 
 void
 storlab_plugin_unload (void)
@@ -66,6 +68,8 @@ storlab_plugin_unload (void)
     fprintf (stderr, "nbdkit: %s: closing the data store: %s\n",
              dev.kind ? dev.kind->kind : "storlab", strerror (errno));
   dev.store = NULL;
+  if (dev.whole_initialised)
+    storlab_plugin_window_destroy (&dev.whole);
   if (dev.stats_file)
     sl_stats_file_close (dev.stats_file);
   free (dev.private_stats);
@@ -177,6 +181,11 @@ storlab_plugin_config_complete (void)
     sl_engine_set_latency_offset_auto (dev.engine, true);
   else
     sl_engine_set_latency_offset_ns (dev.engine, dev.settings.latency_offset_ns);
+  if (storlab_plugin_window_init (&dev.whole, 0, capacity, NULL) == -1) {
+    nbdkit_error ("cannot initialise the export: %m");
+    return -1;
+  }
+  dev.whole_initialised = true;
   return 0;
 }
 
@@ -209,18 +218,45 @@ storlab_plugin_after_fork (void)
   return 0;
 }
 
+int
+storlab_plugin_window_init (struct storlab_plugin_window *w, uint64_t offset_bytes,
+                            uint64_t size_bytes, struct sl_device_stats *stats)
+{
+  w->offset_bytes = offset_bytes;
+  w->size_bytes = size_bytes;
+  w->stats = stats;
+  int rc = pthread_mutex_init (&w->stats_lock, NULL);
+  if (rc != 0) {
+    errno = rc;
+    return -1;
+  }
+  return 0;
+}
+
+void
+storlab_plugin_window_destroy (struct storlab_plugin_window *w)
+{
+  pthread_mutex_destroy (&w->stats_lock);
+}
+
+void *
+storlab_plugin_open_window (struct storlab_plugin_window *w)
+{
+  return w;
+}
+
 void *
 storlab_plugin_open (int readonly)
 {
   (void) readonly;
-  return &handle_token;
+  return storlab_plugin_open_window (&dev.whole);
 }
 
 int64_t
 storlab_plugin_get_size (void *handle)
 {
-  (void) handle;
-  return (int64_t) sl_store_size_bytes (dev.store);
+  const struct storlab_plugin_window *w = handle;
+  return (int64_t) w->size_bytes;
 }
 
 /* Logical sectors of 512 bytes, 4 KiB physical: what the drives report. */
@@ -252,11 +288,47 @@ request (enum sl_op op, uint32_t length_bytes, uint64_t offset_bytes, uint32_t n
   };
 }
 
+/* A window's record sees its requests arrive with the engine (under its
+ * lock, at engine time now) ... */
 static void
-execute (enum sl_op op, uint32_t length_bytes, uint64_t offset_bytes, uint32_t nbd_flags)
+window_arrival (struct storlab_plugin_window *w)
+{
+  if (w->stats == NULL)
+    return;
+  pthread_mutex_lock (&w->stats_lock);
+  sl_device_stats_arrival (w->stats, sl_engine_now_ns (dev.engine));
+  pthread_mutex_unlock (&w->stats_lock);
+}
+
+/* ... and complete when their thread is released: the latency is the
+ * model's, exactly as in the device's record; a completion recorded after a
+ * later arrival counts from that arrival (the record's time only advances). */
+static void
+window_completion (struct storlab_plugin_window *w, const struct sl_request *r)
+{
+  if (w->stats == NULL)
+    return;
+  pthread_mutex_lock (&w->stats_lock);
+  uint64_t now_ns = r->completion_ns > w->stats->last_change_ns
+    ? r->completion_ns : w->stats->last_change_ns;
+  sl_device_stats_completion (w->stats, r->op, r->length_bytes,
+                              r->completion_ns - r->arrival_ns, now_ns);
+  pthread_mutex_unlock (&w->stats_lock);
+}
+
+static void
+window_arrival_fn (void *arg)
+{
+  window_arrival (arg);
+}
+
+static void
+execute (struct storlab_plugin_window *w, enum sl_op op, uint32_t length_bytes,
+         uint64_t offset_bytes, uint32_t nbd_flags)
 {
   struct sl_request r = request (op, length_bytes, offset_bytes, nbd_flags);
-  sl_engine_execute (dev.engine, &r);
+  sl_engine_execute_at_arrival (dev.engine, &r, window_arrival_fn, w);
+  window_completion (w, &r);
 }
 
 static bool
@@ -272,9 +344,10 @@ write_is_volatile (uint32_t flags)
  * holds in a volatile cache (a controller persisting "everything, now
  * that the cache is clean" cannot race a write). */
 struct store_write {
+  struct storlab_plugin_window *window;
   const void *buf;             /* NULL: zeroes */
   uint32_t count;
-  uint64_t offset;
+  uint64_t offset;             /* in the device */
   uint32_t flags;
   int rc;
   int saved_errno;
@@ -289,15 +362,19 @@ store_write_at_arrival (void *arg)
     ? sl_store_write (dev.store, w->buf, w->count, w->offset, volatile_write)
     : sl_store_zero (dev.store, w->count, w->offset, volatile_write);
   w->saved_errno = errno;
+  window_arrival (w->window);
 }
 
 static int
-timed_write (const char *what, enum sl_op op, const void *buf, uint32_t count,
-             uint64_t offset, uint32_t flags)
+timed_write (struct storlab_plugin_window *window, const char *what, enum sl_op op,
+             const void *buf, uint32_t count, uint64_t offset, uint32_t flags)
 {
-  struct store_write w = { .buf = buf, .count = count, .offset = offset, .flags = flags };
-  struct sl_request r = request (op, count, offset, flags);
+  uint64_t device_offset = window->offset_bytes + offset;
+  struct store_write w = { .window = window, .buf = buf, .count = count,
+                           .offset = device_offset, .flags = flags };
+  struct sl_request r = request (op, count, device_offset, flags);
   sl_engine_execute_at_arrival (dev.engine, &r, store_write_at_arrival, &w);
+  window_completion (window, &r);
   if (w.rc == -1) {
     errno = w.saved_errno;
     nbdkit_error ("%s %u bytes at %llu: %m", what, count, (unsigned long long) offset);
@@ -310,13 +387,14 @@ int
 storlab_plugin_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
                       uint32_t flags)
 {
-  (void) handle;
+  struct storlab_plugin_window *w = handle;
+  uint64_t device_offset = w->offset_bytes + offset;
   /* Reads need no ordering with the model: the data is read at once. */
-  if (sl_store_read (dev.store, buf, count, offset) == -1) {
+  if (sl_store_read (dev.store, buf, count, device_offset) == -1) {
     nbdkit_error ("read %u bytes at %llu: %m", count, (unsigned long long) offset);
     return -1;
   }
-  execute (SL_OP_READ, count, offset, flags);
+  execute (w, SL_OP_READ, count, device_offset, flags);
   return 0;
 }
 
@@ -324,15 +402,14 @@ int
 storlab_plugin_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
                        uint32_t flags)
 {
-  (void) handle;
-  return timed_write ("write", SL_OP_WRITE, buf, count, offset, flags);
+  return timed_write (handle, "write", SL_OP_WRITE, buf, count, offset, flags);
 }
 
 int
 storlab_plugin_flush (void *handle, uint32_t flags)
 {
-  (void) handle;
-  execute (SL_OP_FLUSH, 0, 0, flags);
+  /* A flush is the whole device's (one controller cache, one store). */
+  execute (handle, SL_OP_FLUSH, 0, 0, flags);
   if (sl_store_persist_all (dev.store) == -1) {
     nbdkit_error ("flush: %m");
     return -1;
@@ -345,13 +422,11 @@ storlab_plugin_flush (void *handle, uint32_t flags)
 int
 storlab_plugin_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
-  (void) handle;
-  return timed_write ("zero", SL_OP_WRITE, NULL, count, offset, flags);
+  return timed_write (handle, "zero", SL_OP_WRITE, NULL, count, offset, flags);
 }
 
 int
 storlab_plugin_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
-  (void) handle;
-  return timed_write ("trim", SL_OP_TRIM, NULL, count, offset, flags);
+  return timed_write (handle, "trim", SL_OP_TRIM, NULL, count, offset, flags);
 }

@@ -12,8 +12,10 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Kind the plugin serves ("hdd"); set by the plugin's load callback. */
 void storlab_plugin_load (const char *kind);
@@ -62,5 +64,26 @@ struct sl_engine *storlab_plugin_engine (void);
 struct sl_store *storlab_plugin_store (void);
 /* stats= value, or NULL. */
 const char *storlab_plugin_stats_path (void);
+/* The kind's built configuration (kind->config_bytes, e.g. struct
+ * sl_raid_config), after config_complete. */
+const void *storlab_plugin_device_config (void);
+
+/* An export that is a window of the served device (a RAID LUN): its I/O
+ * goes to the one device at offset_bytes, so windows share everything the
+ * device has (a controller's cache and members).  With a stats record the
+ * window also keeps front-end figures of its own I/O there. */
+struct storlab_plugin_window {
+  uint64_t offset_bytes;
+  uint64_t size_bytes;
+  struct sl_device_stats *stats;       /* NULL: none */
+  pthread_mutex_t stats_lock;          /* the record's writers take turns */
+};
+/* stats, if not NULL, must already be initialised (sl_device_stats_init).
+ * 0, or -1 with errno. */
+int storlab_plugin_window_init (struct storlab_plugin_window *w, uint64_t offset_bytes,
+                                uint64_t size_bytes, struct sl_device_stats *stats);
+void storlab_plugin_window_destroy (struct storlab_plugin_window *w);
+/* A handle serving window w (a kind's .open returns it); w outlives it. */
+void *storlab_plugin_open_window (struct storlab_plugin_window *w);
 
 #endif

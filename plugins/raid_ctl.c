@@ -21,17 +21,21 @@
 #include "engine.h"
 #include "raid.h"
 #include "raid_command.h"
+#include "raid_lun.h"
+#include "stats.h"
 #include "store.h"
 
 /* Learn cycles and rebuild ends happen inside the model: look this often,
  * so the plugin's view (and the event log) is never more than ~5 ms late. */
 #define TICK_NS 5000000ull
 #define LINE_BYTES 512u
+#define REPLY_BYTES 4096u      /* status lists every member and LUN */
 #define EVENTS_MAX 256u
 
 struct raid_ctl {
   struct sl_engine *engine;
   struct sl_store *store;
+  const struct raid_lun_table *luns;
   char *socket_path;
   FILE *events;
   uint64_t events_logged;      /* controller events written to the log */
@@ -148,6 +152,60 @@ status_reply (struct raid_ctl *ctl, char *reply, size_t reply_bytes)
     else
       used += snprintf (reply + used, reply_bytes - used, "%s%s", i ? "," : "", name);
   }
+  unsigned lun_count = ctl->luns ? ctl->luns->count : 0;
+  for (unsigned i = 0; i < lun_count && used > 0 && (size_t) used < reply_bytes; i++) {
+    const struct raid_lun *lun = &ctl->luns->lun[i];
+    used += snprintf (reply + used, reply_bytes - used, "%s%s:%" PRIu64 "+%" PRIu64,
+                      i ? "," : " luns=", lun->name, lun->offset_bytes, lun->size_bytes);
+  }
+}
+
+/* One LUN's front-end figures, from its stats record. */
+static void
+lun_status_reply (struct raid_ctl *ctl, const char *name, char *reply, size_t reply_bytes)
+{
+  const struct raid_lun *lun = NULL;
+  for (unsigned i = 0; ctl->luns && i < ctl->luns->count && lun == NULL; i++)
+    if (strcmp (ctl->luns->lun[i].name, name) == 0)
+      lun = &ctl->luns->lun[i];
+  if (lun == NULL) {
+    char known[RAID_LUN_MAX * (RAID_LUN_NAME_MAX + 2) + 8] = "none";
+    if (ctl->luns)
+      raid_lun_names (ctl->luns, known, sizeof known);
+    snprintf (reply, reply_bytes, "error lun %.64s: no such LUN (known: %s)", name, known);
+    return;
+  }
+  struct sl_device_stats *s = malloc (sizeof *s);       /* ~240 KiB */
+  if (s == NULL) {
+    snprintf (reply, reply_bytes, "error lun %s: out of memory", lun->name);
+    return;
+  }
+  sl_device_stats_snapshot (lun->stats, s);
+  const struct sl_op_stats *rd = &s->op[SL_OP_READ], *wr = &s->op[SL_OP_WRITE];
+  snprintf (reply, reply_bytes, "ok lun=%s offset=%" PRIu64 " size=%" PRIu64
+            " reads=%" PRIu64 " writes=%" PRIu64 " flushes=%" PRIu64 " read-bytes=%" PRIu64
+            " write-bytes=%" PRIu64 " queue-depth=%" PRIu64 " read-latency-mean-us=%.1f"
+            " write-latency-mean-us=%.1f", lun->name, lun->offset_bytes, lun->size_bytes,
+            rd->count, wr->count, s->op[SL_OP_FLUSH].count, rd->bytes, wr->bytes,
+            s->queue_depth, sl_histogram_mean (&rd->latency_ns) / 1000.0,
+            sl_histogram_mean (&wr->latency_ns) / 1000.0);
+  free (s);
+}
+
+/* "status NAME": the one command naming a LUN. */
+static bool
+is_lun_status (const char *line, char *name, size_t name_bytes)
+{
+  char copy[LINE_BYTES];
+  snprintf (copy, sizeof copy, "%s", line);
+  char *save = NULL;
+  const char *word = strtok_r (copy, " \t\r\n", &save);
+  const char *arg = word ? strtok_r (NULL, " \t\r\n", &save) : NULL;
+  if (word == NULL || strcmp (word, "status") != 0 || arg == NULL
+      || strtok_r (NULL, " \t\r\n", &save) != NULL)
+    return false;              /* extra words: the parser's error */
+  snprintf (name, name_bytes, "%s", arg);
+  return true;
 }
 
 static void
@@ -182,6 +240,11 @@ power_cut_reply (struct raid_ctl *ctl, char *reply, size_t reply_bytes)
 void
 raid_ctl_command (struct raid_ctl *ctl, const char *line, char *reply, size_t reply_bytes)
 {
+  char lun_name[LINE_BYTES];
+  if (is_lun_status (line, lun_name, sizeof lun_name)) {
+    lun_status_reply (ctl, lun_name, reply, reply_bytes);
+    return;
+  }
   struct sl_raid_command cmd;
   if (sl_raid_command_parse (line, &cmd, reply, reply_bytes) == -1)
     return;
@@ -213,7 +276,7 @@ close_client (struct raid_ctl *ctl)
 static void
 send_reply (struct raid_ctl *ctl, const char *reply)
 {
-  char out[LINE_BYTES + 2];
+  char out[REPLY_BYTES + 2];
   int n = snprintf (out, sizeof out, "%s\n", reply);
   if (n < 0 || (size_t) n >= sizeof out) {
     out[sizeof out - 2] = '\n';
@@ -237,7 +300,7 @@ read_client (struct raid_ctl *ctl)
   while (ctl->client_fd >= 0
          && (newline = memchr (ctl->line, '\n', ctl->line_used)) != NULL) {
     *newline = '\0';
-    char reply[LINE_BYTES];
+    char reply[REPLY_BYTES];
     raid_ctl_command (ctl, ctl->line, reply, sizeof reply);
     size_t rest = ctl->line_used - (size_t) (newline + 1 - ctl->line);
     memmove (ctl->line, newline + 1, rest);
@@ -318,7 +381,8 @@ listen_on (struct raid_ctl *ctl, const char *path, char *err, size_t err_bytes)
 
 struct raid_ctl *
 raid_ctl_start (const char *socket_path, const char *events_path, struct sl_engine *engine,
-                struct sl_store *store, char *err, size_t err_bytes)
+                struct sl_store *store, const struct raid_lun_table *luns,
+                char *err, size_t err_bytes)
 {
   struct raid_ctl *ctl = calloc (1, sizeof *ctl);
   if (ctl == NULL) {
@@ -327,6 +391,7 @@ raid_ctl_start (const char *socket_path, const char *events_path, struct sl_engi
   }
   ctl->engine = engine;
   ctl->store = store;
+  ctl->luns = luns;
   ctl->listen_fd = ctl->client_fd = ctl->wake[0] = ctl->wake[1] = -1;
   if (pipe2 (ctl->wake, O_CLOEXEC) < 0) {
     snprintf (err, err_bytes, "ctl: pipe: %s", strerror (errno));

@@ -1,6 +1,6 @@
 /* raid_ctl.h — the raid plugin's live control: a unix socket taking
  * one-line commands (battery, policy, fail/replace member, power cut,
- * status), served by one thread that also keeps the plugin's view of the
+ * status, status LUN), served by one thread that also keeps the plugin's view of the
  * controller current (write-back on/off, destaged data durable) and appends
  * the controller's events, timestamped, to the event log. */
 #ifndef STORLAB_RAID_CTL_H
@@ -12,11 +12,15 @@
 struct sl_engine;
 struct sl_store;
 struct raid_ctl;
+struct raid_lun_table;
 
 /* socket_path NULL: no socket, the thread still tracks the controller.
- * events_path NULL: no event log.  NULL with a line in err on failure. */
+ * events_path NULL: no event log.  luns (NULL: none) are the exports
+ * `status` lists and `status LUN` shows; they outlive the control thread.
+ * NULL with a line in err on failure. */
 struct raid_ctl *raid_ctl_start (const char *socket_path, const char *events_path,
                                  struct sl_engine *engine, struct sl_store *store,
+                                 const struct raid_lun_table *luns,
                                  char *err, size_t err_bytes);
 /* Stops the thread, removes the socket. */
 void raid_ctl_stop (struct raid_ctl *ctl);

@@ -6,6 +6,7 @@ Made with nbdkit serving build/plugins/nbdkit-raid-plugin.so
 (preset=sas10k-300g write-cache=on), fio --ioengine=nbd 8K randrw 50/50
 QD8 for 4 s over 48 MiB (raid), snapshots taken 1.5 s and 3.5 s in.
 """
+import copy
 import json
 import os
 import sys
@@ -67,6 +68,23 @@ def test_member_iops_agree_with_the_controllers_own_count(raid):
     member_ios = sent + in_flight[0] - in_flight[1]
     assert member_ios == 3334
     assert w.member_iops == pytest.approx(member_ios / (RAID_WINDOW_NS / 1e9), rel=1e-12)
+
+
+def with_lun_records(doc):
+    """doc as the raid plugin with lun=a:... lun=b:... writes it: a record
+    per LUN after the members (here copies of the front end)."""
+    doc = copy.deepcopy(doc)
+    front = doc["devices"][0]
+    doc["devices"] += [dict(copy.deepcopy(front), name=name, kind="lun")
+                       for name in ("lun:a", "lun:b")]
+    return doc
+
+
+def test_lun_records_are_not_members(raid):
+    plain = device_window.window_between(*raid)
+    with_luns = device_window.window_between(*(with_lun_records(doc) for doc in raid))
+    assert with_luns.member_iops == plain.member_iops
+    assert (with_luns.name, with_luns.ios) == ("raid", RAID_IOS)
 
 
 def test_hdd_window_has_no_raid_figures(hdd):

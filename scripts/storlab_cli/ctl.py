@@ -21,7 +21,7 @@ from .errors import UserError
 
 USAGE = ("usage: storlab ctl SOCKET COMMAND...  or  storlab ctl LAB NODE DEVICE COMMAND...  "
          "(battery ok|learning|failed|absent, policy write-back|write-through|forced-write-back, "
-         "fail-member N, replace-member N, power-cut, status)")
+         "fail-member N, replace-member N, power-cut, status [LUN])")
 TIMEOUT_S = 10.0
 
 

@@ -17,6 +17,7 @@ from .errors import UserError
 FRONT_OPS = ("read", "write")       # what fio counts as IOs; flush/trim left out
 MB = 1_000_000
 RAID = "raid"
+LUN = "lun"  # the raid plugin's lun=NAME:SIZE records: lun:NAME
 
 METRIC_COLUMNS = ("dev_iops", "dev_lat_mean_us", "member_iops", "cache_hit_pct", "dirty_mb")
 
@@ -156,8 +157,9 @@ def window(doc, source="device window"):
     member_iops = hits = misses = dirty = None
     if front["kind"] == RAID:
         try:
+            # the controller's LUNs (kind "lun", after the members) are front ends
             member_ios = sum(_uint(m["ops"][op]["count"], f"{source}: {m['name']}")
-                             for m in devices[1:] for op in FRONT_OPS)
+                             for m in devices[1:] if m["kind"] != LUN for op in FRONT_OPS)
             deltas, counters = front["counter_deltas"], front["counters"]
             hits = _uint(deltas["cache_read_hits"], f"{source}: cache_read_hits in the window")
             misses = _uint(deltas["cache_read_misses"], f"{source}: cache_read_misses in the window")
