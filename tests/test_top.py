@@ -336,3 +336,17 @@ def test_terminal_redraws_in_place_and_ctrl_c_exits_0(live_raid):
     os.close(leader)
     assert seen.count(b"\x1b[Hraid (raid)") >= 2        # the second frame over the first
     assert b"\x1b[J" in seen and b"member7" in seen
+
+
+def test_a_controllers_luns_are_front_end_rows_not_members():
+    before, after = snapshot("raid-before"), snapshot("raid-after")
+    for doc in (before, after):       # one LUN carrying all of the controller's I/O
+        lun = copy.deepcopy(doc["devices"][0])
+        lun.update(name="lun:data", kind="lun", counters={})
+        doc["devices"].append(lun)
+    frame = top_frame.render(before, after, [], interval_s=1.0)
+    assert ", 8 members" in frame
+    front = table(frame, "front end")
+    assert list(front) == ["raid", "lun:data"]
+    assert front["lun:data"]["read IOPS"] == front["raid"]["read IOPS"]
+    assert "lun:data" not in table(frame, "member", left=2)

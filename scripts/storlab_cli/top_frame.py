@@ -38,15 +38,16 @@ def duration(seconds):
     return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
 
 
-def _front_table(front):
+def _front_table(fronts):
+    """The front end, then each LUN of a controller on its own row."""
     headers = ["front end", "read IOPS", "write IOPS", "read MB/s", "write MB/s",
                "read lat us", "write lat us", "mean lat us", "QD now", "QD mean"]
-    row = [front.name, number(front.read_iops, 1), number(front.write_iops, 1),
-           number(front.read_mb_s, 2), number(front.write_mb_s, 2),
-           number(front.read_lat_mean_us, 1), number(front.write_lat_mean_us, 1),
-           number(front.lat_mean_us, 1), "-" if front.queue_depth is None else str(front.queue_depth),
-           number(front.mean_queue_depth, 2)]
-    return text_table.lines(headers, [row])
+    rows = [[f.name, number(f.read_iops, 1), number(f.write_iops, 1),
+             number(f.read_mb_s, 2), number(f.write_mb_s, 2),
+             number(f.read_lat_mean_us, 1), number(f.write_lat_mean_us, 1),
+             number(f.lat_mean_us, 1), "-" if f.queue_depth is None else str(f.queue_depth),
+             number(f.mean_queue_depth, 2)] for f in fronts]
+    return text_table.lines(headers, rows)
 
 
 def _cache_table(name, cache, controller):
@@ -85,7 +86,10 @@ def render(before, after, events=(), window_s=None, interval_s=None, source="dev
     far the device's clock moved. events: raid_events.load() of its log."""
     doc = device_window.delta(before, after, source, window_s)
     layers = device_window.layers(doc, source)
-    front, members = layers[0], layers[1:]
+    # a controller's LUNs (records of kind "lun") follow its members
+    front = layers[0]
+    members = [layer for layer in layers[1:] if layer.kind != "lun"]
+    luns = [layer for layer in layers[1:] if layer.kind == "lun"]
     record = after["devices"][0]
     uptime_ns = after.get("uptime_ns", record.get("elapsed_ns", record["now_ns"]))
     head = [f"{front.name} ({front.kind})", f"capacity {size(record.get('capacity_bytes', 0))}",
@@ -103,7 +107,7 @@ def render(before, after, events=(), window_s=None, interval_s=None, source="dev
                      f"policy {c.policy or '?'}  battery {raid_events.battery_name(cache.battery_state)}  "
                      f"write-back {'on' if cache.write_back_effective else 'off'}")
         lines += _event_lines(list(events))
-    lines += [""] + _front_table(front)
+    lines += [""] + _front_table([front] + luns)
     if cache is not None:
         lines += [""] + _cache_table(front.name, cache, c)
         lines += [""] + _member_table(members, c)
