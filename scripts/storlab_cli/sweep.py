@@ -69,6 +69,20 @@ def _say(message):
     print(message, file=sys.stderr, flush=True)
 
 
+# QEMU's NBD client (block/nbd.c MAX_NBD_REQUESTS) keeps at most this many
+# requests in flight per disk; deeper queues wait in the guest.
+QEMU_NBD_IN_FLIGHT = 16
+
+
+def _note_host_path_cap(sweep):
+    deepest = max(w["units"] * w["workers"] * w["iodepth"]
+                  for w in (p.workload(sweep.workload) for p in sweep.points))
+    if sweep.backend == "lab" and sweep.target_is_device and deepest > QEMU_NBD_IN_FLIGHT:
+        _say(f"note: up to {deepest} outstanding I/Os per device, but QEMU's NBD client keeps at "
+             f"most {QEMU_NBD_IN_FLIGHT} in flight per disk: the rest queue in the guest "
+             "(the simulator's prediction shows the device at full depth)")
+
+
 def run_points(sweep, backend, out, label, needs_precondition):
     """Runs what is missing of the sweep in out; returns the points.csv path."""
     todo = [p for p in sweep.points if not results.point_done(out, p)]
@@ -127,13 +141,15 @@ def run(argv):
         backend = sweep_lab.LabBackend(sweep, topo, plan, _say, keep_lab=args.keep_lab)
     else:
         backend = sweep_sim.SimBackend(sweep, topo, plan, _say)
+    _note_host_path_cap(sweep)
     with backend:
         done = sum(results.point_done(out, p) for p in sweep.points)
+        facts = backend.facts()
         results.write_json(os.path.join(out, "manifest.json"),
-                           results.manifest(sweep, topo, backend.name, backend.facts(), done))
+                           results.manifest(sweep, topo, backend.name, facts, done))
         run_points(sweep, backend, out, "sweep", getattr(backend, "brought_up", False))
         results.write_json(os.path.join(out, "manifest.json"),
-                           results.manifest(sweep, topo, backend.name, backend.facts(),
+                           results.manifest(sweep, topo, backend.name, facts,
                                             len(sweep.points)))
     if sweep.backend == "lab" and sweep.predict and not args.no_predict \
             and sweep.target_is_device:
