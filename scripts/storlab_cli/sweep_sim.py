@@ -25,11 +25,9 @@ class SimBackend:
         return False
 
     def facts(self):
-        version = subprocess.run([paths.simulator(), "--list-presets"], capture_output=True,
-                                 text=True, check=False)
-        return {"accelerator": None,
-                "versions": {"storlab_sim": "storlab-sim (this revision)",
-                             "presets": len(version.stdout.splitlines())}}
+        """Virtual time: no accelerator, no guest; the simulator is this
+        revision's build (the manifest records the revision)."""
+        return {"accelerator": None, "versions": {}}
 
     def precondition(self):
         """Nothing to fill: a model starts in its configured state (an SSD's
