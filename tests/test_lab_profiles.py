@@ -112,6 +112,45 @@ def test_fio_verify_on_a_raid_volume(raid_lab):
     fio_verify(raid_lab, "node1", "/dev/storlab/u2v2")
 
 
+def test_a_sweep_on_the_profiles_workload_volumes(raid_lab, tmp_path):
+    """target = "volumes": each unit's fio drives its own volumes (one worker
+    each), both units at once; no simulator prediction (md and LVM are not
+    modelled), the lab left up for the other tests."""
+    sweep_file = tmp_path / "sweep.toml"
+    sweep_file.write_text(f"""
+name = "volumes-sweep"
+topology = "{os.path.join(TOPOLOGIES, 'profile-raid.toml')}"
+[workload]
+target = "volumes"
+units = 2
+rw = "randrw"
+bs = "4k"
+size = "8M"
+[phases]
+ramp_s = 1
+duration_s = 3
+[sweep]
+iodepth = [1, 4]
+""")
+    out = tmp_path / "results"
+    result = storlab("sweep", str(sweep_file), "--out", str(out), timeout=600)
+    assert result.returncode == 0, result.stderr
+    with open(out / "points.csv", encoding="utf-8") as f:
+        header, *rows = f.read().splitlines()
+    columns = header.split(",")
+    assert [r.split(",")[columns.index("iodepth")] for r in rows] == ["1", "4"]
+    assert all(r.split(",")[columns.index("units")] == "2" for r in rows)
+    for point in ("000", "001"):
+        for unit in (1, 2):
+            job = (out / "points" / point / f"job-node1-u{unit}.fio").read_text()
+            assert f"filename=/dev/storlab/u{unit}v1" in job
+            assert f"filename=/dev/storlab/u{unit}v2" in job
+            fio = json.loads((out / "points" / point / f"fio-node1-u{unit}.json").read_text())
+            assert fio["jobs"][0]["error"] == 0
+    assert not (out / "sim").exists()
+    assert (out / "index.html").exists()
+
+
 # ----------------------------------------------------------------- disk groups
 
 def disk_group_topology(tmp_path_factory, mode):
