@@ -60,7 +60,7 @@ const struct sl_param sl_raid_params[] = {
   { "member-write-cache", SL_PARAM_STRING, FIELD (member_write_cache), 0, 0,
     "members' own volatile write cache (disk cache policy): unchanged, on or off" },
   { "member-options", SL_PARAM_STRING, FIELD (member_options), 0, 0,
-    "more member preset overrides, key=value,key=value (e.g. idle-destage-delay-ms=60000)" },
+    "more member preset overrides, key=value,key=value (e.g. idle-destage-delay-ms=10000)" },
 };
 
 #define RAID_PARAM_COUNT (sizeof sl_raid_params / sizeof sl_raid_params[0])
