@@ -23,7 +23,10 @@
  *     controller CPU: commands are processed one after another);
  *   - battery: ok / learning (periodic learn cycle) / failed / absent;
  *   - member failure: degraded reads reconstruct from survivors; a replaced
- *     member is rebuilt at rebuild-rate-mb-s, competing with foreground I/O.
+ *     member is rebuilt at rebuild-rate-mb-s, competing with foreground I/O;
+ *   - members' own write caches (member-write-cache=on): FLUSH flushes them,
+ *     write-through FUA writes pass them; at a power cut what they hold and
+ *     the controller no longer does is lost (raid_power.c for the rules).
  *
  * Control (battery, policy, fail/replace member, power cut) goes through
  * sl_raid_control_*(): thread safe (sl_engine_locked), usable in both
