@@ -147,6 +147,7 @@ struct hdd_model {
   bool destage_active;
   uint64_t destage_end_ns;
   uint64_t destaging_bytes;    /* being written to media: still dirty until done */
+  uint64_t destage_start_byte; /* ... from here */
   struct sl_request *wait_head, *wait_tail;    /* writes waiting for room */
   struct sl_request *flush_pending;
   uint64_t barrier_until_ns;   /* FLUSH is non-queued: nothing new enters before */
@@ -557,6 +558,7 @@ start_destage (struct hdd_model *m, size_t index, uint64_t now, const struct pos
   }
   m->dirty_extent_bytes -= chunk;
   m->destaging_bytes = chunk;
+  m->destage_start_byte = start;
   uint32_t first_cylinder = locate_fast (&m->g, start, NULL, NULL);
   uint32_t last_cylinder = locate_fast (&m->g, start + chunk - 1, NULL, NULL);
   uint64_t transfer = media_transfer_ns (&m->g, start, chunk, first_cylinder, last_cylinder);
@@ -884,6 +886,47 @@ hdd_write_json (void *self, FILE *out)
   fputs ("}", out);
 }
 
+/* Volatile: the dirty list, and a write-back still under way (a torn
+ * write-back counts as lost). */
+static void
+hdd_volatile_ranges (void *self, void (*fn) (void *arg, uint64_t offset_bytes, uint64_t length_bytes),
+                     void *arg)
+{
+  struct hdd_model *m = self;
+  catch_up (m, sl_engine_now_ns (m->engine));
+  bool destage_pending = m->destaging_bytes > 0;
+  for (size_t i = 0; i < m->dirty_count; i++) {
+    const struct extent *x = &m->dirty[i];
+    if (destage_pending && m->destage_start_byte < x->start_byte) {
+      fn (arg, m->destage_start_byte, m->destaging_bytes);
+      destage_pending = false;
+    }
+    fn (arg, x->start_byte, x->end_byte - x->start_byte);
+  }
+  if (destage_pending)
+    fn (arg, m->destage_start_byte, m->destaging_bytes);
+}
+
+/* Power cut: the buffer's dirty data is gone.  The head finishes the
+ * write-back it is on (timing only); a FLUSH waiting for write-back has
+ * nothing left to wait for. */
+static void
+hdd_power_cut (void *self)
+{
+  struct hdd_model *m = self;
+  uint64_t now = sl_engine_now_ns (m->engine);
+  catch_up (m, now);
+  m->dirty_count = 0;
+  m->dirty_extent_bytes = 0;
+  m->destaging_bytes = 0;
+  m->idle_destaging = false;
+  if (m->flush_pending != NULL)
+    finish_flush (m, now);
+  admit_waiting_writes (m, now);
+  update_dirty_counter (m);
+  run (m, now);
+}
+
 static void
 hdd_destroy (void *self)
 {
@@ -904,6 +947,8 @@ static const struct sl_model_ops hdd_ops = {
   .submit = hdd_submit,
   .write_json = hdd_write_json,
   .destroy = hdd_destroy,
+  .volatile_ranges = hdd_volatile_ranges,
+  .power_cut = hdd_power_cut,
 };
 
 struct sl_model

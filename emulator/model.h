@@ -31,6 +31,16 @@ struct sl_model_ops {
   /* Model-specific state as JSON object members ("key": value, ...), or NULL. */
   void (*write_json) (void *self, FILE *out);
   void (*destroy) (void *self);
+  /* Optional, for models with a volatile write cache (a RAID controller
+   * asks its members): calls fn for every byte range whose acknowledged
+   * writes are not yet on stable media (what a power cut would lose),
+   * ascending.  NULL: the model cannot tell. */
+  void (*volatile_ranges) (void *self,
+                           void (*fn) (void *arg, uint64_t offset_bytes, uint64_t length_bytes),
+                           void *arg);
+  /* Optional: a power cut; the volatile write cache's contents are gone
+   * (timing goes on as if power came back at once). */
+  void (*power_cut) (void *self);
 };
 
 struct sl_model {

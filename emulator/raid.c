@@ -21,7 +21,11 @@
  *     member writes are in flight;
  *   - FLUSH completes from a protected (or forced) cache; write-through
  *     waits for the drain; either way members with volatile write caches
- *     get a FLUSH;
+ *     get a FLUSH, so what the controller wrote to them is on their media
+ *     before the FLUSH completes;
+ *   - a write-through FUA write goes to the members with FUA (past their
+ *     write caches); a cached FUA write is as safe as the cache (kept with
+ *     the battery ok; forced write-back without it is the user's risk);
  *   - a write-through write drops any cached copy of its range (it is
  *     newer) and completes when its member writes are done.
  */
@@ -197,6 +201,8 @@ issue_io (struct raid_model *m, struct raid_op *op, const struct raid_io *io)
   struct sl_request *r = &mio->req;
   r->op = io->op;
   r->flags = SL_REQUEST_INTERNAL;
+  if (op->fua && io->op == SL_OP_WRITE)
+    r->flags |= SL_REQUEST_FUA;        /* past the members' write caches */
   r->offset_bytes = io->offset_bytes;
   r->length_bytes = io->length_bytes;
   r->on_complete = member_io_done;
@@ -437,6 +443,7 @@ write_through (struct raid_model *m, struct sl_request *r)
   update_dirty_counter (m);
   m->counter[RC_WRITES_THROUGH]++;
   struct raid_op *op = op_new (m, OP_FRONT, r);
+  op->fua = (r->flags & SL_REQUEST_FUA) != 0;
   check_oom (raid_plan_write (&op->plan, &m->layout, &m->view, r->offset_bytes, r->length_bytes));
   op_start (m, op);
   release_flush_waiters (m);

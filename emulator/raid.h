@@ -23,7 +23,10 @@
  *     controller CPU: commands are processed one after another);
  *   - battery: ok / learning (periodic learn cycle) / failed / absent;
  *   - member failure: degraded reads reconstruct from survivors; a replaced
- *     member is rebuilt at rebuild-rate-mb-s, competing with foreground I/O.
+ *     member is rebuilt at rebuild-rate-mb-s, competing with foreground I/O;
+ *   - members' own write caches (member-write-cache=on): FLUSH flushes them,
+ *     write-through FUA writes pass them; at a power cut what they hold and
+ *     the controller no longer does is lost (raid_power.c for the rules).
  *
  * Control (battery, policy, fail/replace member, power cut) goes through
  * sl_raid_control_*(): thread safe (sl_engine_locked), usable in both
@@ -83,6 +86,12 @@ struct sl_raid_config {
   uint64_t rebuild_rate_bytes_per_s;   /* per rebuilt member */
   uint64_t learn_period_ns;            /* 0: no learn cycles */
   uint64_t learn_duration_ns;
+  /* The members' own (volatile) write cache, as a controller's "disk cache
+   * policy": unchanged (the member preset's), on or off (hdd members). */
+  char member_write_cache[SL_RAID_NAME_BYTES];
+  /* More member overrides, "key=value,key=value" (the member preset's
+   * keys, e.g. idle-destage-delay-ms=60000); empty: none. */
+  char member_options[SL_RAID_NAME_BYTES];
 };
 
 extern const struct sl_param sl_raid_params[];
@@ -154,6 +163,11 @@ struct sl_raid_power_loss {
   struct sl_raid_extent *extents;
   /* members with volatile write caches lose what they had not flushed */
   unsigned volatile_member_caches;
+  /* Of lost_bytes: logical bytes lost only because the members' volatile
+   * caches dropped them (data the controller had written to a member and
+   * no longer held itself).  extents include them. */
+  uint64_t member_lost_bytes;
+  uint64_t member_dropped_bytes;       /* member bytes the member caches dropped, all members */
 };
 void sl_raid_power_loss_free (struct sl_raid_power_loss *loss);
 
@@ -170,6 +184,8 @@ struct sl_raid_status {
   uint64_t rebuild_done_bytes;         /* of member_bytes, for a rebuilding member */
   uint64_t member_bytes;
   uint64_t event_count;
+  unsigned volatile_member_caches;     /* members whose write cache is volatile */
+  uint64_t member_volatile_bytes;      /* member bytes in those caches, not on media */
 };
 
 int sl_raid_control_battery (struct sl_engine *e, enum sl_raid_battery state,

@@ -213,6 +213,23 @@ sl_raid_control_replace_member (struct sl_engine *e, unsigned member,
 
 /* ---------------------------------------------------------- power cut -- */
 
+/* What the controller still holds (dirty, and batches on their way to the
+ * members): with the battery ok it survives and is written again, so a
+ * member cache losing a copy of it loses nothing. */
+static int
+remove_held (const struct raid_model *m, struct raid_extents *x)
+{
+  int result = 0;
+  for (size_t i = 0; i < m->dirty.count && result == 0; i++)
+    result = raid_extents_remove (x, m->dirty.e[i].offset_bytes,
+                                  m->dirty.e[i].offset_bytes + m->dirty.e[i].length_bytes);
+  for (const struct raid_op *op = m->destaging; op && result == 0; op = op->next_in_flight)
+    for (size_t i = 0; i < op->batch.count && result == 0 && !op->lost; i++)
+      result = raid_extents_remove (x, op->batch.e[i].offset_bytes,
+                                    op->batch.e[i].offset_bytes + op->batch.e[i].length_bytes);
+  return result;
+}
+
 static int
 do_power_cut (struct raid_model *m, struct control *c)
 {
@@ -224,13 +241,25 @@ do_power_cut (struct raid_model *m, struct control *c)
       loss->volatile_member_caches++;
   /* read-ahead data is gone either way: it was never protected */
   m->ra_start = m->ra_end = 0;
+  /* the members' caches go first: only then is the controller's loss known */
+  struct raid_extents member_lost = { 0 };
+  int result = raid_member_power_cut (m, &member_lost, &loss->member_dropped_bytes);
   if (loss->cache_preserved) {
-    raid_event (m, now (m), "power cut: battery ok, %llu dirty bytes kept",
-                (unsigned long long) (m->dirty.bytes + m->destaging_bytes));
+    if (result == 0)
+      result = remove_held (m, &member_lost);
+    if (result < 0) {
+      raid_extents_free (&member_lost);
+      snprintf (c->err, c->err_bytes, "power cut: out of memory");
+      return -1;
+    }
+    loss->lost_bytes = loss->member_lost_bytes = member_lost.bytes;
+    loss->extent_count = member_lost.count;
+    loss->extents = member_lost.e;     /* handed over */
+    raid_event (m, now (m), "power cut: battery ok, %llu dirty kept, members lost %llu", (unsigned long long) (m->dirty.bytes + m->destaging_bytes),
+                (unsigned long long) member_lost.bytes);
     return 0;
   }
   struct raid_extents lost = { 0 };
-  int result = 0;
   for (size_t i = 0; i < m->dirty.count && result == 0; i++)
     result = raid_extents_add (&lost, m->dirty.e[i].offset_bytes,
                                m->dirty.e[i].offset_bytes + m->dirty.e[i].length_bytes);
@@ -244,6 +273,11 @@ do_power_cut (struct raid_model *m, struct control *c)
     op->lost = true;
     m->destaging_bytes -= op->batch.bytes;
   }
+  uint64_t cache_lost_bytes = lost.bytes;
+  for (size_t i = 0; i < member_lost.count && result == 0; i++)
+    result = raid_extents_add (&lost, member_lost.e[i].offset_bytes,
+                               member_lost.e[i].offset_bytes + member_lost.e[i].length_bytes);
+  raid_extents_free (&member_lost);
   if (result < 0) {
     raid_extents_free (&lost);
     snprintf (c->err, c->err_bytes, "power cut: out of memory");
@@ -252,10 +286,12 @@ do_power_cut (struct raid_model *m, struct control *c)
   raid_extents_clear (&m->dirty);
   m->counter[RC_DIRTY_BYTES] = m->destaging_bytes;
   loss->lost_bytes = lost.bytes;
+  loss->member_lost_bytes = lost.bytes - cache_lost_bytes;
   loss->extent_count = lost.count;
   loss->extents = lost.e;              /* handed over */
-  raid_event (m, now (m), "power cut: battery %s, %llu dirty bytes lost",
-              sl_raid_battery_name (m->battery.state), (unsigned long long) lost.bytes);
+  raid_event (m, now (m), "power cut: battery %s, %llu dirty lost, members %llu more",
+              sl_raid_battery_name (m->battery.state), (unsigned long long) cache_lost_bytes,
+              (unsigned long long) loss->member_lost_bytes);
   return 0;
 }
 
@@ -294,9 +330,12 @@ do_status (struct raid_model *m, struct control *c)
     .rebuild_done_bytes = m->view.rebuilding >= 0 ? m->view.rebuild_frontier_bytes : 0,
     .member_bytes = m->layout.member_bytes,
     .event_count = m->event_total,
+    .member_volatile_bytes = raid_member_volatile_bytes (m),
   };
-  for (uint32_t i = 0; i < m->config.members; i++)
+  for (uint32_t i = 0; i < m->config.members; i++) {
     s->member_state[i] = m->member[i].state;
+    s->volatile_member_caches += m->member[i].model.volatile_write_cache;
+  }
   return 0;
 }
 
@@ -319,7 +358,7 @@ run_when_clean (struct sl_engine *e, void *arg)
 {
   struct when_clean *w = arg;
   struct raid_model *m = sl_engine_model (e)->self;
-  if (m->dirty.bytes + m->destaging_bytes == 0) {
+  if (m->dirty.bytes + m->destaging_bytes == 0 && raid_member_volatile_bytes (m) == 0) {
     w->fn (w->arg);
     w->ran = true;
   }

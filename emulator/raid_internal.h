@@ -129,6 +129,7 @@ struct raid_op {
   uint64_t rebuild_bytes;
   uint32_t rebuild_member;
   bool lost;                           /* power cut: the batch's data is gone */
+  bool fua;                            /* front write with FUA: member writes too */
   struct raid_op *next_in_flight;      /* destage batches in flight */
   struct raid_op *prev_live, *next_live;       /* every op, freed on destroy */
 };
@@ -243,5 +244,13 @@ void raid_event (struct raid_model *m, uint64_t when_ns, const char *fmt, ...)
 void raid_update_policy (struct raid_model *m);
 void raid_kick_destage (struct raid_model *m);
 void raid_start_rebuild (struct raid_model *m);
+
+/* raid_power.c: adds to lost the logical ranges the members' volatile
+ * write caches lose in a power cut (dropped_bytes: member bytes dropped),
+ * then cuts the members' power.  -1 when out of memory. */
+int raid_member_power_cut (struct raid_model *m, struct raid_extents *lost,
+                           uint64_t *dropped_bytes);
+/* Member bytes in volatile write caches, not yet on media. */
+uint64_t raid_member_volatile_bytes (const struct raid_model *m);
 
 #endif

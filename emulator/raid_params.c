@@ -57,6 +57,10 @@ const struct sl_param sl_raid_params[] = {
     "battery learn cycle period (90 days = 7776000000); 0: never" },
   { "learn-duration-ms", SL_PARAM_TIME_MS, FIELD (learn_duration_ns), 0, 1e9,
     "how long a learn cycle keeps the battery not ok" },
+  { "member-write-cache", SL_PARAM_STRING, FIELD (member_write_cache), 0, 0,
+    "members' own volatile write cache (disk cache policy): unchanged, on or off" },
+  { "member-options", SL_PARAM_STRING, FIELD (member_options), 0, 0,
+    "more member preset overrides, key=value,key=value (e.g. idle-destage-delay-ms=10000)" },
 };
 
 #define RAID_PARAM_COUNT (sizeof sl_raid_params / sizeof sl_raid_params[0])
@@ -83,6 +87,8 @@ sl_raid_config_defaults (struct sl_raid_config *c)
     .rebuild_rate_bytes_per_s = 50000000,
     .learn_period_ns = 7776000000000000ull,    /* 90 days */
     .learn_duration_ns = 3600000000000ull,     /* 1 hour */
+    .member_write_cache = "unchanged",
+    .member_options = "",
   };
 }
 
@@ -158,6 +164,12 @@ sl_raid_config_validate (const struct sl_raid_config *c, char *err, size_t err_b
               "write-through)", c->cache_policy);
     return -1;
   }
+  if (strcmp (c->member_write_cache, "unchanged") != 0 && strcmp (c->member_write_cache, "on") != 0
+      && strcmp (c->member_write_cache, "off") != 0) {
+    snprintf (err, err_bytes, "member-write-cache=%s: must be unchanged, on or off",
+              c->member_write_cache);
+    return -1;
+  }
   if (c->member_capacity_bytes != 0 && c->member_capacity_bytes < c->stripe_bytes) {
     snprintf (err, err_bytes, "member-size=%" PRIu64 ": smaller than stripe-size=%" PRIu64,
               c->member_capacity_bytes, c->stripe_bytes);
@@ -170,6 +182,31 @@ sl_raid_config_validate (const struct sl_raid_config *c, char *err, size_t err_b
  * is exactly what the hdd/ssd plugin would build), size overridden. */
 struct sl_model raid_member_model_new (const struct sl_raid_config *c, char *err,
                                        size_t err_bytes);
+
+/* member-write-cache and member-options as member builder keys; the
+ * failing key=value goes into reason. */
+static int
+add_member_overrides (struct sl_device_builder *b, const struct sl_raid_config *c,
+                      char *reason, size_t reason_bytes)
+{
+  if (strcmp (c->member_write_cache, "unchanged") != 0
+      && sl_device_builder_add (b, "write-cache", c->member_write_cache, reason,
+                                reason_bytes) != 0)
+    return -1;
+  char options[SL_RAID_NAME_BYTES], *save = NULL;
+  snprintf (options, sizeof options, "%s", c->member_options);
+  for (char *kv = strtok_r (options, ",", &save); kv; kv = strtok_r (NULL, ",", &save)) {
+    char *eq = strchr (kv, '=');
+    if (eq == NULL) {
+      snprintf (reason, reason_bytes, "member-options: %s: expected key=value", kv);
+      return -1;
+    }
+    *eq = '\0';
+    if (sl_device_builder_add (b, kv, eq + 1, reason, reason_bytes) != 0)
+      return -1;
+  }
+  return 0;
+}
 
 struct sl_model
 raid_member_model_new (const struct sl_raid_config *c, char *err, size_t err_bytes)
@@ -190,6 +227,7 @@ raid_member_model_new (const struct sl_raid_config *c, char *err, size_t err_byt
     && sl_device_builder_add (&b, "preset", preset->name, reason, sizeof reason) == 0
     && (c->member_capacity_bytes == 0
         || sl_device_builder_add (&b, "size", size, reason, sizeof reason) == 0)
+    && add_member_overrides (&b, c, reason, sizeof reason) == 0
     && sl_device_builder_build (&b, config, reason, sizeof reason) == 0;
   struct sl_model model = none;
   if (ok) {

@@ -955,6 +955,62 @@ sl_store_power_loss (struct sl_store *s)
   return 0;
 }
 
+struct range_restore_ctx {
+  struct range_ctx range;
+  int first_errno;
+};
+
+/* A page wholly in the range gets its durable contents back and is no
+ * longer volatile; a page partly in it gets those bytes back and stays
+ * volatile for the rest (its shadow still right for them). */
+static int
+restore_range_visit (uint64_t page_index, void **slot, void *ctx)
+{
+  struct range_restore_ctx *rr = ctx;
+  struct sl_store *s = rr->range.s;
+  uint64_t in_page_offset, length_bytes;
+  range_in_page (&rr->range, page_index, &in_page_offset, &length_bytes);
+  void *shadow = *slot;
+  int r;
+  if (in_page_offset == 0 && length_bytes >= page_bytes_in_device (s, page_index)) {
+    *slot = NULL;
+    s->shadow_pages--;
+    if (shadow != SHADOW_ZERO)
+      s->shadow_copy_pages--;
+    r = is_file (s) ? restore_file_page (s, page_index, shadow)
+      : restore_memory_page (s, page_index, shadow);
+  }
+  else {
+    const uint8_t *durable = shadow == SHADOW_ZERO ? zero_page : shadow;
+    uint64_t at = page_index * PAGE_BYTES + in_page_offset;
+    r = is_file (s) ? pwrite_full (s->fd, durable + in_page_offset, length_bytes, at)
+      : memory_write (s, durable + in_page_offset, length_bytes, at);
+  }
+  if (r < 0 && rr->first_errno == 0)
+    rr->first_errno = errno ? errno : EIO;
+  return 0;                     /* keep restoring the other pages */
+}
+
+int
+sl_store_power_loss_range (struct sl_store *s, uint64_t length_bytes, uint64_t offset_bytes)
+{
+  if (length_bytes == 0)
+    return 0;
+  if (check_range (s, length_bytes, offset_bytes) < 0)
+    return -1;
+  pthread_rwlock_wrlock (&s->lock);
+  struct range_restore_ctx rr = { { s, offset_bytes, offset_bytes + length_bytes, true }, 0 };
+  if (s->shadow_pages > 0)
+    radix_visit (&s->shadows, offset_bytes / PAGE_BYTES,
+                 (offset_bytes + length_bytes - 1) / PAGE_BYTES, restore_range_visit, &rr);
+  pthread_rwlock_unlock (&s->lock);
+  if (rr.first_errno != 0) {
+    errno = rr.first_errno;
+    return -1;
+  }
+  return 0;
+}
+
 uint64_t
 sl_store_volatile_bytes (struct sl_store *s)
 {

@@ -51,6 +51,11 @@ int sl_store_zero (struct sl_store *s, uint64_t length_bytes,
 int sl_store_persist_all (struct sl_store *s);
 /* Simulated power cut: every volatile write is lost. */
 int sl_store_power_loss (struct sl_store *s);
+/* A power cut that loses only the volatile writes in [offset, +length)
+ * (what a controller reports lost): those bytes read their durable
+ * contents again; volatile writes elsewhere stay volatile. */
+int sl_store_power_loss_range (struct sl_store *s, uint64_t length_bytes,
+                               uint64_t offset_bytes);
 /* Bytes of pages currently holding volatile (unflushed) data. */
 uint64_t sl_store_volatile_bytes (struct sl_store *s);
 /* Bytes of host memory held by page data (for reports). */

@@ -109,8 +109,9 @@ persist_store (void *store)
 }
 
 /* Keeps the plugin in step with the controller: whether writes are cached
- * (so the store marks them volatile), and once the cache holds nothing
- * dirty, everything written so far is on the members: make it durable. */
+ * (by the controller or the members' write caches: the store marks them
+ * volatile), and once neither holds anything dirty, everything written so
+ * far is on the members' media: make it durable. */
 static void
 tick (struct raid_ctl *ctl)
 {
@@ -119,8 +120,9 @@ tick (struct raid_ctl *ctl)
   ctl->last_tick_ns = sl_clock_monotonic_ns ();
   if (sl_raid_control_status (ctl->engine, &s, err, sizeof err) == -1)
     return;
-  atomic_store (&ctl->write_back, s.write_back_effective);
-  if (s.dirty_bytes == 0 && sl_store_volatile_bytes (ctl->store) > 0)
+  atomic_store (&ctl->write_back, s.write_back_effective || s.volatile_member_caches > 0);
+  if (s.dirty_bytes == 0 && s.member_volatile_bytes == 0
+      && sl_store_volatile_bytes (ctl->store) > 0)
     sl_raid_control_when_clean (ctl->engine, persist_store, ctl->store);
   log_events (ctl);
 }
@@ -137,12 +139,13 @@ status_reply (struct raid_ctl *ctl, char *reply, size_t reply_bytes)
     return;
   }
   int used = snprintf (reply, reply_bytes, "ok battery=%s policy=%s write-back=%s "
-                       "cache-bytes=%" PRIu64 " dirty-bytes=%" PRIu64 " destaged-bytes=%"
+                       "cache-bytes=%" PRIu64 " dirty-bytes=%" PRIu64
+                       " member-volatile-bytes=%" PRIu64 " destaged-bytes=%"
                        PRIu64 " read-hits=%" PRIu64 " read-misses=%" PRIu64
                        " events=%" PRIu64 " members=",
                        sl_raid_battery_name (s.battery), sl_raid_policy_name (s.policy),
                        s.write_back_effective ? "on" : "off", s.cache_bytes, s.dirty_bytes,
-                       s.destaged_bytes, s.cache_read_hits, s.cache_read_misses,
+                       s.member_volatile_bytes, s.destaged_bytes, s.cache_read_hits, s.cache_read_misses,
                        s.event_count);
   for (unsigned i = 0; i < s.members && used > 0 && (size_t) used < reply_bytes; i++) {
     const char *name = sl_raid_member_state_name (s.member_state[i]);
@@ -217,21 +220,27 @@ power_cut_reply (struct raid_ctl *ctl, char *reply, size_t reply_bytes)
     snprintf (reply, reply_bytes, "error power-cut: %s", err);
     return;
   }
-  if (loss.cache_preserved) {
-    snprintf (reply, reply_bytes, "ok power-cut: battery ok, cache contents kept");
-  }
-  else {
-    /* The store cannot tell destaged from dirty pages: every write not yet
-     * made durable (see tick) is lost, a superset of the model's extents
-     * only for data destaged within the last tick. */
-    uint64_t volatile_bytes = sl_store_volatile_bytes (ctl->store);
-    if (sl_store_power_loss (ctl->store) == -1)
-      snprintf (reply, reply_bytes, "error power-cut: data store: %s", strerror (errno));
-    else
-      snprintf (reply, reply_bytes, "ok power-cut: cache lost %" PRIu64 " dirty bytes in %zu "
-                "extents; data store reverted %" PRIu64 " bytes", loss.lost_bytes,
-                loss.extent_count, volatile_bytes);
-  }
+  /* The store reverts exactly the logical ranges the model lost.  Without
+   * the battery nothing volatile is left in the model afterwards (its
+   * cache and the members' caches are empty): the rest is durable.  With
+   * it, the controller's dirty data stays volatile until destaged (tick). */
+  int rc = 0;
+  for (size_t i = 0; i < loss.extent_count && rc == 0; i++)
+    rc = sl_store_power_loss_range (ctl->store, loss.extents[i].length_bytes,
+                                    loss.extents[i].offset_bytes);
+  if (rc == 0 && !loss.cache_preserved)
+    rc = sl_store_persist_all (ctl->store);
+  uint64_t member_lost = loss.member_lost_bytes;
+  if (rc == -1)
+    snprintf (reply, reply_bytes, "error power-cut: data store: %s", strerror (errno));
+  else if (loss.cache_preserved)
+    snprintf (reply, reply_bytes, "ok power-cut: battery ok, cache contents kept; member "
+              "write caches lost %" PRIu64 " bytes in %zu extents", member_lost,
+              loss.extent_count);
+  else
+    snprintf (reply, reply_bytes, "ok power-cut: cache lost %" PRIu64 " dirty bytes; member "
+              "write caches lost %" PRIu64 " more; %" PRIu64 " bytes in %zu extents reverted",
+              loss.lost_bytes - member_lost, member_lost, loss.lost_bytes, loss.extent_count);
   sl_raid_power_loss_free (&loss);
 }
 

@@ -24,7 +24,8 @@ struct raid_ctl *raid_ctl_start (const char *socket_path, const char *events_pat
                                  char *err, size_t err_bytes);
 /* Stops the thread, removes the socket. */
 void raid_ctl_stop (struct raid_ctl *ctl);
-/* Is the controller caching writes (write-back in effect) now? */
+/* Are writes volatile now: cached by the controller (write-back in
+ * effect), or by members whose own write cache is on? */
 bool raid_ctl_write_back (const struct raid_ctl *ctl);
 
 /* One command line -> one reply line ("ok ..." or "error ..."), no newline. */

@@ -480,6 +480,40 @@ test_power_loss_reverts (void **state)
   }
 }
 
+/* A range power loss (what a RAID controller reports lost): volatile
+ * bytes inside the range read their durable contents again, volatile bytes
+ * outside it stay (and stay volatile: a later full power loss reverts them). */
+static void
+test_power_loss_range (void **state)
+{
+  (void) state;
+  const uint64_t size = 8 * PAGE;
+  for (int b = 0; b < BACKING_COUNT; b++) {
+    struct dev d;
+    dev_open (&d, b, size);
+    uint8_t durable[8 * PAGE], newer[8 * PAGE], ref[8 * PAGE];
+    fill_pattern (durable, sizeof durable, 21);
+    fill_pattern (newer, sizeof newer, 22);
+    write_ok (d.s, durable, size, 0, false);
+    write_ok (d.s, newer + 1000, 4 * PAGE, 1000, true);     /* pages 0..4, volatile */
+    memcpy (ref, newer, size);
+    memcpy (ref, durable, 1000);
+    memcpy (ref + 1000 + 4 * PAGE, durable + 1000 + 4 * PAGE, size - 1000 - 4 * PAGE);
+    /* lose page 1 whole and part of page 2 */
+    assert_int_equal (sl_store_power_loss_range (d.s, PAGE + 100, PAGE), 0);
+    memcpy (ref + PAGE, durable + PAGE, PAGE + 100);
+    assert_device_equals (d.s, ref, size);
+    assert_int_equal (sl_store_volatile_bytes (d.s), 4 * PAGE);     /* 0, 2, 3, 4 */
+    /* a range with no volatile data changes nothing */
+    assert_int_equal (sl_store_power_loss_range (d.s, PAGE, 6 * PAGE), 0);
+    assert_device_equals (d.s, ref, size);
+    /* the rest is still revocable */
+    assert_int_equal (sl_store_power_loss (d.s), 0);
+    assert_device_equals (d.s, durable, size);
+    dev_close (&d);
+  }
+}
+
 static void
 test_memory_resident_counts_shadows (void **state)
 {
@@ -719,6 +753,7 @@ main (void)
     cmocka_unit_test (test_zero_partial_and_whole),
     cmocka_unit_test (test_volatile_then_persist),
     cmocka_unit_test (test_power_loss_reverts),
+    cmocka_unit_test (test_power_loss_range),
     cmocka_unit_test (test_memory_resident_counts_shadows),
     cmocka_unit_test (test_file_reopen),
     cmocka_unit_test (test_out_of_range),
