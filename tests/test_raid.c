@@ -15,6 +15,7 @@
 
 #include "device.h"
 #include "engine.h"
+#include "test_device_builder.h"
 #include "raid.h"
 
 #define KIB ((uint64_t) 1024)
@@ -77,31 +78,11 @@ issue (struct driver *d, struct sl_request *r)
 static struct driver *
 driver_new (const char *params)
 {
-  const struct sl_device_kind *kind = sl_device_kind_find ("raid");
-  assert_non_null (kind);
-  struct sl_device_builder b;
-  sl_device_builder_init (&b, kind);
-  char err[512], *copy = strdup (params), *save = NULL;
-  for (char *kv = strtok_r (copy, " ", &save); kv; kv = strtok_r (NULL, " ", &save)) {
-    char *eq = strchr (kv, '=');
-    *eq = '\0';
-    if (sl_device_builder_add (&b, kv, eq + 1, err, sizeof err) != 0)
-      fail_msg ("%s", err);
-  }
-  free (copy);
-  void *config = calloc (1, kind->config_bytes);
-  if (sl_device_builder_build (&b, config, err, sizeof err) != 0)
-    fail_msg ("%s", err);
-  struct sl_model model = kind->create (config, err, sizeof err);
-  if (model.ops == NULL)
-    fail_msg ("%s", err);
-  sl_device_builder_free (&b);
-  free (config);
   struct driver *d = calloc (1, sizeof *d);
   d->stats = calloc (1, sizeof *d->stats);
-  d->e = sl_engine_new (SL_CLOCK_VIRTUAL, model, d->stats, "raid");
+  d->e = test_engine_new ("raid", params, d->stats);
   d->rng = 88172645463325252ull;
-  d->span_bytes = model.capacity_bytes;
+  d->span_bytes = sl_engine_model (d->e)->capacity_bytes;
   d->block_bytes = 8 * KIB;
   return d;
 }

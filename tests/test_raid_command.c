@@ -15,6 +15,7 @@
 #include "device.h"
 #include "engine.h"
 #include "raid.h"
+#include "test_device_builder.h"
 #include "raid_command.h"
 
 #define REPLY_BYTES 512
@@ -73,23 +74,7 @@ test_parse_values (void **state)
 static struct sl_engine *
 raid_engine (struct sl_device_stats *stats)
 {
-  const struct sl_device_kind *kind = sl_device_kind_find ("raid");
-  assert_non_null (kind);
-  struct sl_device_builder b;
-  sl_device_builder_init (&b, kind);
-  char err[512];
-  assert_int_equal (sl_device_builder_add (&b, "level", "10", err, sizeof err), 0);
-  assert_int_equal (sl_device_builder_add (&b, "members", "4", err, sizeof err), 0);
-  assert_int_equal (sl_device_builder_add (&b, "member-size", "1G", err, sizeof err), 0);
-  void *config = calloc (1, kind->config_bytes);
-  if (sl_device_builder_build (&b, config, err, sizeof err) != 0)
-    fail_msg ("%s", err);
-  struct sl_model model = kind->create (config, err, sizeof err);
-  if (model.ops == NULL)
-    fail_msg ("%s", err);
-  sl_device_builder_free (&b);
-  free (config);
-  return sl_engine_new (SL_CLOCK_VIRTUAL, model, stats, "raid");
+  return test_engine_new ("raid", "level=10 members=4 member-size=1G", stats);
 }
 
 static void

@@ -20,6 +20,7 @@
 #include "device.h"
 #include "engine.h"
 #include "raid.h"
+#include "test_device_builder.h"
 
 #define KIB ((uint64_t) 1024)
 #define MIB (1024 * KIB)
@@ -30,28 +31,8 @@
 static struct sl_engine *
 engine_new (const char *params, struct sl_device_stats **stats)
 {
-  const struct sl_device_kind *kind = sl_device_kind_find ("raid");
-  assert_non_null (kind);
-  struct sl_device_builder b;
-  sl_device_builder_init (&b, kind);
-  char err[512], *copy = strdup (params), *save = NULL;
-  for (char *kv = strtok_r (copy, " ", &save); kv; kv = strtok_r (NULL, " ", &save)) {
-    char *eq = strchr (kv, '=');
-    *eq = '\0';
-    if (sl_device_builder_add (&b, kv, eq + 1, err, sizeof err) != 0)
-      fail_msg ("%s", err);
-  }
-  free (copy);
-  void *config = calloc (1, kind->config_bytes);
-  if (sl_device_builder_build (&b, config, err, sizeof err) != 0)
-    fail_msg ("%s", err);
-  struct sl_model model = kind->create (config, err, sizeof err);
-  if (model.ops == NULL)
-    fail_msg ("%s", err);
-  sl_device_builder_free (&b);
-  free (config);
   *stats = calloc (1, sizeof **stats);
-  return sl_engine_new (SL_CLOCK_VIRTUAL, model, *stats, "raid");
+  return test_engine_new ("raid", params, *stats);
 }
 
 static void
