@@ -9,8 +9,12 @@ from .errors import UserError
 BUILD_PACKAGES = [
     "gcc", "meson", "ninja-build", "pkg-config", "libcmocka-dev", "perl",
     "nbdkit", "nbdkit-plugin-dev", "fio", "libnbd-bin", "python3-libnbd",
-    "python3-pytest", "libxml2-utils",
+    "python3-pytest", "python3-jinja2", "libxml2-utils",
 ]
+# Python modules the CLI imports at start-up (module -> Debian package): they
+# are installed before anything of storlab_cli beyond this file is imported,
+# so a fresh machine gets an install, not a traceback.
+STARTUP_MODULES = {"jinja2": "python3-jinja2"}
 # Drawing a results directory's figures (storlab plot) and checking its report
 # renders (the report test runs headless Chromium).
 PLOT_PACKAGES = ["gnuplot-nox"]
@@ -55,3 +59,11 @@ def ensure_packages(packages=BUILD_PACKAGES):
     if still:
         raise UserError("packages still missing after apt-get: " + " ".join(still))
     return missing
+
+
+def ensure_startup_modules():
+    import importlib.util  # noqa: PLC0415 - only here
+    missing = [package for module, package in STARTUP_MODULES.items()
+               if importlib.util.find_spec(module) is None]
+    if missing:
+        ensure_packages(missing)
