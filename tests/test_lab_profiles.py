@@ -204,56 +204,181 @@ def replica_lab():
         yield lab.name
 
 
-def replica_md(lab):
-    return next(m for m in storage(lab, "node1")["md"] if m["name"] == "md1")
+def replica_md(lab, node, name):
+    return next(m for m in storage(lab, node)["md"] if m["name"] == name)
 
 
-def test_replicated_volume_has_a_leg_per_copy(replica_lab):
-    md = replica_md(replica_lab)
-    assert (md["level"], md["degraded"]) == ("raid1", 0)
-    states = sorted(m["state"] for m in md["members"])
-    assert states == ["in sync", "in sync,write mostly", "in sync,write mostly"]
-    report = status(replica_lab)
-    assert report["profile"]["replica"] == {"primary": "node1", "peers": ["node2", "node3"],
-                                            "ftt": 2, "device": "/dev/md1"}
-    for node in ("node2", "node3"):
-        mounts = storage(replica_lab, node)["mounts"]
-        assert [m["path"] for m in mounts if m["type"].startswith("nfs")] == ["/mnt/storlab"]
+def volume_state(lab, volume):
+    return next(v for v in status(lab)["profile"]["replicas"] if v["volume"] == volume)
+
+
+def nfs_sources(lab, node):
+    return {m["path"]: (m["type"], m["source"]) for m in storage(lab, node)["mounts"]
+            if m["path"].startswith("/mnt/storlab/")}
+
+
+def wait_in_sync(lab, node, name, copies, deadline):
+    while True:
+        md = replica_md(lab, node, name)
+        if md["degraded"] == 0 and md["sync_action"] == "idle" and len(md["members"]) == copies:
+            break
+        assert time.monotonic() < deadline, f"no resync of {name} on {node}: {md}"
+        time.sleep(1)
+    assert all(m["state"].startswith("in sync") for m in md["members"]), md
+    return md
+
+
+def check_copies_equal(lab, node, name, deadline):
+    """md compares every leg block by block."""
+    guest(lab, node, "sh", "-c", f"echo check > /sys/block/{name}/md/sync_action")
+    while replica_md(lab, node, name)["sync_action"] != "idle":
+        assert time.monotonic() < deadline, f"md check of {name} did not finish"
+        time.sleep(1)
+    assert replica_md(lab, node, name)["mismatch_cnt"] == 0
+
+
+def verify_only(lab, node, path):
+    guest(lab, node, "fio", "--name=reread", f"--filename={path}", "--rw=randwrite", "--bs=4k",
+          "--size=8M", "--verify=crc32c", "--verify_only", "--verify_fatal=1",
+          "--ioengine=libaio", "--direct=1", "--iodepth=8")
+
+
+def test_replicated_volumes_have_a_leg_per_copy(replica_lab):
+    for node, name in (("node1", "md1"), ("node2", "md2")):
+        md = replica_md(replica_lab, node, name)
+        assert (md["level"], md["degraded"]) == ("raid1", 0)
+        states = sorted(m["state"] for m in md["members"])
+        # reads stay on the local copy; the two remote copies are write-mostly
+        assert states == ["in sync", "in sync,write mostly", "in sync,write mostly"]
+    volumes = status(replica_lab)["profile"]["replicas"]
+    assert [(v["volume"], v["device"], v["primary"], v["peers"], v["serving"]) for v in volumes] \
+        == [("node1", "/dev/md1", "node1", ["node2", "node3"], True),
+            ("node2", "/dev/md2", "node2", ["node3", "node1"], True)]
+    # every node sees both shares at the same paths: NFS, or the server's own bind mount
+    for node in ("node1", "node2", "node3"):
+        mounts = nfs_sources(replica_lab, node)
+        assert sorted(mounts) == ["/mnt/storlab/node1", "/mnt/storlab/node2"], mounts
+        for volume, device in (("node1", "/dev/md1"), ("node2", "/dev/md2")):
+            kind, source = mounts[f"/mnt/storlab/{volume}"]
+            if node == volume:
+                assert (kind, source) == ("ext4", device)
+            else:
+                assert kind.startswith("nfs") and source.endswith(f":/export/{volume}")
+    text = storlab("status", replica_lab).stdout
+    assert "replicated volume node1: /dev/md1 served by node1 (ftt 2, copies on node2, node3)" \
+        in text
 
 
 def test_fio_verify_over_nfs(replica_lab):
-    fio_verify(replica_lab, "node2", "/mnt/storlab/node2.fio")
-    # the other client sees the same file system
-    assert "node2.fio" in guest(replica_lab, "node3", "ls", "/mnt/storlab")
+    fio_verify(replica_lab, "node2", "/mnt/storlab/node1/node2.fio")
+    fio_verify(replica_lab, "node3", "/mnt/storlab/node2/node3.fio")
+    # every other node sees the same file systems
+    assert "node2.fio" in guest(replica_lab, "node3", "ls", "/mnt/storlab/node1")
+    assert "node3.fio" in guest(replica_lab, "node1", "ls", "/mnt/storlab/node2")
+
+
+def device_writes(path):
+    """Writes a device served in a point's measured window (storlab-stats)."""
+    doc = json.loads(path.read_text())
+    count = [snap["devices"][0]["ops"]["write"]["count"] for snap in (doc["before"], doc["after"])]
+    return count[1] - count[0]
+
+
+def test_a_sweep_on_each_nodes_own_share(replica_lab, tmp_path):
+    """target = "share": node1 and node2 each drive files on their own
+    replicated volume through its mount (the server's bind mount), both at
+    once; every copy's disk is counted, node3's too (it holds a copy of both
+    volumes and serves none)."""
+    sweep_file = tmp_path / "sweep.toml"
+    sweep_file.write_text(f"""
+name = "share-sweep"
+topology = "{os.path.join(TOPOLOGIES, 'profile-replicas.toml')}"
+[workload]
+target = "share"
+nodes = ["node1", "node2"]
+workers = 2
+rw = "randwrite"
+bs = "4k"
+size = "4M"
+[phases]
+ramp_s = 1
+duration_s = 3
+[sweep]
+iodepth = [1, 4]
+""")
+    out = tmp_path / "results"
+    result = storlab("sweep", str(sweep_file), "--out", str(out), timeout=600)
+    assert result.returncode == 0, result.stderr
+    for point in ("000", "001"):
+        directory = out / "points" / point
+        for node in ("node1", "node2"):
+            job = (directory / f"job-{node}-u1.fio").read_text()
+            for worker in (1, 2):
+                assert f"filename=/mnt/storlab/{node}/{node}-u1w{worker}.fio" in job
+            fio = json.loads((directory / f"fio-{node}-u1.json").read_text())
+            assert fio["jobs"][0]["error"] == 0 and fio["jobs"][0]["write"]["total_ios"] > 0
+            assert device_writes(directory / f"device-{node}-disk0.json") > 0
+        assert device_writes(directory / "device-node3-disk0.json") > 0
+    assert not (out / "sim").exists()
+    assert (out / "index.html").exists()
 
 
 def test_replica_node_failure_and_resync(replica_lab):
+    """node3 holds a copy of both volumes and serves none."""
     started = time.monotonic()
     assert storlab("node", replica_lab, "node3", "down").returncode == 0
-    # the volume keeps serving on the survivors: writes complete and verify
-    fio_verify(replica_lab, "node2", "/mnt/storlab/degraded.fio")
-    md = replica_md(replica_lab)
-    assert md["degraded"] == 1
-    assert sum(m["state"].startswith("faulty") for m in md["members"]) <= 1
+    # both volumes keep serving on the survivors: writes complete and verify
+    fio_verify(replica_lab, "node2", "/mnt/storlab/node1/degraded.fio")
+    fio_verify(replica_lab, "node1", "/mnt/storlab/node2/degraded.fio")
+    for node, name in (("node1", "md1"), ("node2", "md2")):
+        md = replica_md(replica_lab, node, name)
+        assert md["degraded"] == 1, md
     result = storlab("node", replica_lab, "node3", "up")
     assert result.returncode == 0, result.stdout + result.stderr
     deadline = time.monotonic() + 300
-    while True:
-        md = replica_md(replica_lab)
-        if md["degraded"] == 0 and md["sync_action"] == "idle":
-            break
-        assert time.monotonic() < deadline, f"no resync: {md}"
-        time.sleep(1)
-    assert len(md["members"]) == 3
-    assert all(m["state"].startswith("in sync") for m in md["members"])
-    # every leg holds the same data: md compares them block by block
-    guest(replica_lab, "node1", "sh", "-c", "echo check > /sys/block/md1/md/sync_action")
-    while replica_md(replica_lab)["sync_action"] != "idle":
-        assert time.monotonic() < deadline, "md check did not finish"
-        time.sleep(1)
-    assert replica_md(replica_lab)["mismatch_cnt"] == 0
-    # the returned node mounts the export again and reads what was written without it
-    guest(replica_lab, "node3", "fio", "--name=reread", "--filename=/mnt/storlab/degraded.fio",
-          "--rw=randwrite", "--bs=4k", "--size=8M", "--verify=crc32c", "--verify_only",
-          "--verify_fatal=1", "--ioengine=libaio", "--direct=1", "--iodepth=8")
-    print(f"\nfailover and resync: {time.monotonic() - started:.1f} s")
+    for node, name in (("node1", "md1"), ("node2", "md2")):
+        wait_in_sync(replica_lab, node, name, 3, deadline)
+        check_copies_equal(replica_lab, node, name, deadline)
+    # the returned node mounts the exports again and reads what was written without it
+    verify_only(replica_lab, "node3", "/mnt/storlab/node1/degraded.fio")
+    verify_only(replica_lab, "node3", "/mnt/storlab/node2/degraded.fio")
+    print(f"\npeer failure and resync: {time.monotonic() - started:.1f} s")
+
+
+def test_primary_failover_and_rejoin(replica_lab):
+    """node1 serves volume node1: it moves to node2 (the first peer), which
+    then serves both volumes; node1 comes back as a peer and resyncs."""
+    started = time.monotonic()
+    result = storlab("node", replica_lab, "node1", "down")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "volume node1 failed over from node1 to node2" in result.stdout
+    print(f"\nfailover of volume node1: {time.monotonic() - started:.1f} s")
+    volume = volume_state(replica_lab, "node1")
+    assert (volume["primary"], volume["peers"], volume["home"], volume["serving"]) == \
+        ("node2", ["node3", "node1"], "node1", True)
+    md = replica_md(replica_lab, "node2", "md1")
+    assert (md["level"], md["degraded"], len(md["members"])) == ("raid1", 1, 2), md
+    # node2's copy became the local leg: no longer write-mostly; node3's still is
+    assert sorted(m["state"] for m in md["members"]) == ["in sync", "in sync,write mostly"]
+    # node3 now mounts the share from node2, node2 has it locally
+    assert nfs_sources(replica_lab, "node3")["/mnt/storlab/node1"][1].endswith(":/export/node1")
+    assert nfs_sources(replica_lab, "node2")["/mnt/storlab/node1"] == ("ext4", "/dev/md1")
+    # what was written through node1 is all there, and the share takes new writes
+    verify_only(replica_lab, "node3", "/mnt/storlab/node1/node2.fio")
+    fio_verify(replica_lab, "node3", "/mnt/storlab/node1/failover.fio")
+    text = storlab("status", replica_lab).stdout
+    assert "replicated volume node1: /dev/md1 served by node2, home node1" in text
+    result = storlab("node", replica_lab, "node1", "up")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "node1: copy of volume node1 re-added on node2" in result.stdout
+    deadline = time.monotonic() + 300
+    md = wait_in_sync(replica_lab, "node2", "md1", 3, deadline)
+    assert sorted(m["state"] for m in md["members"]) == \
+        ["in sync", "in sync,write mostly", "in sync,write mostly"]
+    wait_in_sync(replica_lab, "node2", "md2", 3, deadline)
+    check_copies_equal(replica_lab, "node2", "md1", deadline)
+    # node1 is a client of its old share now, and reads what was written without it
+    assert nfs_sources(replica_lab, "node1")["/mnt/storlab/node1"][0].startswith("nfs")
+    verify_only(replica_lab, "node1", "/mnt/storlab/node1/failover.fio")
+    assert volume_state(replica_lab, "node1")["primary"] == "node2"
+    print(f"failover, rejoin and resync: {time.monotonic() - started:.1f} s")

@@ -139,17 +139,64 @@ def test_raid_and_disk_group_exclude_each_other(tmp_path):
         'cache = "cache0"\n')
 
 
+def volumes_of(replicas):
+    return [(v.name, v.index, v.primary, v.peers) for v in replicas.volumes]
+
+
 def test_replicas_default_peers_and_size(tmp_path):
     p = load(tmp_path, '[profile.replicas]\nftt = 2\nsize = "30M"\n').profile
     r = p.replicas
-    assert (r.ftt, r.primary, r.peers, r.size_mib) == (2, "node1", ["node2", "node3"], 32)
+    assert (r.ftt, r.size_mib) == (2, 32)
+    assert volumes_of(r) == [("node1", 1, "node1", ["node2", "node3"])]
     assert p.needs_volume_group
 
 
 def test_replicas_named_primary_and_peer(tmp_path):
     r = load(tmp_path, RAID0 + '[profile.replicas]\nftt = 1\nprimary = "node2"\n'
              'peers = ["node3"]\nsize = "64M"\n').profile.replicas
-    assert (r.primary, r.peers) == ("node2", ["node3"])
+    assert volumes_of(r) == [("node2", 1, "node2", ["node3"])]
+
+
+def test_default_peers_are_the_next_nodes_wrapping(tmp_path):
+    r = load(tmp_path, RAID0 + '[profile.replicas]\nftt = 1\nprimary = "node3"\n'
+             'size = "64M"\n').profile.replicas
+    assert volumes_of(r) == [("node3", 1, "node3", ["node1"])]
+
+
+def test_every_node_a_primary_is_a_ring(tmp_path):
+    """The VSA shape: each host's share mirrored to the next host."""
+    p = load(tmp_path, RAID0 + '[profile.replicas]\nftt = 1\nprimaries = "all"\n'
+             'size = "64M"\n').profile
+    assert volumes_of(p.replicas) == [("node1", 1, "node1", ["node2"]),
+                                      ("node2", 2, "node2", ["node3"]),
+                                      ("node3", 3, "node3", ["node1"])]
+    assert [v.name for v in p.replicas.held_by("node1")] == ["node1", "node3"]
+
+
+def test_listed_primaries_with_three_copies(tmp_path):
+    r = load(tmp_path, RAID0 + '[profile.replicas]\nftt = 2\nprimaries = ["node2", "node1"]\n'
+             'size = "64M"\n').profile.replicas
+    assert volumes_of(r) == [("node2", 1, "node2", ["node3", "node1"]),
+                             ("node1", 2, "node1", ["node2", "node3"])]
+
+
+def test_ring_skips_nodes_without_a_link(tmp_path):
+    base = BASE + '[links]\nmode = "pairs"\npairs = [["node1", "node2"], ["node1", "node3"]]\n'
+    r = load(tmp_path, RAID0 + '[profile.replicas]\nftt = 1\nprimaries = ["node2", "node3"]\n'
+             'size = "64M"\n', base).profile.replicas
+    assert volumes_of(r) == [("node2", 1, "node2", ["node1"]), ("node3", 2, "node3", ["node1"])]
+
+
+def test_space_counts_every_copy_a_node_holds(tmp_path):
+    """A 256 MiB first disk holds about 248 MiB: with every node a primary of
+    three copies each node holds three 64 MiB copies (192 MiB); a 64 MiB
+    workload volume beside them does not fit."""
+    ring = '[profile.replicas]\nftt = 2\nprimaries = "all"\nsize = "64M"\n'
+    base = BASE.replace('size = "64M"', 'size = "256M"')
+    load(tmp_path, ring, base)
+    assert ("node node1 needs 256 MiB for its replica and workload volumes but its local "
+            "volume holds about 248 MiB") in error(
+                tmp_path, ring + '[profile.volumes]\nsize = "64M"\n', base)
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -161,6 +208,15 @@ def test_replicas_named_primary_and_peer(tmp_path):
     ("ftt = 1", "profile.replicas.size: missing"),
     ('ftt = 1\nsize = "1k"', "not a size of at least 4M"),
     ('ftt = 1\nsize = "2G"', "node node1 needs 2048 MiB for its replica and workload volumes"),
+    ('primary = "node1"\nprimaries = "all"\nsize = "8M"',
+     "profile.replicas: give primary (one replicated volume) or primaries (several), not both"),
+    ('primaries = "some"\nsize = "8M"',
+     "profile.replicas.primaries = 'some': must be \"all\" or a non-empty list of node names"),
+    ('primaries = []\nsize = "8M"', "profile.replicas.primaries = []: must be \"all\""),
+    ('primaries = ["node1", "node1"]\nsize = "8M"', "'node1' is not a node, once"),
+    ('primaries = ["node9"]\nsize = "8M"', "'node9' is not a node, once (nodes: node1, node2, node3)"),
+    ('primaries = "all"\npeers = ["node2"]\nsize = "8M"',
+     "profile.replicas.peers = ['node2']: only with a single primary"),
 ])
 def test_replicas_bad_settings(tmp_path, text, expected):
     assert expected in error(tmp_path, f"[profile.replicas]\n{text}\n")
@@ -174,9 +230,15 @@ def test_replica_peer_needs_a_link_to_the_primary(tmp_path):
         tmp_path, '[profile.replicas]\nftt = 2\nsize = "64M"\n', base)
 
 
-def test_nfs_clients_are_the_other_nodes(tmp_path):
+def test_nfs_default_mount_point(tmp_path):
     p = load(tmp_path, RAID0 + '[profile.replicas]\nftt = 1\nsize = "64M"\n[profile.nfs]\n').profile
-    assert p.nfs.clients == ["node2", "node3"] and p.nfs.mount_point == "/mnt/storlab"
+    assert p.nfs.mount_point == "/mnt/storlab"
+
+
+def test_nfs_needs_a_node_linked_to_each_primary(tmp_path):
+    base = BASE.replace("count = 3", "count = 3\n[links]\nmode = \"none\"")
+    assert "profile.nfs: no node has a link to the primary node1 to mount its export" in error(
+        tmp_path, RAID0 + '[profile.replicas]\nftt = 0\nsize = "64M"\n[profile.nfs]\n', base)
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -201,3 +201,64 @@ def test_job_files(tmp_path):
         assert expected in lines, expected
     fill = fio_jobfile.precondition(1 << 30, [fio_jobfile.Worker("f", "/dev/sdb", 0)])
     assert "rw=write" in fill.splitlines() and f"size={1 << 30}" in fill.splitlines()
+
+
+# Two replicated volumes (homes node1, node2) NFS-exported; node3 holds copies only.
+SHARES_TOPOLOGY = '''
+name = "lab"
+[[defaults.devices]]
+name = "lun"
+plugin = "raid"
+[defaults.devices.params]
+preset = "vsa-raid10-8x-sas10k"
+member-size = "256M"
+[nodes]
+count = 3
+[profile.replicas]
+ftt = 1
+primaries = ["node1", "node2"]
+size = "64M"
+[profile.nfs]
+'''
+SHARE_SWEEP = SWEEP.replace('target = "lun0"', 'target = "share"\nnodes = ["node1", "node2"]') \
+    .replace('size = "64M"', 'size = "16M"\nworkers = 2').replace('"device.battery" = ["ok", "failed"]', "")
+
+
+def test_share_target_plan(tmp_path):
+    """Each active node drives files on its own share; the stats of every
+    node's devices frame a point, since the copies land on other nodes."""
+    sweep = load(tmp_path, SHARE_SWEEP + EXTRA.replace("command", 'device = "lun0", command'),
+                 topology_text=SHARES_TOPOLOGY)
+    assert not sweep.target_is_device
+    plan = sweep_plan.make(sweep, topology.load(sweep.topology_path))
+    assert plan.nodes == ["node1", "node2"] and plan.devices == {"node1": None, "node2": None}
+    assert plan.stats_devices == [("node1", "lun0"), ("node2", "lun0"), ("node3", "lun0")]
+    assert list(plan.event_devices["node2"]) == ["lun0"]
+    workers = fio_jobfile.file_workers("node2", 2, 2, "/mnt/storlab/node2")
+    assert [(w.name, w.filename, w.offset_bytes) for w in workers] == [
+        ("node2-u2w1", "/mnt/storlab/node2/node2-u2w1.fio", 0),
+        ("node2-u2w2", "/mnt/storlab/node2/node2-u2w2.fio", 0)]
+
+
+def test_share_target_refusals(tmp_path):
+    assert "workload.target = 'share' but" in refused(
+        tmp_path, SHARE_SWEEP, "has no [profile.nfs] (the shares are its replicated volumes")
+    refused(tmp_path, SHARE_SWEEP.replace('nodes = ["node1", "node2"]', ""),
+            "workload.target = 'share': node3 has no share of its own (replicated volumes: "
+            "node1, node2", topology_text=SHARES_TOPOLOGY)
+    refused(tmp_path, SHARE_SWEEP.replace('size = "16M"', 'size = "32M"'),
+            "1 units x 2 workers x size 32M = 64 MiB does not fit a share (about 57 MiB of a "
+            "64 MiB volume)", topology_text=SHARES_TOPOLOGY)
+    refused(tmp_path, SHARE_SWEEP, "workload.target = 'share': the simulator models devices",
+            backend="sim", topology_text=SHARES_TOPOLOGY)
+    refused(tmp_path, SHARE_SWEEP + EXTRA, "needs the raid device's name",
+            topology_text=SHARES_TOPOLOGY)
+
+
+@pytest.mark.parametrize("path", sorted(
+    os.path.join(SOURCE, "topologies", "sweeps", name)
+    for name in os.listdir(os.path.join(SOURCE, "topologies", "sweeps"))), ids=os.path.basename)
+def test_shipped_sweeps_plan_against_their_topologies(path):
+    sweep = sweep_schema.load(path)
+    plan = sweep_plan.make(sweep, topology.load(sweep.topology_path))
+    assert plan.nodes and sweep.points

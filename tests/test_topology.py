@@ -139,10 +139,15 @@ def test_vsa_3node_is_scenario_1():
     topo = topology.load(os.path.join(SOURCE, "topologies", "vsa-3node.toml"))
     assert len(topo.nodes) == 3 and len(topo.links) == 3
     for node in topo.nodes:
-        assert [d.name for d in node.devices] == [f"disk{i}" for i in range(8)]
-        for d in node.devices:
-            assert (d.plugin, d.params["preset"], d.bus, d.rotation_rpm) == \
-                ("hdd", "sas10k-300g", "scsi", 10000)
+        [lun] = node.devices
+        assert (lun.name, lun.plugin, lun.params["preset"], lun.bus) == \
+            ("lun0", "raid", "vsa-raid10-8x-sas10k", "scsi")
+        assert lun.size_bytes == 4 * GIB          # RAID 1/0 of 8 x 1 GiB members
+    # each host's share mirrored to the next host, NFS-exported
+    replicas = topo.profile.replicas
+    assert [(v.name, v.peers) for v in replicas.volumes] == \
+        [("node1", ["node2"]), ("node2", ["node3"]), ("node3", ["node1"])]
+    assert topo.profile.nfs.mount_point == "/mnt/storlab"
 
 
 def test_hybrid_4node_is_scenario_2():

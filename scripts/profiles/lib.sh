@@ -57,3 +57,34 @@ mounted() {
 ensure_configfs() {
     mounted /sys/kernel/config || run mount -t configfs configfs /sys/kernel/config
 }
+
+# This node's copy of replicated volume $1: the LV storlab/replica-$1 of $2 MiB.
+ensure_replica_lv() {
+    lvs "storlab/replica-$1" >/dev/null 2>&1 ||
+        run lvcreate -y -Wy -Zy -n "replica-$1" -L "${2}m" storlab
+}
+
+# Unmounts $1 when something other than $2 is mounted there: a lazy, forced
+# unmount that never touches the old mount's server (it may be dead), so
+# --no-canonicalize (realpath would stat a hung NFS mount).
+# (POSIX sh has no local variables: these names are the helper's own.)
+unmount_unless() {
+    _um_current=
+    while read -r _um_source _um_target _; do
+        [ "$_um_target" = "$1" ] && _um_current=$_um_source
+    done < /proc/mounts
+    if [ -n "$_um_current" ] && [ "$_um_current" != "$2" ]; then
+        /bin/umount -f -l -c "$1" || die "cannot unmount $_um_current from $1"
+    fi
+}
+
+# The kernel's name of block device $1 (dm-3 for /dev/mapper/storlab-x: md's
+# sysfs names its members by it).
+kernel_name() {
+    _kn_numbers=$(stat -L -c '%t %T' "$1") || die "$1: no such block device"
+    # shellcheck disable=SC2086
+    set -- $_kn_numbers
+    _kn_name=$(readlink "/sys/dev/block/$((0x$1)):$((0x$2))") ||
+        die "no sysfs entry for block device $1:$2"
+    echo "${_kn_name##*/}"
+}

@@ -1,12 +1,17 @@
 #!/bin/sh
-# NFS client: mounts the primary's export (server address on the link
-# between the two nodes) at MOUNT_POINT.
-#   nfs-mount.sh SERVER_ADDR MOUNT_POINT
+# NFS client of replicated volume VOLUME: mounts /export/VOLUME of the node
+# serving it (SERVER_ADDR, its address on the link between the two nodes)
+# at MOUNT_POINT/VOLUME. A mount of the same share from a server that failed
+# is dropped first (lazily: a process still inside it keeps its old view).
+#   nfs-mount.sh VOLUME SERVER_ADDR MOUNT_POINT
 . /usr/lib/storlab/profiles/lib.sh
-[ $# -eq 2 ] || die "usage: nfs-mount.sh SERVER_ADDR MOUNT_POINT"
-server=$1 mount_point=$2
+[ $# -eq 3 ] || die "usage: nfs-mount.sh VOLUME SERVER_ADDR MOUNT_POINT"
+volume=$1 server=$2 mount_point=$3
+source="[$server]:/export/$volume"
+target=$mount_point/$volume
 need_modules nfsv4
-mkdir -p "$mount_point"
-mounted "$mount_point" ||
-    run /sbin/mount.nfs4 "[$server]:/export" "$mount_point" -o vers=4.2,hard,timeo=50
-echo "mount $mount_point"
+unmount_unless "$target" "$source"
+mkdir -p "$target"
+mounted "$target" ||
+    run /sbin/mount.nfs4 "$source" "$target" -o vers=4.2,hard,timeo=50
+echo "mount $target"

@@ -1,43 +1,80 @@
 #!/bin/sh
-# Replica primary: /dev/md1, an md RAID-1 of the local volume storlab/replica
-# and every peer's exported volume (NVMe over TCP). md acknowledges a write
-# only when every working leg has it: synchronous replication. Remote legs
-# are write-mostly, so reads are served locally; the write-intent bitmap
-# makes a peer that comes back resync only what it missed.
-#   replica-mirror.sh SIZE_MIB NQN@ADDR...
-# Run again after a peer came back: it reconnects and re-adds the peer.
+# Serving a replicated volume: /dev/md<INDEX>, an md RAID-1 of this node's
+# copy (storlab/replica-VOLUME) and every peer's copy (NVMe over TCP). md
+# acknowledges a write only when every working leg has it: synchronous
+# replication. Remote legs are write-mostly, so reads are served locally;
+# the write-intent bitmap makes a copy that comes back resync only what it
+# missed.
+#   replica-mirror.sh VOLUME INDEX SIZE_MIB [NQN@ADDR...]
+# Three cases, told apart by the array and this node's copy:
+# - a new volume: every copy is a fresh zeroed LV, equal already: created
+#   clean, and every peer must be reachable;
+# - taking over (the node that served it failed) or restarting: the copies
+#   carry md superblocks; md assembles from those reachable, picks the
+#   freshest, and a copy it finds stale is re-added below (resync);
+# - running: failed legs are removed, returning copies re-added.
 . /usr/lib/storlab/profiles/lib.sh
 . /usr/lib/storlab/profiles/nvme.sh
-[ $# -ge 1 ] || die "usage: replica-mirror.sh SIZE_MIB [NQN@ADDR...]"
-size_mib=$1
-shift
+[ $# -ge 3 ] || die "usage: replica-mirror.sh VOLUME INDEX SIZE_MIB [NQN@ADDR...]"
+volume=$1 index=$2 size_mib=$3
+shift 3
+md=md$index
 need_modules raid1
-lvs storlab/replica >/dev/null 2>&1 || run lvcreate -y -Wy -Zy -n replica -L "${size_mib}m" storlab
-local_leg=$(readlink -f /dev/storlab/replica)
+ensure_replica_lv "$volume" "$size_mib"
+local_leg=/dev/$(kernel_name "/dev/storlab/replica-$volume")
 remote_legs=
+missing=
 for peer in "$@"; do
     nqn=${peer%@*} addr=${peer#*@}
-    leg=$(nvme_connect "$nqn" "$addr") || die "cannot connect to $nqn at [$addr]:$NVME_PORT"
-    remote_legs="$remote_legs $leg"
+    if leg=$(nvme_connect "$nqn" "$addr"); then
+        remote_legs="$remote_legs $leg"
+    else
+        missing="$missing $nqn@[$addr]:$NVME_PORT"
+    fi
 done
 
-state=$(cat /sys/block/md1/md/array_state 2>/dev/null || echo absent)
+state=$(cat /sys/block/$md/md/array_state 2>/dev/null || echo absent)
 if [ "$state" = absent ] || [ "$state" = clear ] || [ "$state" = inactive ]; then
-    # Every leg is a fresh zeroed volume: equal already, no initial resync.
+    [ "$state" = inactive ] && mdadm --stop "/dev/$md" >/dev/null 2>&1
     # shellcheck disable=SC2086
-    run mdadm --create /dev/md1 --run --metadata=1.2 --level=1 --raid-devices=$(($# + 1)) \
-        --bitmap=internal --assume-clean "$local_leg" --write-mostly $remote_legs
-else
-    # Drop legs whose device went away, then re-add the peers' legs that are
-    # not members (bitmap-based resync), or add them whole if that fails.
-    mdadm /dev/md1 --remove failed >/dev/null 2>&1 || true
-    mdadm /dev/md1 --remove detached >/dev/null 2>&1 || true
-    for leg in $remote_legs; do
-        name=${leg#/dev/}
-        [ -e "/sys/block/md1/md/dev-$name" ] && continue
-        mdadm /dev/md1 --re-add "$leg" >/dev/null 2>&1 ||
-            run mdadm /dev/md1 --add --write-mostly "$leg"
-    done
+    if mdadm --examine "$local_leg" >/dev/null 2>&1; then
+        run mdadm --assemble --run "/dev/$md" "$local_leg" $remote_legs
+    else
+        [ -z "$missing" ] || die "cannot connect to${missing}"
+        run mdadm --create "/dev/$md" --run --metadata=1.2 --level=1 \
+            --raid-devices=$(($# + 1)) --bitmap=internal --assume-clean \
+            "$local_leg" $remote_legs
+    fi
 fi
-echo "device /dev/md1"
+# Members that are none of these legs are copies that went away (a peer that
+# failed; md notices only at its next write to them): failed and removed now,
+# so a returning copy takes their slot instead of adding one.
+wanted=
+for leg in $local_leg $remote_legs; do
+    wanted="$wanted ${leg#/dev/}"
+done
+for dev in /sys/block/"$md"/md/dev-*; do
+    [ -e "$dev" ] || continue
+    case "$wanted " in
+        *" ${dev##*/dev-} "*) ;;
+        *) echo faulty > "$dev/state" 2>/dev/null || true ;;
+    esac
+done
+mdadm "/dev/$md" --remove failed >/dev/null 2>&1 || true
+mdadm "/dev/$md" --remove detached >/dev/null 2>&1 || true
+for leg in $local_leg $remote_legs; do
+    [ -e "/sys/block/$md/md/dev-${leg#/dev/}" ] && continue
+    mdadm "/dev/$md" --re-add "$leg" >/dev/null 2>&1 || run mdadm "/dev/$md" --add "$leg"
+done
+# Reads stay local: only this node's copy is read (a copy that moved from
+# remote to local, or back, after a failover gets its flag changed here).
+for leg in $local_leg $remote_legs; do
+    flag=writemostly
+    [ "$leg" = "$local_leg" ] && flag=-writemostly
+    echo "$flag" > "/sys/block/$md/md/dev-${leg#/dev/}/state" 2>/dev/null || true
+done
+echo "device /dev/$md"
 echo "legs $local_leg$remote_legs"
+for leg in $missing; do
+    echo "missing $leg"
+done

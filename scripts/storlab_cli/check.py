@@ -3,7 +3,7 @@ import json
 import os
 import subprocess
 
-from . import build, deps, paths
+from . import build, deps, lab, paths
 
 
 def summarise(testlog_path):
@@ -25,8 +25,9 @@ def summarise(testlog_path):
 
 
 def run(args):
-    # the plot and report tests need gnuplot and a headless browser
-    deps.ensure_packages(deps.BUILD_PACKAGES + deps.PLOT_PACKAGES + deps.REPORT_CHECK_PACKAGES)
+    # the lab tests need what `up` needs; the plot and report tests gnuplot
+    # and a headless browser
+    deps.ensure_packages(lab.UP_PACKAGES + deps.PLOT_PACKAGES + deps.REPORT_CHECK_PACKAGES)
     build.build()
     cmd = ["meson", "test", "-C", paths.BUILD_DIR, "--print-errorlogs"] + list(args)
     code = subprocess.run(cmd, check=False).returncode

@@ -67,6 +67,12 @@ def region_workers(node, unit, workload, filename):
     return workers
 
 
+def file_workers(node, unit, workers, directory):
+    """Workers of one unit on a file system: worker w owns its own file."""
+    return [Worker(f"{node}-u{unit}w{w}", f"{directory}/{node}-u{unit}w{w}.fio", 0)
+            for w in range(1, workers + 1)]
+
+
 def volume_workers(node, unit, volumes):
     """Workers of one unit on the profile's volumes: one per volume."""
     return [Worker(f"{node}-u{unit}v{n}", path, 0) for n, path in enumerate(volumes, start=1)]

@@ -29,6 +29,8 @@ QEMU_GROUP = "libvirt-qemu"
 LAB_PACKAGES = ["qemu-system-x86", "libvirt-daemon-system", "libvirt-clients",
                 "python3-libvirt", "python3-jinja2"]
 CONSOLE_TAIL_LINES = 25
+# Everything `up` needs on the host: building, libvirt and QEMU, the appliance's contents.
+UP_PACKAGES = deps.BUILD_PACKAGES + LAB_PACKAGES + appliance.APPLIANCE_PACKAGES
 
 
 def run_dir(lab):
@@ -144,7 +146,7 @@ def _wait_for_agents(topo, conn, started_s, nodes=None):
 
 def up(topology_path, requested_accel=None):
     topo = topology.load(topology_path)             # every validation error before anything runs
-    deps.ensure_packages(deps.BUILD_PACKAGES + LAB_PACKAGES + appliance.APPLIANCE_PACKAGES)
+    deps.ensure_packages(UP_PACKAGES)
     build.build()
     libvirt_conn.ensure_daemons()
     conn = libvirt_conn.connect()
@@ -204,23 +206,50 @@ def _domains_of(topo, conn):
     return {node.name: conn.lookupByName(topology.domain_name(topo, node)) for node in topo.nodes}
 
 
-def node_down(lab, node):
-    """Destroys one node's domain (a node failure); its disks keep running."""
-    dom = _domain_for(lab, node)
-    if dom.isActive():
-        dom.destroy()
-    _say(f"node {node} of lab '{lab}' is down (its disks stay up)")
+def _running_domains(topo, conn):
+    """node -> domain of the lab's nodes that are running now."""
+    running = {}
+    for node in topo.nodes:
+        try:
+            dom = conn.lookupByName(topology.domain_name(topo, node))
+        except libvirt_conn.error_type():
+            continue
+        if dom.isActive():
+            running[node.name] = dom
+    return running
 
 
-def node_up(lab, node):
-    """Boots a node that went down again, on the same disks, and brings its
-    storage profile back: its stack reassembled, replicas resyncing."""
+def _lab_topology(lab, node):
+    """(state, topology) of a lab that is up and has node."""
     state = load_state(lab)
     if state is None:
         raise UserError(f"no lab named '{lab}' is up (known: {', '.join(known_labs()) or 'none'})")
     topo = topology.load(state["topology"])
     if topo.name != lab or node not in [n.name for n in topo.nodes]:
         raise UserError(f"lab '{lab}' has no node '{node}' in {state['topology']}")
+    return state, topo
+
+
+def node_down(lab, node):
+    """Destroys one node's domain (a node failure); its disks keep running.
+    The replicated volumes it served fail over to a running peer."""
+    state, topo = _lab_topology(lab, node)
+    dom = _domain_for(lab, node)
+    if dom.isActive():
+        dom.destroy()
+    _say(f"node {node} of lab '{lab}' is down (its disks stay up)")
+    if state.get("profile") and state["profile"].get("replicas"):
+        try:
+            profiles.failover(topo, state["profile"], _running_domains(topo, libvirt_conn.connect()),
+                              node, _say)
+        finally:
+            _save_state(state)      # what moved is recorded even when a later step failed
+
+
+def node_up(lab, node):
+    """Boots a node that went down again, on the same disks, and brings its
+    storage profile back: its stack reassembled, replicas resyncing."""
+    state, topo = _lab_topology(lab, node)
     libvirt_conn.ensure_daemons()
     conn = libvirt_conn.connect()
     name = topology.domain_name(topo, node)
@@ -235,7 +264,10 @@ def node_up(lab, node):
         raise UserError(f"libvirt: {e.get_error_message()}") from None
     _wait_for_agents(topo, conn, started_s, [topo.node(node)])
     if topo.profile is not None:
-        profiles.rejoin(topo, _domains_of(topo, conn), node, _say)
+        try:
+            profiles.rejoin(topo, state.get("profile"), _running_domains(topo, conn), node, _say)
+        finally:
+            _save_state(state)
     _say(f"node {node} of lab '{lab}' is up again ({time.monotonic() - started_s:.1f} s)")
 
 
@@ -335,14 +367,8 @@ def format_status(report):
             if entry["local"]:
                 lines.append(f"  volumes of {node}: local {entry['local']}"
                              + (f", workload {' '.join(entry['volumes'])}" if entry["volumes"] else ""))
-        if profile.get("replica"):
-            r = profile["replica"]
-            lines.append(f"  replicated volume: {r['device']} on {r['primary']} "
-                         f"(ftt {r['ftt']}, copies on {', '.join(r['peers']) or 'none'})")
-        if profile.get("nfs"):
-            f = profile["nfs"]
-            lines.append(f"  nfs: {f['server']}:{f['export']} mounted at {f['mount_point']} on "
-                         f"{', '.join(f['clients'])}")
+        for r in profile.get("replicas", []):
+            lines.append(f"  {profiles.volume_summary(r)}")
     return "\n".join(lines)
 
 

@@ -15,14 +15,21 @@ builds in the guests, validated strictly before anything starts.
     stripe_width = 1        1..len(capacity): capacity devices an extent is striped over
     stripe_kib = 64         stripe unit, 4..4096, a power of two
 
-    [profile.replicas]      one node's volume mirrored synchronously to ftt other nodes
+    [profile.replicas]      replicated volumes, each mirrored synchronously to ftt other nodes
     ftt = 1                 failures to tolerate, 0..3 (copies = ftt + 1)
-    primary = "node1"       optional; default the first node
-    peers = ["node2"]       optional; default the first ftt nodes linked to the primary
-    size = "256M"           the replicated volume
+    primary = "node1"       optional; the node whose volume is replicated (default the first)
+    primaries = "all"       instead of primary: "all" or a list of nodes, one replicated
+                            volume each (the VSA shape: every host's share mirrored)
+    peers = ["node2"]       optional with one primary; default the next ftt nodes after
+                            the primary (in node order, wrapping) linked to it
+    size = "256M"           each replicated volume
 
-    [profile.nfs]           the replicated volume, exported by the primary over NFSv4
-    mount_point = "/mnt/storlab"   where every other linked node mounts it
+    [profile.nfs]           each replicated volume exported over NFSv4 by the node serving
+    mount_point = "/mnt/storlab"   it; every node sees volume V at <mount_point>/V
+
+A replicated volume is named by its primary node (its home) and is
+/dev/md<index> on whichever node serves it: the primary, or after that node
+fails the first running peer (`storlab node LAB NODE down` fails it over).
 
     [profile.volumes]       workload volumes ("VMDKs") on every node, written once
     units = 1               workload units per node, 1..16
@@ -42,7 +49,7 @@ PROFILE_KEYS = ("raid", "disk_group", "replicas", "nfs", "volumes")
 RAID_KEYS = ("level", "chunk_kib", "devices")
 DISK_GROUP_KEYS = ("mode", "cache", "capacity", "cache_size", "read_cache_percent",
                    "stripe_width", "stripe_kib")
-REPLICAS_KEYS = ("ftt", "primary", "peers", "size")
+REPLICAS_KEYS = ("ftt", "primary", "primaries", "peers", "size")
 NFS_KEYS = ("mount_point",)
 VOLUMES_KEYS = ("units", "per_unit", "size")
 DEFAULT_CHUNK_KIB = 64
@@ -79,17 +86,30 @@ class DiskGroup:
 
 
 @dataclass
+class ReplicatedVolume:
+    name: str              # its home node's name: the primary it starts on
+    index: int             # 1..: /dev/md<index> wherever it is served; its NFS fsid
+    primary: str
+    peers: list            # the nodes holding the other copies, in failover order
+
+    @property
+    def holders(self):
+        return [self.primary] + self.peers
+
+
+@dataclass
 class Replicas:
     ftt: int
-    primary: str
-    peers: list
     size_mib: int
+    volumes: list          # ReplicatedVolume, one per primary
+
+    def held_by(self, node):
+        return [v for v in self.volumes if node in v.holders]
 
 
 @dataclass
 class Nfs:
     mount_point: str
-    clients: list
 
 
 @dataclass
@@ -270,32 +290,72 @@ def _replicas(loader, value, topo):
     if ftt > len(names) - 1:
         loader.fail(f"{path}.ftt", f"{ftt + 1} copies need {ftt + 1} nodes; the lab has "
                     f"{len(names)}", ftt)
-    primary = loader.string(table.get("primary", names[0]), f"{path}.primary")
-    if primary not in names:
-        loader.fail(f"{path}.primary", f"no such node (nodes: {', '.join(names)})", primary)
     if "size" not in table:
         loader.fail(f"{path}.size", 'missing: the replicated volume\'s size, e.g. "256M"')
     size_mib = _mib_up(_size(loader, table["size"], f"{path}.size"))
-    if "peers" in table:
-        peers = table["peers"]
-        if not isinstance(peers, list) or not all(isinstance(p, str) for p in peers):
-            loader.fail(f"{path}.peers", "must be a list of node names", peers)
-        if len(peers) != ftt:
-            loader.fail(f"{path}.peers", f"ftt = {ftt} needs exactly {ftt} peers", peers)
-        for peer in peers:
-            if peer not in names or peer == primary or peers.count(peer) > 1:
-                loader.fail(f"{path}.peers", f"'{peer}' is not another node, once "
-                            f"(nodes: {', '.join(names)}; primary {primary})", peers)
-    else:
-        peers = [n for n in names if n != primary and _linked(topo, primary, n)][:ftt]
+    primaries = _primaries(loader, table, names)
+    if "peers" in table and len(primaries) > 1:
+        loader.fail(f"{path}.peers", "only with a single primary (with several, each "
+                    "volume's peers are the next nodes after its primary)", table["peers"])
+    volumes = []
+    for index, primary in enumerate(primaries, start=1):
+        peers = _peers(loader, table, topo, primary, ftt) if "peers" in table else \
+            _next_linked(topo, names, primary)[:ftt]
+        if len(peers) < ftt:
+            loader.fail(f"{path}.ftt", f"the primary {primary} has links to {len(peers)} "
+                        f"nodes; ftt = {ftt} needs {ftt}", ftt)
+        volumes.append(ReplicatedVolume(primary, index, primary, list(peers)))
+    return Replicas(ftt, size_mib, volumes)
+
+
+def _primaries(loader, table, names):
+    path = "profile.replicas"
+    if "primary" in table and "primaries" in table:
+        loader.fail(path, "give primary (one replicated volume) or primaries (several), "
+                    "not both")
+    if "primaries" not in table:
+        primary = loader.string(table.get("primary", names[0]), f"{path}.primary")
+        if primary not in names:
+            loader.fail(f"{path}.primary", f"no such node (nodes: {', '.join(names)})", primary)
+        return [primary]
+    primaries = table["primaries"]
+    if primaries == "all":
+        return list(names)
+    if (not isinstance(primaries, list) or not primaries
+            or not all(isinstance(p, str) for p in primaries)):
+        loader.fail(f"{path}.primaries", "must be \"all\" or a non-empty list of node names",
+                    primaries)
+    for primary in primaries:
+        if primary not in names or primaries.count(primary) > 1:
+            loader.fail(f"{path}.primaries", f"'{primary}' is not a node, once "
+                        f"(nodes: {', '.join(names)})", primaries)
+    return list(primaries)
+
+
+def _next_linked(topo, names, primary):
+    """The other nodes linked to primary, starting after it in node order and
+    wrapping, so primaries = "all" spreads the copies round the ring."""
+    at = names.index(primary)
+    ring = names[at + 1:] + names[:at]
+    return [n for n in ring if _linked(topo, primary, n)]
+
+
+def _peers(loader, table, topo, primary, ftt):
+    path = "profile.replicas.peers"
+    names = [n.name for n in topo.nodes]
+    peers = table["peers"]
+    if not isinstance(peers, list) or not all(isinstance(p, str) for p in peers):
+        loader.fail(path, "must be a list of node names", peers)
+    if len(peers) != ftt:
+        loader.fail(path, f"ftt = {ftt} needs exactly {ftt} peers", peers)
     for peer in peers:
+        if peer not in names or peer == primary or peers.count(peer) > 1:
+            loader.fail(path, f"'{peer}' is not another node, once "
+                        f"(nodes: {', '.join(names)}; primary {primary})", peers)
         if not _linked(topo, primary, peer):
-            loader.fail(f"{path}.peers", f"peer {peer} has no link to the primary {primary} "
+            loader.fail(path, f"peer {peer} has no link to the primary {primary} "
                         "(see [links])", peers)
-    if len(peers) < ftt:
-        loader.fail(f"{path}.ftt", f"the primary {primary} has links to {len(peers)} nodes; "
-                    f"ftt = {ftt} needs {ftt}", ftt)
-    return Replicas(ftt, primary, list(peers), size_mib)
+    return peers
 
 
 def _nfs(loader, value, topo, replicas):
@@ -307,12 +367,11 @@ def _nfs(loader, value, topo, replicas):
             or not all(c.isalnum() or c in "/-_." for c in mount_point)):
         loader.fail("profile.nfs.mount_point", "must be an absolute path of a-z, 0-9, '/-_.'",
                     mount_point)
-    clients = [n.name for n in topo.nodes
-               if n.name != replicas.primary and _linked(topo, replicas.primary, n.name)]
-    if not clients:
-        loader.fail("profile.nfs", f"no node has a link to the primary {replicas.primary} "
-                    "to mount the export")
-    return Nfs(mount_point, clients)
+    for volume in replicas.volumes:
+        if not any(_linked(topo, volume.primary, n.name) for n in topo.nodes):
+            loader.fail("profile.nfs", f"no node has a link to the primary {volume.primary} "
+                        "to mount its export")
+    return Nfs(mount_point)
 
 
 def _volumes(loader, value):
@@ -347,8 +406,8 @@ def _check_space(loader, profile, topo):
         local = local_volume_bytes(profile, node)
         profile.local_bytes[node.name] = local
         need_mib = 0
-        if profile.replicas and node.name in [profile.replicas.primary] + profile.replicas.peers:
-            need_mib += profile.replicas.size_mib
+        if profile.replicas:
+            need_mib += len(profile.replicas.held_by(node.name)) * profile.replicas.size_mib
         if profile.volumes:
             need_mib += profile.volumes.units * profile.volumes.per_unit * profile.volumes.size_mib
         usable = local - LVM_OVERHEAD_BYTES

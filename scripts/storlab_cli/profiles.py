@@ -15,14 +15,22 @@ Mechanisms, and why (see also README "Storage profiles"):
   dm-cache or bcache shares one pool between reads and dirty data.
 - disk group, all-flash: dm-writecache alone: a write buffer that never
   caches reads, as the all-flash studies' cache tier.
-- replicas: md RAID-1 on the primary over its own volume and each peer's
-  volume, exported by the peer's kernel NVMe-over-TCP target (nvmet) and
-  imported by the kernel's nvme-tcp initiator. One mechanism for 1..3 peers
-  (DRBD 8.4 stops at two nodes), no userspace daemon in the guest (the
-  appliance has no NBD server), and md's write-intent bitmap resyncs only
-  what a returning peer missed. md acknowledges a write when every working
-  leg has it; remote legs are write-mostly, so reads stay local.
-- NFS: the kernel NFSv4 server on the primary exports ext4 on the replica.
+- replicas: md RAID-1 on the node serving the volume over its own copy and
+  each peer's copy, exported by the peer's kernel NVMe-over-TCP target
+  (nvmet) and imported by the kernel's nvme-tcp initiator. One mechanism for
+  1..3 peers (DRBD 8.4 stops at two nodes), no userspace daemon in the guest
+  (the appliance has no NBD server), and md's write-intent bitmap resyncs
+  only what a returning copy missed. md acknowledges a write when every
+  working leg has it; remote legs are write-mostly, so reads stay local.
+- failover: when the node serving a volume goes down (`storlab node LAB NODE
+  down`), this module plays the cluster's failover manager: the first
+  running peer stops exporting its copy, assembles the array from it and the
+  other survivors' copies, and takes over the NFS export; the clients
+  remount. The old primary comes back as a peer and resyncs from the bitmap.
+  A volume with no running copy goes offline and waits for the node that
+  served it last (a copy that was down before it may be stale).
+- NFS: the kernel NFSv4 server on the serving node exports ext4 on the
+  array; every node sees volume V at <mount_point>/V.
 """
 import concurrent.futures
 
@@ -32,11 +40,12 @@ from .errors import UserError
 GUEST_DIR = "/usr/lib/storlab/profiles"
 STEP_TIMEOUT_S = 900
 LOCAL_DEVICES = {"raid": "/dev/md0", "disk_group": "/dev/mapper/diskgroup"}
-REPLICA_DEVICE = "/dev/md1"
+EXPORT_ROOT = "/export"
 
 
-def nqn(lab, node):
-    return f"nqn.2024-01.org.storlab:{lab}:{node}:replica"
+def nqn(lab, volume, holder):
+    """The NVMe subsystem of holder's copy of a replicated volume."""
+    return f"nqn.2024-01.org.storlab:{lab}:{volume}:{holder}"
 
 
 def _link_addr(topo, node, peer):
@@ -88,25 +97,6 @@ def _local_stack(topo, domain, node):
     return entry
 
 
-def _export_replica(topo, domain, node):
-    r = topo.profile.replicas
-    run_step(domain, node, "replica-export.sh",
-             [r.size_mib, nqn(topo.name, node), _link_addr(topo, node, r.primary)])
-
-
-def _mirror(topo, domains):
-    r = topo.profile.replicas
-    legs = [f"{nqn(topo.name, p)}@{_link_addr(topo, p, r.primary)}" for p in r.peers]
-    out = run_step(domains[r.primary], r.primary, "replica-mirror.sh", [r.size_mib] + legs)
-    return out["device"][0]
-
-
-def _mount_nfs(topo, domain, node):
-    r, nfs = topo.profile.replicas, topo.profile.nfs
-    run_step(domain, node, "nfs-mount.sh",
-             [_link_addr(topo, r.primary, node), nfs.mount_point])
-
-
 def _each_node(nodes, work):
     """work(node) for every node at once (each guest works on its own)."""
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(nodes))) as pool:
@@ -116,55 +106,171 @@ def _each_node(nodes, work):
 
 def provision(topo, domains, say):
     """Builds the profile in every guest (domains: node -> libvirt domain).
-    Returns what `status` reports: where each node's volumes are."""
+    Returns the profile's live state, kept in lab.json: where each node's
+    volumes are and, per replicated volume, which node serves it."""
     profile = topo.profile
     if profile is None:
         return None
     say("provisioning the storage profile")
-    nodes = _each_node([n.name for n in topo.nodes],
-                       lambda node: _local_stack(topo, domains[node], node))
+    names = [n.name for n in topo.nodes]
+    nodes = _each_node(names, lambda node: _local_stack(topo, domains[node], node))
     result = {"nodes": nodes}
     if profile.replicas is not None:
-        r = profile.replicas
-        _each_node(r.peers, lambda node: _export_replica(topo, domains[node], node))
-        result["replica"] = {"primary": r.primary, "peers": r.peers, "ftt": r.ftt,
-                             "device": _mirror(topo, domains)}
-        say(f"  replicated volume {result['replica']['device']} on {r.primary}, "
-            f"copies on {', '.join(r.peers) or 'no other node'}")
+        volumes = [_volume_state(topo, v) for v in profile.replicas.volumes]
+        result["replicas"] = volumes
+        # every node exports its copies of the others' volumes, then each
+        # primary builds its array over them (nodes at once, a node's steps in turn)
+        _each_node(names, lambda node: [_export_copy(topo, domains, v, node)
+                                        for v in volumes if node in v["peers"]])
+        _each_volume(volumes, lambda v: _mirror(topo, domains, v, say))
+        for v in volumes:
+            say(f"  replicated volume {v['volume']}: {v['device']} on {v['primary']}, "
+                f"copies on {', '.join(v['peers']) or 'no other node'}")
     if profile.nfs is not None:
-        run_step(domains[profile.replicas.primary], profile.replicas.primary, "nfs-export.sh",
-                 [REPLICA_DEVICE])
-        _each_node(profile.nfs.clients,
-                   lambda node: _mount_nfs(topo, domains[node], node))
-        result["nfs"] = {"server": profile.replicas.primary, "export": "/export",
-                         "mount_point": profile.nfs.mount_point, "clients": profile.nfs.clients}
-        say(f"  NFS export of {profile.replicas.primary} mounted at {profile.nfs.mount_point} "
-            f"on {', '.join(profile.nfs.clients)}")
+        result["nfs"] = {"mount_point": profile.nfs.mount_point, "export_root": EXPORT_ROOT}
+        _each_volume(volumes, lambda v: _serve_nfs(topo, domains, v))
+        _each_node(names, lambda node: _mount_all(topo, domains, result, node))
+        say(f"  NFS: every node sees volume V at {profile.nfs.mount_point}/V "
+            f"({', '.join(v['volume'] for v in volumes)})")
     for node, entry in nodes.items():
         if entry["local"] or entry["volumes"]:
             say(f"  {node}: local volume {entry['local']}, {len(entry['volumes'])} workload volumes")
     return result
 
 
-def rejoin(topo, domains, node, say):
-    """A node that came back (fresh guest, same disks): reassemble its local
-    stack, re-export its replica leg, let the primary re-add it (resync) and
-    remount NFS."""
-    profile = topo.profile
-    if profile is None:
+def _volume_state(topo, volume):
+    state = {"volume": volume.name, "index": volume.index, "device": f"/dev/md{volume.index}",
+             "home": volume.primary, "primary": volume.primary, "peers": list(volume.peers),
+             "ftt": topo.profile.replicas.ftt, "serving": True, "missing": []}
+    if topo.profile.nfs is not None:
+        state["export"] = f"{EXPORT_ROOT}/{volume.name}"
+        state["mount"] = f"{topo.profile.nfs.mount_point}/{volume.name}"
+    return state
+
+
+def _each_volume(volumes, work):
+    """work(volume) for volumes served by different nodes at once."""
+    by_node = {}
+    for v in volumes:
+        by_node.setdefault(v["primary"], []).append(v)
+    _each_node(list(by_node), lambda node: [work(v) for v in by_node[node]])
+
+
+def _linked(topo, a, b):
+    return any(end.peer == b for end in topology.link_ends(topo, a))
+
+
+def _export_copy(topo, domains, volume, holder):
+    run_step(domains[holder], holder, "replica-export.sh",
+             [volume["volume"], topo.profile.replicas.size_mib,
+              nqn(topo.name, volume["volume"], holder)])
+
+
+def _mirror(topo, domains, volume, say):
+    """The array on the node serving volume, over every running peer's copy
+    it has a link to; records the copies it could not reach."""
+    primary = volume["primary"]
+    legs, unreachable = [], []
+    for peer in volume["peers"]:
+        if peer in domains and _linked(topo, primary, peer):
+            legs.append(f"{nqn(topo.name, volume['volume'], peer)}@"
+                        f"{_link_addr(topo, peer, primary)}")
+        else:
+            unreachable.append(peer)
+    out = run_step(domains[primary], primary, "replica-mirror.sh",
+                   [volume["volume"], volume["index"], topo.profile.replicas.size_mib] + legs)
+    # "missing NQN@[ADDR]:PORT": the holder is the NQN's last field
+    volume["missing"] = unreachable + [m.split("@")[0].rsplit(":", 1)[-1]
+                                       for m in out.get("missing", [])]
+    if volume["missing"]:
+        say(f"  volume {volume['volume']} on {primary} runs without the copies of "
+            f"{', '.join(volume['missing'])}")
+    return out["device"][0]
+
+
+def _serve_nfs(topo, domains, volume):
+    primary = volume["primary"]
+    run_step(domains[primary], primary, "nfs-export.sh",
+             [volume["volume"], volume["index"], volume["device"], topo.profile.nfs.mount_point])
+
+
+def _mount_all(topo, domains, state, node):
+    """Mounts on node every serving volume another running node serves."""
+    for volume in state.get("replicas", []):
+        primary = volume["primary"]
+        if (volume["serving"] and primary != node and primary in domains
+                and _linked(topo, primary, node)):
+            run_step(domains[node], node, "nfs-mount.sh",
+                     [volume["volume"], _link_addr(topo, primary, node),
+                      topo.profile.nfs.mount_point])
+
+
+def _remount(topo, domains, volume):
+    """Every other running node mounts volume from the node now serving it."""
+    _each_node([n for n in domains if n != volume["primary"]],
+               lambda n: _mount_all(topo, domains, {"replicas": [volume]}, n))
+
+
+def failover(topo, state, domains, node, say):
+    """node went down: every volume it served moves to its first running
+    peer; the nodes serving the volumes it held a copy of drop that copy
+    (md would notice only at its next write to it). domains: the running
+    nodes. Changes state (lab.json's profile)."""
+    for volume in (state or {}).get("replicas", []):
+        if not volume["serving"]:
+            continue
+        if volume["primary"] != node:
+            if node in volume["peers"] and volume["primary"] in domains:
+                _mirror(topo, domains, volume, say)
+            continue
+        survivors = [p for p in volume["peers"] if p in domains]
+        if not survivors:
+            volume["serving"] = False
+            say(f"  volume {volume['volume']} is offline: no running node holds a copy; "
+                f"it comes back with {node}")
+            continue
+        new = survivors[0]
+        volume["primary"] = new
+        volume["peers"] = [p for p in volume["peers"] if p != new] + [node]
+        run_step(domains[new], new, "replica-unexport.sh",
+                 [nqn(topo.name, volume["volume"], new)])
+        _mirror(topo, domains, volume, say)
+        say(f"  volume {volume['volume']} failed over from {node} to {new} "
+            f"({volume['device']}; copies on {', '.join(volume['peers'])})")
+        if "export" in volume:
+            _serve_nfs(topo, domains, volume)
+            _remount(topo, domains, volume)
+            say(f"  {volume['mount']} now served by {new}")
+
+
+def rejoin(topo, state, domains, node, say):
+    """node came back (fresh guest, same disks): its local stack reassembled,
+    its copies exported again and re-added by the nodes serving them
+    (bitmap resync), the volumes it still serves reassembled, the NFS
+    exports mounted. domains: the running nodes, node included."""
+    if topo.profile is None:
         return
     _local_stack(topo, domains[node], node)
-    r = profile.replicas
-    if r is not None and node in r.peers:
-        _export_replica(topo, domains[node], node)
-        _mirror(topo, domains)
-        say(f"  {node}: replica leg re-added on {r.primary}; resync runs in the background")
-    if r is not None and node == r.primary:
-        _mirror(topo, domains)
-        if profile.nfs is not None:
-            run_step(domains[node], node, "nfs-export.sh", [REPLICA_DEVICE])
-    if profile.nfs is not None and node in profile.nfs.clients:
-        _mount_nfs(topo, domains[node], node)
+    for volume in (state or {}).get("replicas", []):
+        if node == volume["primary"]:
+            # it served the volume when it went down: no peer could take over
+            _mirror(topo, domains, volume, say)
+            volume["serving"] = True
+            if "export" in volume:
+                _serve_nfs(topo, domains, volume)
+                _remount(topo, domains, volume)
+            say(f"  {node}: serves volume {volume['volume']} again")
+        elif node in volume["peers"]:
+            if not volume["serving"] or volume["primary"] not in domains:
+                say(f"  {node}: volume {volume['volume']} stays offline until "
+                    f"{volume['primary']}, which served it last, is up")
+                continue
+            _export_copy(topo, domains, volume, node)
+            _mirror(topo, domains, volume, say)
+            say(f"  {node}: copy of volume {volume['volume']} re-added on "
+                f"{volume['primary']}; resync runs in the background")
+    if topo.profile.nfs is not None:
+        _mount_all(topo, domains, state, node)
 
 
 # ------------------------------------------------------------------ status
@@ -251,6 +357,19 @@ def node_status(domain, node):
     if code != 0:
         return {"error": err.decode(errors="replace").strip() or f"exit status {code}"}
     return parse_status(out.decode(errors="replace"))
+
+
+def volume_summary(volume):
+    """One line of a replicated volume for the text status."""
+    where = f"served by {volume['primary']}" if volume["serving"] else \
+        f"OFFLINE (last served by {volume['primary']})"
+    home = "" if volume["primary"] == volume["home"] else f", home {volume['home']}"
+    missing = f", running without {', '.join(volume['missing'])}" if volume["missing"] else ""
+    nfs = f"; NFS {volume['export']} at {volume['mount']} on every node" \
+        if "export" in volume else ""
+    return (f"replicated volume {volume['volume']}: {volume['device']} {where}{home} "
+            f"(ftt {volume['ftt']}, copies on {', '.join(volume['peers']) or 'none'}"
+            f"{missing}){nfs}")
 
 
 def summary(stack):

@@ -14,7 +14,7 @@ import time
 
 from . import agent, ctl, fio_jobfile, lab, libvirt_conn, paths, topology
 from .errors import UserError
-from .sweep_schema import LIVE_KNOBS, TARGET_VOLUMES
+from .sweep_schema import LIVE_KNOBS, TARGET_SHARE, TARGET_VOLUMES
 from .topology import parse_size_bytes
 
 GUEST_DIR = "/tmp/storlab-sweep"
@@ -94,6 +94,11 @@ class LabBackend:
         target = self.sweep.workload["target"]
         if target == TARGET_VOLUMES:
             return None
+        if target == TARGET_SHARE:
+            share = f"{self.topo.profile.nfs.mount_point}/{node}"
+            self._guest(node, ["/bin/sh", "-c", f"grep -q ' {share} ' /proc/mounts || "
+                               f"{{ echo 'share {share} is not mounted' >&2; exit 1; }}"])
+            return share
         script = f". {PROFILE_LIB}; disk_by_serial {target}"
         try:
             return self._guest(node, ["/bin/sh", "-c", script]).strip()
@@ -118,14 +123,9 @@ class LabBackend:
     def _snapshot(self):
         """storlab-stats JSON of every device the point touches."""
         snaps = {}
-        for node in self.plan.nodes:
-            names = set(self.plan.event_devices[node])
-            if self.plan.devices[node] is not None:
-                names.add(self.plan.devices[node].name)
-            for name in sorted(names):
-                path = self._stats_path(node, name)
-                if path is None:
-                    continue
+        for node, name in self.plan.stats_devices:
+            path = self._stats_path(node, name)
+            if path is not None:
                 result = subprocess.run([paths.stats_tool(), path], capture_output=True,
                                         text=True, check=False)
                 if result.returncode == 0:
@@ -143,6 +143,8 @@ class LabBackend:
     # ---- running fio -------------------------------------------------------------
 
     def _workers(self, node, unit, workload):
+        if self.sweep.workload["target"] == TARGET_SHARE:
+            return fio_jobfile.file_workers(node, unit, workload["workers"], self.paths[node])
         if self.paths[node] is not None:
             return fio_jobfile.region_workers(node, unit, workload, self.paths[node])
         volumes = self.topo.profile.volumes
@@ -194,12 +196,21 @@ class LabBackend:
         nodes at once. The profile's volumes were written when provisioned."""
         if self.sweep.workload["target"] == TARGET_VOLUMES:
             return "volumes written once when the profile was provisioned"
-        span_bytes = max(w["units"] * w["workers"] * parse_size_bytes(w["size"])
-                         for w in (p.workload(self.sweep.workload) for p in self.sweep.points))
+        workloads = [p.workload(self.sweep.workload) for p in self.sweep.points]
         started = {}
         for node in self.plan.nodes:
-            worker = fio_jobfile.Worker(f"{node}-fill", self.paths[node], 0)
-            text = fio_jobfile.precondition(span_bytes, [worker])
+            if self.sweep.workload["target"] == TARGET_SHARE:
+                # every file any point uses, each at the largest size
+                workers = [worker for unit in range(1, max(w["units"] for w in workloads) + 1)
+                           for worker in fio_jobfile.file_workers(
+                               node, unit, max(w["workers"] for w in workloads), self.paths[node])]
+                text = fio_jobfile.precondition(
+                    max(parse_size_bytes(w["size"]) for w in workloads), workers)
+            else:
+                span_bytes = max(w["units"] * w["workers"] * parse_size_bytes(w["size"])
+                                 for w in workloads)
+                text = fio_jobfile.precondition(
+                    span_bytes, [fio_jobfile.Worker(f"{node}-fill", self.paths[node], 0)])
             started[(node, 0)] = (node, self._start(node, f"{GUEST_DIR}/{node}-fill", text))
         for key, result in self._wait_all(started, PRECONDITION_TIMEOUT_S).items():
             self._check(key, result, "precondition")

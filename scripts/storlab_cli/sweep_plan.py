@@ -4,17 +4,22 @@ from dataclasses import dataclass
 
 from . import nbdkit
 from .errors import UserError
-from .sweep_schema import TARGET_VOLUMES
+from .sweep_schema import TARGET_SHARE, TARGET_VOLUMES
 from .topology import parse_size_bytes
 
 MIB = 1 << 20
 
 
+# ext4's own share of a replicated volume (journal, inode tables, reserve).
+EXT4_OVERHEAD = 0.10
+
+
 @dataclass
 class Plan:
     nodes: list               # active node names
-    devices: dict             # node -> the target Device (None for target "volumes")
+    devices: dict             # node -> the target Device (None for "volumes" and "share")
     event_devices: dict       # node -> {device name: Device} controlled live
+    stats_devices: list       # (node, device name) whose stats frame each point
 
 
 def _device(topo_node, name):
@@ -50,6 +55,30 @@ def _check_volumes(sweep, topo):
                             f"than a workload volume ({volumes.size_mib} MiB)")
 
 
+def _check_shares(sweep, topo, active):
+    """target "share": each active node drives files on its own replicated
+    volume (the one whose home it is), through the NFS mount every node has."""
+    profile = topo.profile
+    if profile is None or profile.nfs is None:
+        raise UserError(f"{sweep.path}: workload.target = 'share' but {topo.path} has no "
+                        "[profile.nfs] (the shares are its replicated volumes over NFS)")
+    homes = [v.name for v in profile.replicas.volumes]
+    for name in active:
+        if name not in homes:
+            raise UserError(f"{sweep.path}: workload.target = 'share': {name} has no share of "
+                            f"its own (replicated volumes: {', '.join(homes)}; see "
+                            "profile.replicas.primaries, or workload.nodes)")
+    usable_bytes = int(profile.replicas.size_mib * MIB * (1 - EXT4_OVERHEAD))
+    for point in sweep.points:
+        w = point.workload(sweep.workload)
+        need_bytes = w["units"] * w["workers"] * parse_size_bytes(w["size"])
+        if need_bytes > usable_bytes:
+            raise UserError(
+                f"{sweep.path}: point {point.index}: {w['units']} units x {w['workers']} workers"
+                f" x size {w['size']} = {need_bytes // MIB} MiB does not fit a share "
+                f"(about {usable_bytes // MIB} MiB of a {profile.replicas.size_mib} MiB volume)")
+
+
 def make(sweep, topo, backend=None):
     backend = backend or sweep.backend
     names = [n.name for n in topo.nodes]
@@ -61,10 +90,12 @@ def make(sweep, topo, backend=None):
     target = sweep.workload["target"]
     if target == TARGET_VOLUMES:
         _check_volumes(sweep, topo)
+    if target == TARGET_SHARE:
+        _check_shares(sweep, topo, active)
     devices, event_devices = {}, {}
     for name in active:
         topo_node = topo.node(name)
-        if target == TARGET_VOLUMES:
+        if target in (TARGET_VOLUMES, TARGET_SHARE):
             devices[name] = None
         else:
             device = _device(topo_node, target)
@@ -82,7 +113,8 @@ def make(sweep, topo, backend=None):
         if any(p.device_knobs() for p in sweep.points) and backend == "lab":
             if devices[name] is None:
                 raise UserError(f"{sweep.path}: device knobs change the target device live; "
-                                "workload.target = 'volumes' names none (target a raid device)")
+                                f"workload.target = {target!r} names none (target a raid "
+                                "device, or send events to one)")
             controlled[target] = devices[name]
         for point in sweep.points:
             for event in point.events:
@@ -101,4 +133,9 @@ def make(sweep, topo, backend=None):
                                 f"{device.plugin}: live control (events; device knobs in a lab) needs a "
                                 "raid device")
         event_devices[name] = controlled
-    return Plan(active, devices, event_devices)
+    stats = {(n, d) for n in active for d in event_devices[n]}
+    stats |= {(n, devices[n].name) for n in active if devices[n] is not None}
+    if target == TARGET_SHARE:
+        # a share's writes land on every node holding a copy: all of them count
+        stats |= {(n.name, d.name) for n in topo.nodes for d in n.devices}
+    return Plan(active, devices, event_devices, sorted(stats))

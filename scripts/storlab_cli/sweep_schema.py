@@ -7,7 +7,9 @@
     predict = true                   lab: also run the simulator's prediction (raw-device targets)
 
     [workload]                       fio terms
-    target = "lun0"                  a device of each active node, or "volumes" (the profile's)
+    target = "lun0"                  a device of each active node, "volumes" (the profile's
+                                     workload volumes) or "share" (files on the node's own
+                                     replicated volume over NFS: <mount_point>/<node>)
     nodes = ["node1"]                active nodes (default: all)
     units = 1                        workload units per active node (one fio each), 1..16
     workers = 1                      fio jobs per unit, 1..64 (target "volumes": one per volume)
@@ -67,6 +69,8 @@ DEVICE_PREFIX = "device."
 # Knobs a raid device's control socket changes live: knob -> ctl verb.
 LIVE_KNOBS = {"battery": "battery", "cache-policy": "policy"}
 TARGET_VOLUMES = "volumes"
+TARGET_SHARE = "share"
+PROFILE_TARGETS = (TARGET_VOLUMES, TARGET_SHARE)       # the guests' stack, not a device
 MAX_POINTS = 10000
 
 WORKLOAD_DEFAULTS = {"units": 1, "workers": 1, "rw": "randread", "rwmixread": 50,
@@ -121,7 +125,7 @@ class Sweep:
 
     @property
     def target_is_device(self):
-        return self.workload["target"] != TARGET_VOLUMES
+        return self.workload["target"] not in PROFILE_TARGETS
 
 
 def load(path, backend=None):
@@ -147,7 +151,8 @@ def load(path, backend=None):
 def check_backend(sweep):
     """What a backend cannot do, refused before anything runs."""
     if sweep.backend == "sim" and not sweep.target_is_device:
-        raise UserError(f"{sweep.path}: workload.target = 'volumes': the simulator models "
+        raise UserError(f"{sweep.path}: workload.target = '{sweep.workload['target']}': "
+                        "the simulator models "
                         "devices, not the guests' storage stack; target a device to use "
                         "backend sim")
     if sweep.backend == "lab":
@@ -252,7 +257,8 @@ class _SweepLoader(_Loader):
             if key in table:
                 workload[key] = self.workload_value(key, table[key], f"workload.{key}")
         if "target" not in table:
-            self.fail("workload.target", "missing (a device name of each node, or 'volumes')")
+            self.fail("workload.target", "missing (a device name of each node, 'volumes' "
+                      "or 'share')")
         workload["target"] = self.string(table["target"], "workload.target")
         nodes = table.get("nodes")
         if nodes is not None:
@@ -341,6 +347,6 @@ class _SweepLoader(_Loader):
             self.fail(f"{key_path}.command", "not a live control command (battery STATE, "
                       "policy POLICY, fail-member N, replace-member N)", command)
         device = self.string(table.get("device", workload["target"]), f"{key_path}.device")
-        if device == TARGET_VOLUMES:
+        if device in PROFILE_TARGETS:
             self.fail(f"{key_path}.device", "needs the raid device's name", device)
         return Event(float(at_s), command, device)
