@@ -314,3 +314,106 @@ def test_parse_status():
     assert s["mounts"][0]["path"] == "/mnt/storlab" and s["nfsd"] is True
     assert s["volumes"] == [{"path": "/dev/storlab/u1v1", "size_bytes": 16777216}]
     assert "md1 raid1 clean degraded 1 recover 25.0%" in profiles.summary(s)
+
+
+# ----------------------------------------------------- failover decisions
+# The guest steps are recorded instead of run (the lab test runs them for
+# real); what is checked here is which node does what, in which order, and
+# what the lab state records.
+
+RING = '[profile.replicas]\nftt = 1\nprimaries = "all"\nsize = "64M"\n[profile.nfs]\n'
+
+
+class Steps:
+    def __init__(self, monkeypatch):
+        self.calls = []
+        monkeypatch.setattr(profiles, "run_step", self.run_step)
+
+    def run_step(self, domain, node, script, args, timeout_s=None):
+        self.calls.append((node, script, [str(a) for a in args]))
+        if script == "replica-mirror.sh":
+            return {"device": [f"/dev/md{args[1]}"]}
+        if script == "raid.sh":
+            return {"device": ["/dev/md0"]}
+        return {"device": ["/dev/md0"]} if script == "volume-group.sh" else {}
+
+    def scripts(self, node=None):
+        return [(n, s) for n, s, _ in self.calls if node is None or n == node]
+
+
+def ring_state(tmp_path):
+    topo = load(tmp_path, RAID0 + RING)
+    volumes = [profiles._volume_state(topo, v) for v in topo.profile.replicas.volumes]
+    return topo, {"nodes": {}, "replicas": volumes, "nfs": {"mount_point": "/mnt/storlab"}}
+
+
+def test_failover_moves_the_volume_to_its_first_running_peer(tmp_path, monkeypatch):
+    topo, state = ring_state(tmp_path)
+    steps = Steps(monkeypatch)
+    running = {"node2": "dom2", "node3": "dom3"}
+    said = []
+    profiles.failover(topo, state, running, "node1", said.append)
+    moved, kept, dropped = state["replicas"]
+    assert (moved["primary"], moved["peers"], moved["home"]) == ("node2", ["node1"], "node1")
+    assert moved["missing"] == ["node1"]
+    # node3 served volume node3 with its copy on node1: it drops that copy
+    assert (dropped["primary"], dropped["peers"], dropped["missing"]) == \
+        ("node3", ["node1"], ["node1"])
+    assert kept["primary"] == "node2" and kept["missing"] == []
+    assert ("node3", "replica-mirror.sh") in steps.scripts()
+    # node2 stops exporting its copy, assembles md1 from it, serves NFS; node3 remounts
+    assert steps.scripts("node2") == [("node2", "replica-unexport.sh"),
+                                      ("node2", "replica-mirror.sh"), ("node2", "nfs-export.sh")]
+    assert ("node3", "nfs-mount.sh", ["node1", profiles._link_addr(topo, "node2", "node3"),
+                                      "/mnt/storlab"]) in steps.calls
+    unexport = next(a for n, s, a in steps.calls if s == "replica-unexport.sh")
+    assert unexport == [profiles.nqn("lab", "node1", "node2")]
+    assert any("volume node1 failed over from node1 to node2" in s for s in said)
+
+
+def test_a_volume_with_no_running_copy_goes_offline_and_waits(tmp_path, monkeypatch):
+    topo, state = ring_state(tmp_path)
+    steps = Steps(monkeypatch)
+    said = []
+    # node2 down first: volume node1 (copy on node2) drops it, volume node2 moves to node3
+    profiles.failover(topo, state, {"node1": 1, "node3": 3}, "node2", said.append)
+    assert state["replicas"][1]["primary"] == "node3"
+    # then node1: volume node1's only other copy (node2) is down: offline
+    profiles.failover(topo, state, {"node3": 3}, "node1", said.append)
+    v1 = state["replicas"][0]
+    assert (v1["primary"], v1["serving"]) == ("node1", False)
+    assert any("volume node1 is offline" in s for s in said)
+    # node2 comes back first: its copy of volume node1 may be stale; it waits
+    steps.calls.clear()
+    profiles.rejoin(topo, state, {"node2": 2, "node3": 3}, "node2", said.append)
+    assert not state["replicas"][0]["serving"]
+    assert any("node2: volume node1 stays offline until node1" in s for s in said)
+    assert all(a[0] != "node1" for n, s, a in steps.calls if s == "replica-mirror.sh")
+    # node1 comes back: it served volume node1 last, so it serves it again
+    profiles.rejoin(topo, state, {"node1": 1, "node2": 2, "node3": 3}, "node1", said.append)
+    assert state["replicas"][0]["serving"] and state["replicas"][0]["primary"] == "node1"
+    assert ("node1", "replica-mirror.sh", ["node1", "1", "64", 
+            f"{profiles.nqn('lab', 'node1', 'node2')}@{profiles._link_addr(topo, 'node2', 'node1')}"]
+            ) in steps.calls
+
+
+def test_rejoin_exports_the_copies_and_the_servers_readd_them(tmp_path, monkeypatch):
+    topo, state = ring_state(tmp_path)
+    Steps(monkeypatch)
+    profiles.failover(topo, state, {"node2": 2, "node3": 3}, "node1", lambda s: None)
+    steps = Steps(monkeypatch)
+    running = {"node1": 1, "node2": 2, "node3": 3}
+    profiles.rejoin(topo, state, running, "node1", lambda s: None)
+    calls = steps.scripts()
+    # node1: local stack, then its copy of volume node1 (now served by node2) and of node3
+    assert calls[:2] == [("node1", "raid.sh"), ("node1", "volume-group.sh")]
+    exports = [a[0] for n, s, a in steps.calls if s == "replica-export.sh"]
+    assert exports == ["node1", "node3"]
+    servers = [(n, a[0]) for n, s, a in steps.calls if s == "replica-mirror.sh"]
+    assert servers == [("node2", "node1"), ("node3", "node3")]
+    # and it mounts every share from the node serving it now
+    mounts = [(a[0], a[1]) for n, s, a in steps.calls if s == "nfs-mount.sh" and n == "node1"]
+    assert mounts == [("node1", profiles._link_addr(topo, "node2", "node1")),
+                      ("node2", profiles._link_addr(topo, "node2", "node1")),
+                      ("node3", profiles._link_addr(topo, "node3", "node1"))]
+    assert state["replicas"][0]["missing"] == []
