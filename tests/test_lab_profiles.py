@@ -54,6 +54,24 @@ def fio_verify(lab, node, filename, size="8M", extra=()):
     return job
 
 
+def short_sweep(tmp_path, name, topology_file, workload):
+    """Runs a two-point sweep (iodepth 1 and 4; 1 s ramp, 3 s measured) of
+    workload (the [workload] table's lines) on the lab of topology_file,
+    which is up and stays up; returns the results directory. The guests'
+    stack has no model, so there is no simulator prediction."""
+    sweep_file = tmp_path / "sweep.toml"
+    sweep_file.write_text(f'name = "{name}"\n'
+                          f'topology = "{os.path.join(TOPOLOGIES, topology_file)}"\n'
+                          f"[workload]\n{workload}\n"
+                          "[phases]\nramp_s = 1\nduration_s = 3\n[sweep]\niodepth = [1, 4]\n")
+    out = tmp_path / "results"
+    result = storlab("sweep", str(sweep_file), "--out", str(out), timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert not (out / "sim").exists()
+    assert (out / "index.html").exists()
+    return out
+
+
 class Lab:
     """A lab brought up from a topology file, always torn down."""
 
@@ -116,25 +134,8 @@ def test_a_sweep_on_the_profiles_workload_volumes(raid_lab, tmp_path):
     """target = "volumes": each unit's fio drives its own volumes (one worker
     each), both units at once; no simulator prediction (md and LVM are not
     modelled), the lab left up for the other tests."""
-    sweep_file = tmp_path / "sweep.toml"
-    sweep_file.write_text(f"""
-name = "volumes-sweep"
-topology = "{os.path.join(TOPOLOGIES, 'profile-raid.toml')}"
-[workload]
-target = "volumes"
-units = 2
-rw = "randrw"
-bs = "4k"
-size = "8M"
-[phases]
-ramp_s = 1
-duration_s = 3
-[sweep]
-iodepth = [1, 4]
-""")
-    out = tmp_path / "results"
-    result = storlab("sweep", str(sweep_file), "--out", str(out), timeout=600)
-    assert result.returncode == 0, result.stderr
+    out = short_sweep(tmp_path, "volumes-sweep", "profile-raid.toml",
+                      'target = "volumes"\nunits = 2\nrw = "randrw"\nbs = "4k"\nsize = "8M"')
     with open(out / "points.csv", encoding="utf-8") as f:
         header, *rows = f.read().splitlines()
     columns = header.split(",")
@@ -147,8 +148,6 @@ iodepth = [1, 4]
             assert f"filename=/dev/storlab/u{unit}v2" in job
             fio = json.loads((out / "points" / point / f"fio-node1-u{unit}.json").read_text())
             assert fio["jobs"][0]["error"] == 0
-    assert not (out / "sim").exists()
-    assert (out / "index.html").exists()
 
 
 # ----------------------------------------------------------------- disk groups
@@ -289,26 +288,9 @@ def test_a_sweep_on_each_nodes_own_share(replica_lab, tmp_path):
     replicated volume through its mount (the server's bind mount), both at
     once; every copy's disk is counted, node3's too (it holds a copy of both
     volumes and serves none)."""
-    sweep_file = tmp_path / "sweep.toml"
-    sweep_file.write_text(f"""
-name = "share-sweep"
-topology = "{os.path.join(TOPOLOGIES, 'profile-replicas.toml')}"
-[workload]
-target = "share"
-nodes = ["node1", "node2"]
-workers = 2
-rw = "randwrite"
-bs = "4k"
-size = "4M"
-[phases]
-ramp_s = 1
-duration_s = 3
-[sweep]
-iodepth = [1, 4]
-""")
-    out = tmp_path / "results"
-    result = storlab("sweep", str(sweep_file), "--out", str(out), timeout=600)
-    assert result.returncode == 0, result.stderr
+    out = short_sweep(tmp_path, "share-sweep", "profile-replicas.toml",
+                      'target = "share"\nnodes = ["node1", "node2"]\nworkers = 2\n'
+                      'rw = "randwrite"\nbs = "4k"\nsize = "4M"')
     for point in ("000", "001"):
         directory = out / "points" / point
         for node in ("node1", "node2"):
@@ -319,8 +301,6 @@ iodepth = [1, 4]
             assert fio["jobs"][0]["error"] == 0 and fio["jobs"][0]["write"]["total_ios"] > 0
             assert device_writes(directory / f"device-{node}-disk0.json") > 0
         assert device_writes(directory / "device-node3-disk0.json") > 0
-    assert not (out / "sim").exists()
-    assert (out / "index.html").exists()
 
 
 def test_replica_node_failure_and_resync(replica_lab):

@@ -204,16 +204,7 @@ def test_job_files(tmp_path):
 
 
 # Two replicated volumes (homes node1, node2) NFS-exported; node3 holds copies only.
-SHARES_TOPOLOGY = '''
-name = "lab"
-[[defaults.devices]]
-name = "lun"
-plugin = "raid"
-[defaults.devices.params]
-preset = "vsa-raid10-8x-sas10k"
-member-size = "256M"
-[nodes]
-count = 3
+SHARES_TOPOLOGY = TOPOLOGY.replace("count = 2", "count = 3") + '''
 [profile.replicas]
 ftt = 1
 primaries = ["node1", "node2"]
@@ -232,7 +223,8 @@ def test_share_target_plan(tmp_path):
     assert not sweep.target_is_device
     plan = sweep_plan.make(sweep, topology.load(sweep.topology_path))
     assert plan.nodes == ["node1", "node2"] and plan.devices == {"node1": None, "node2": None}
-    assert plan.stats_devices == [("node1", "lun0"), ("node2", "lun0"), ("node3", "lun0")]
+    assert plan.stats_devices == [(node, device) for node in ("node1", "node2", "node3")
+                                  for device in ("disk0", "lun0")]
     assert list(plan.event_devices["node2"]) == ["lun0"]
     workers = fio_jobfile.file_workers("node2", 2, 2, "/mnt/storlab/node2")
     assert [(w.name, w.filename, w.offset_bytes) for w in workers] == [

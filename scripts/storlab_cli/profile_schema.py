@@ -277,7 +277,8 @@ def _disk_group(loader, value, topo):
     return DiskGroup(mode, cache, capacity, cache_mib, read_percent, stripe_width, stripe_kib)
 
 
-def _linked(topo, a, b):
+def linked(topo, a, b):
+    """Whether topo has a link between nodes a and b."""
     return any({link.a, link.b} == {a, b} for link in topo.links)
 
 
@@ -337,7 +338,7 @@ def _next_linked(topo, names, primary):
     wrapping, so primaries = "all" spreads the copies round the ring."""
     at = names.index(primary)
     ring = names[at + 1:] + names[:at]
-    return [n for n in ring if _linked(topo, primary, n)]
+    return [n for n in ring if linked(topo, primary, n)]
 
 
 def _peers(loader, table, topo, primary, ftt):
@@ -352,7 +353,7 @@ def _peers(loader, table, topo, primary, ftt):
         if peer not in names or peer == primary or peers.count(peer) > 1:
             loader.fail(path, f"'{peer}' is not another node, once "
                         f"(nodes: {', '.join(names)}; primary {primary})", peers)
-        if not _linked(topo, primary, peer):
+        if not linked(topo, primary, peer):
             loader.fail(path, f"peer {peer} has no link to the primary {primary} "
                         "(see [links])", peers)
     return peers
@@ -368,7 +369,7 @@ def _nfs(loader, value, topo, replicas):
         loader.fail("profile.nfs.mount_point", "must be an absolute path of a-z, 0-9, '/-_.'",
                     mount_point)
     for volume in replicas.volumes:
-        if not any(_linked(topo, volume.primary, n.name) for n in topo.nodes):
+        if not any(linked(topo, volume.primary, n.name) for n in topo.nodes):
             loader.fail("profile.nfs", f"no node has a link to the primary {volume.primary} "
                         "to mount its export")
     return Nfs(mount_point)

@@ -34,7 +34,7 @@ Mechanisms, and why (see also README "Storage profiles"):
 """
 import concurrent.futures
 
-from . import agent, topology
+from . import agent, profile_schema, topology
 from .errors import UserError
 
 GUEST_DIR = "/usr/lib/storlab/profiles"
@@ -156,10 +156,6 @@ def _each_volume(volumes, work):
     _each_node(list(by_node), lambda node: [work(v) for v in by_node[node]])
 
 
-def _linked(topo, a, b):
-    return any(end.peer == b for end in topology.link_ends(topo, a))
-
-
 def _export_copy(topo, domains, volume, holder):
     run_step(domains[holder], holder, "replica-export.sh",
              [volume["volume"], topo.profile.replicas.size_mib,
@@ -172,7 +168,7 @@ def _mirror(topo, domains, volume, say):
     primary = volume["primary"]
     legs, unreachable = [], []
     for peer in volume["peers"]:
-        if peer in domains and _linked(topo, primary, peer):
+        if peer in domains and profile_schema.linked(topo, primary, peer):
             legs.append(f"{nqn(topo.name, volume['volume'], peer)}@"
                         f"{_link_addr(topo, peer, primary)}")
         else:
@@ -199,7 +195,7 @@ def _mount_all(topo, domains, state, node):
     for volume in state.get("replicas", []):
         primary = volume["primary"]
         if (volume["serving"] and primary != node and primary in domains
-                and _linked(topo, primary, node)):
+                and profile_schema.linked(topo, primary, node)):
             run_step(domains[node], node, "nfs-mount.sh",
                      [volume["volume"], _link_addr(topo, primary, node),
                       topo.profile.nfs.mount_point])
@@ -250,8 +246,9 @@ def rejoin(topo, state, domains, node, say):
     exports mounted. domains: the running nodes, node included."""
     if topo.profile is None:
         return
+    state = state or {}
     _local_stack(topo, domains[node], node)
-    for volume in (state or {}).get("replicas", []):
+    for volume in state.get("replicas", []):
         if node == volume["primary"]:
             # it served the volume when it went down: no peer could take over
             _mirror(topo, domains, volume, say)
