@@ -254,3 +254,19 @@ def test_shipped_sweeps_plan_against_their_topologies(path):
     sweep = sweep_schema.load(path)
     plan = sweep_plan.make(sweep, topology.load(sweep.topology_path))
     assert plan.nodes and sweep.points
+
+
+def test_active_nodes_is_a_sweepable_count(tmp_path):
+    sweep = load(tmp_path, SWEEP.replace('"device.battery" = ["ok", "failed"]',
+                                         "active_nodes = [1, 2]"))
+    plan = sweep_plan.make(sweep, topology.load(sweep.topology_path))
+    counts = [p.workload(sweep.workload) for p in sweep.points]
+    assert [sweep_plan.point_nodes(plan, w) for w in counts[:2]] == [["node1"], ["node1", "node2"]]
+    # unswept: every active node
+    whole = load(tmp_path, SWEEP)
+    assert sweep_plan.point_nodes(plan, whole.points[0].workload(whole.workload)) == \
+        ["node1", "node2"]
+    refused(tmp_path, SWEEP.replace('"device.battery" = ["ok", "failed"]', "active_nodes = [3]"),
+            "point 0: active_nodes = 3 but the sweep has 2 active nodes (node1, node2)")
+    refused(tmp_path, SWEEP.replace('rw = "randrw"', 'rw = "randrw"\nactive_nodes = 0'),
+            "workload.active_nodes = 0: must be 1..16")

@@ -12,7 +12,7 @@ import os
 import subprocess
 import time
 
-from . import agent, ctl, fio_jobfile, lab, libvirt_conn, paths, topology
+from . import agent, ctl, fio_jobfile, lab, libvirt_conn, paths, sweep_plan, topology
 from .errors import UserError
 from .sweep_schema import LIVE_KNOBS, TARGET_SHARE, TARGET_VOLUMES
 from .topology import parse_size_bytes
@@ -221,7 +221,7 @@ class LabBackend:
         phases = self.sweep.phases
         self._apply_knobs(point)
         started = {}
-        for node in self.plan.nodes:
+        for node in sweep_plan.point_nodes(self.plan, workload):
             for unit in range(1, workload["units"] + 1):
                 stem = f"{GUEST_DIR}/{node}-u{unit}"
                 text = fio_jobfile.measured(workload, phases, self._workers(node, unit, workload),

@@ -79,6 +79,13 @@ def _check_shares(sweep, topo, active):
                 f"(about {usable_bytes // MIB} MiB of a {profile.replicas.size_mib} MiB volume)")
 
 
+def point_nodes(plan, workload):
+    """The nodes that run a point's workload: the first active_nodes of the
+    sweep's active nodes (all by default). Devices of the others still take
+    the point's knobs and events: they are hosts, not workloads."""
+    return plan.nodes[:workload["active_nodes"] or len(plan.nodes)]
+
+
 def make(sweep, topo, backend=None):
     backend = backend or sweep.backend
     names = [n.name for n in topo.nodes]
@@ -87,6 +94,11 @@ def make(sweep, topo, backend=None):
         if name not in names:
             raise UserError(f"{sweep.path}: workload.nodes: no node '{name}' in {topo.path} "
                             f"(nodes: {', '.join(names)})")
+    for point in sweep.points:
+        count = point.workload(sweep.workload)["active_nodes"]
+        if count is not None and count > len(active):
+            raise UserError(f"{sweep.path}: point {point.index}: active_nodes = {count} but the "
+                            f"sweep has {len(active)} active nodes ({', '.join(active)})")
     target = sweep.workload["target"]
     if target == TARGET_VOLUMES:
         _check_volumes(sweep, topo)

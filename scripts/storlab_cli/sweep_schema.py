@@ -11,6 +11,8 @@
                                      workload volumes) or "share" (files on the node's own
                                      replicated volume over NFS: <mount_point>/<node>)
     nodes = ["node1"]                active nodes (default: all)
+    active_nodes = 2                 how many of them run the workload: the first N
+                                     (default: all); sweep it for "one VM, then two, ..."
     units = 1                        workload units per active node (one fio each), 1..16
     workers = 1                      fio jobs per unit, 1..64 (target "volumes": one per volume)
     rw = "randrw"                    read write randread randwrite rw randrw
@@ -58,9 +60,9 @@ BACKENDS = ("lab", "sim")
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "randrw")
 TOP_KEYS = ("name", "description", "backend", "topology", "predict", "workload", "phases",
             "sweep", "plot")
-WORKLOAD_KEYS = ("target", "nodes", "units", "workers", "rw", "rwmixread", "random_percent",
+WORKLOAD_KEYS = ("target", "nodes", "active_nodes", "units", "workers", "rw", "rwmixread", "random_percent",
                  "bs", "iodepth", "size")
-SWEEPABLE = ("units", "workers", "rw", "rwmixread", "random_percent", "bs", "iodepth", "size")
+SWEEPABLE = ("active_nodes", "units", "workers", "rw", "rwmixread", "random_percent", "bs", "iodepth", "size")
 PHASE_KEYS = ("precondition", "ramp_s", "duration_s", "interval_s")
 PLOT_KEYS = ("x", "series")
 EXTRA_KEYS = ("label", "events")
@@ -73,7 +75,7 @@ TARGET_SHARE = "share"
 PROFILE_TARGETS = (TARGET_VOLUMES, TARGET_SHARE)       # the guests' stack, not a device
 MAX_POINTS = 10000
 
-WORKLOAD_DEFAULTS = {"units": 1, "workers": 1, "rw": "randread", "rwmixread": 50,
+WORKLOAD_DEFAULTS = {"active_nodes": None, "units": 1, "workers": 1, "rw": "randread", "rwmixread": 50,
                      "random_percent": 100, "bs": "4k", "iodepth": 1, "size": "64M"}
 PHASE_DEFAULTS = {"precondition": True, "ramp_s": 2, "duration_s": 10, "interval_s": 1}
 
@@ -198,7 +200,7 @@ class _SweepLoader(_Loader):
         return value
 
     def workload_value(self, key, value, key_path):
-        if key in ("units",):
+        if key in ("units", "active_nodes"):
             return self.integer(value, key_path, (1, 16))
         if key == "workers":
             return self.integer(value, key_path, (1, 64))

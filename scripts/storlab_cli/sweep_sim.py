@@ -5,7 +5,7 @@ node's workload units as job sections of one job file."""
 import os
 import subprocess
 
-from . import build, fio_jobfile, paths
+from . import build, fio_jobfile, paths, sweep_plan
 from .errors import UserError
 
 SIM_TIMEOUT_S = 600
@@ -47,7 +47,7 @@ class SimBackend:
 
     def run_point(self, point, point_dir):
         workload = point.workload(self.sweep.workload)
-        for n, node in enumerate(self.plan.nodes):
+        for n, node in enumerate(sweep_plan.point_nodes(self.plan, workload)):
             workers = []
             for unit in range(1, workload["units"] + 1):
                 workers += fio_jobfile.region_workers(node, unit, workload, None)
