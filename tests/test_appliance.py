@@ -227,12 +227,21 @@ class Agent:
         self.sync_id = int(time.time()) % 100000 * 1000
 
     def connect(self):
+        """False while QEMU's socket is not listening yet (it exists from
+        bind() on, before listen())."""
+        self.close()
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.connect(self.path)
+        try:
+            self.sock.connect(self.path)
+        except (FileNotFoundError, ConnectionRefusedError):
+            self.close()
+            return False
+        return True
 
     def close(self):
         if self.sock:
             self.sock.close()
+            self.sock = None
 
     def _send(self, command):
         self.sock.sendall(json.dumps(command).encode() + b"\n")
@@ -322,10 +331,9 @@ class Guest:
                                         stdout=subprocess.DEVNULL,
                                         stderr=open(os.path.join(self.work_dir, "qemu.err"), "w"))
         deadline = started + timeout_s
-        while not os.path.exists(self.agent.path):
+        while not self.agent.connect():
             self._check_alive(deadline)
             time.sleep(0.02)
-        self.agent.connect()
         while not self.agent.sync(timeout_s=0.5):
             self._check_alive(deadline)
         self.boot_seconds = time.monotonic() - started
