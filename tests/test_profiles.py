@@ -57,7 +57,7 @@ def test_raid_defaults_to_every_disk(tmp_path):
     p = load(tmp_path, "[profile.raid]\nlevel = 5\n").profile
     assert p.raid.level == 5 and p.raid.chunk_kib == 64
     assert p.raid.devices["node2"] == ["cache0", "disk0", "disk1", "disk2", "disk3"]
-    assert not p.needs_volume_group
+    assert not p.needs_volume_group("node1")
 
 
 def test_raid_named_devices_and_chunk(tmp_path):
@@ -148,7 +148,7 @@ def test_replicas_default_peers_and_size(tmp_path):
     r = p.replicas
     assert (r.ftt, r.size_mib) == (2, 32)
     assert volumes_of(r) == [("node1", 1, "node1", ["node2", "node3"])]
-    assert p.needs_volume_group
+    assert [p.needs_volume_group(n) for n in ("node1", "node2", "node3")] == [True] * 3
 
 
 def test_replicas_named_primary_and_peer(tmp_path):
@@ -417,3 +417,54 @@ def test_rejoin_exports_the_copies_and_the_servers_readd_them(tmp_path, monkeypa
                       ("node2", profiles._link_addr(topo, "node2", "node1")),
                       ("node3", profiles._link_addr(topo, "node3", "node1"))]
     assert state["replicas"][0]["missing"] == []
+
+
+# ------------------------------------------------------------ per-node scope
+
+def test_raid_on_some_nodes_volumes_on_others(tmp_path):
+    p = load(tmp_path, '[profile.raid]\nlevel = 10\nnodes = ["node1", "node2"]\n'
+             '[profile.volumes]\nsize = "8M"\nnodes = ["node2", "node3"]\n').profile
+    assert sorted(p.raid.devices) == ["node1", "node2"]
+    assert p.volumes.nodes == ["node2", "node3"]
+    assert [p.needs_volume_group(n) for n in ("node1", "node2", "node3")] == [False, True, True]
+    # node3 has no RAID: its local volume is its first disk (the 64 MiB cache0)
+    assert p.local_bytes["node3"] == 64 * MIB
+    assert p.local_bytes["node2"] == profile_schema.raid_usable_bytes(10, 64 * MIB, 5)
+
+
+def test_disk_group_only_where_the_cache_is(tmp_path):
+    base = BASE + '[node.node3]\ndevices = [{ name = "disk", plugin = "memory", ' \
+        'params = { size = "256M" } }]\n'
+    group = '[profile.disk_group]\nmode = "all-flash"\ncache = "cache0"\n'
+    assert "node node3 has no device 'cache0'" in error(tmp_path, group, base)
+    p = load(tmp_path, group + 'nodes = ["node1", "node2"]\n', base).profile
+    assert sorted(p.disk_group.capacity) == ["node1", "node2"]
+
+
+def test_a_diskless_node_is_an_nfs_client(tmp_path):
+    """node3 has no disk: the ring skips it, it holds nothing, and it mounts
+    both shares; giving it workload volumes is an error naming it."""
+    base = BASE + "[node.node3]\ndevices = []\n"
+    ring = RAID0.replace("level = 0", 'level = 0\nnodes = ["node1", "node2"]') + \
+        '[profile.replicas]\nprimaries = "all"\nsize = "64M"\n[profile.nfs]\n'
+    p = load(tmp_path, ring, base).profile
+    assert volumes_of(p.replicas) == [("node1", 1, "node1", ["node2"]),
+                                      ("node2", 2, "node2", ["node1"])]
+    assert not p.needs_volume_group("node3")
+    assert "profile: node node3 has no disk to hold its replica copies and workload volumes" in \
+        error(tmp_path, ring + '[profile.volumes]\nsize = "8M"\n', base)
+    load(tmp_path, ring + '[profile.volumes]\nsize = "8M"\nnodes = ["node1", "node2"]\n', base)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('[profile.raid]\nlevel = 1\nnodes = ["node9"]\n',
+     "profile.raid.nodes = ['node9']: 'node9' is not a node, once (nodes: node1, node2, node3)"),
+    ('[profile.raid]\nlevel = 1\nnodes = []\n',
+     "profile.raid.nodes = []: must be a non-empty list of node names"),
+    ('[profile.volumes]\nsize = "8M"\nnodes = "node1"\n',
+     "profile.volumes.nodes = 'node1': must be a non-empty list of node names"),
+    ('[profile.disk_group]\nmode = "hybrid"\ncache = "cache0"\nnodes = ["node1", "node1"]\n',
+     "profile.disk_group.nodes = ['node1', 'node1']: 'node1' is not a node, once"),
+])
+def test_nodes_bad_settings(tmp_path, text, expected):
+    assert expected in error(tmp_path, text)

@@ -270,3 +270,15 @@ def test_active_nodes_is_a_sweepable_count(tmp_path):
             "point 0: active_nodes = 3 but the sweep has 2 active nodes (node1, node2)")
     refused(tmp_path, SWEEP.replace('rw = "randrw"', 'rw = "randrw"\nactive_nodes = 0'),
             "workload.active_nodes = 0: must be 1..16")
+
+
+def test_volumes_target_needs_volumes_on_every_active_node(tmp_path):
+    topo = TOPOLOGY + '[profile.volumes]\nsize = "8M"\nnodes = ["node2"]\n'
+    sweep = SWEEP.replace('target = "lun0"', 'target = "volumes"').replace(
+        'size = "64M"', 'size = "8M"').replace('"device.battery" = ["ok", "failed"]', "")
+    refused(tmp_path, sweep, "workload.target = 'volumes': node1 has no workload volumes "
+            "(profile.volumes.nodes: node2; see workload.nodes)", topology_text=topo)
+    good = load(tmp_path, sweep.replace('target = "volumes"',
+                                        'target = "volumes"\nnodes = ["node2"]'),
+                topology_text=topo)
+    assert sweep_plan.make(good, topology.load(good.topology_path)).nodes == ["node2"]

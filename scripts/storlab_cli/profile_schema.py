@@ -1,10 +1,11 @@
 """The [profile] table of a topology file: what storage stack `storlab up`
 builds in the guests, validated strictly before anything starts.
 
-    [profile.raid]          md RAID over every node's disks       -> /dev/md0
+    [profile.raid]          md RAID over a node's disks            -> /dev/md0
     level = 10              0 | 1 | 10 | 5 | 6
     chunk_kib = 64          4..4096, a power of two (not for level 1)
     devices = ["disk0", ...] optional; default every disk of the node
+    nodes = ["node1", ...]  optional; the nodes that build it (default every node)
 
     [profile.disk_group]    a cache device in front of capacity devices -> /dev/mapper/diskgroup
     mode = "hybrid"         "hybrid" (read cache + write buffer) | "all-flash" (write buffer only)
@@ -14,6 +15,7 @@ builds in the guests, validated strictly before anything starts.
     read_cache_percent = 70 hybrid only, 10..90: the read cache's share, the rest buffers writes
     stripe_width = 1        1..len(capacity): capacity devices an extent is striped over
     stripe_kib = 64         stripe unit, 4..4096, a power of two
+    nodes = ["node1", ...]  optional; the nodes that build it (default every node)
 
     [profile.replicas]      replicated volumes, each mirrored synchronously to ftt other nodes
     ftt = 1                 failures to tolerate, 0..3 (copies = ftt + 1)
@@ -35,9 +37,11 @@ fails the first running peer (`storlab node LAB NODE down` fails it over).
     units = 1               workload units per node, 1..16
     per_unit = 8            volumes per unit, 1..64
     size = "32M"
+    nodes = ["node1", ...]  optional; the nodes that get them (default every node)
 
-Each node's local volume is the RAID, else the disk group, else its first disk;
-the replica and workload volumes are LVM volumes on it.
+Each node's local volume is its RAID, else its disk group, else its first
+disk; the replica copies it holds and its workload volumes are LVM volumes
+on it. A node that holds neither needs no disk (an NFS client, say).
 """
 from dataclasses import dataclass, field
 
@@ -46,12 +50,12 @@ RAID_LEVELS = (0, 1, 10, 5, 6)
 RAID_MIN_DEVICES = {0: 2, 1: 2, 10: 2, 5: 3, 6: 4}
 DISK_GROUP_MODES = ("hybrid", "all-flash")
 PROFILE_KEYS = ("raid", "disk_group", "replicas", "nfs", "volumes")
-RAID_KEYS = ("level", "chunk_kib", "devices")
+RAID_KEYS = ("level", "chunk_kib", "devices", "nodes")
 DISK_GROUP_KEYS = ("mode", "cache", "capacity", "cache_size", "read_cache_percent",
-                   "stripe_width", "stripe_kib")
+                   "stripe_width", "stripe_kib", "nodes")
 REPLICAS_KEYS = ("ftt", "primary", "primaries", "peers", "size")
 NFS_KEYS = ("mount_point",)
-VOLUMES_KEYS = ("units", "per_unit", "size")
+VOLUMES_KEYS = ("units", "per_unit", "size", "nodes")
 DEFAULT_CHUNK_KIB = 64
 DEFAULT_READ_CACHE_PERCENT = 70        # the hybrid studies' 70 % read / 30 % write split
 READ_CACHE_PERCENT_RANGE = (10, 90)
@@ -71,14 +75,14 @@ MIN_CACHE_PART_BYTES = 8 * MIB
 class Raid:
     level: int
     chunk_kib: int
-    devices: dict          # node -> [device names]
+    devices: dict          # node -> [device names], for the nodes that build it
 
 
 @dataclass
 class DiskGroup:
     mode: str
     cache: str
-    capacity: dict         # node -> [device names]
+    capacity: dict         # node -> [device names], for the nodes that build it
     cache_mib: dict        # node -> MiB of the cache device used
     read_cache_percent: int
     stripe_width: int
@@ -117,6 +121,7 @@ class Volumes:
     units: int
     per_unit: int
     size_mib: int
+    nodes: list            # the nodes that get them
 
 
 @dataclass
@@ -128,9 +133,10 @@ class Profile:
     volumes: Volumes | None = None
     local_bytes: dict = field(default_factory=dict)   # node -> estimated local volume size
 
-    @property
-    def needs_volume_group(self):
-        return self.replicas is not None or self.volumes is not None
+    def needs_volume_group(self, node):
+        """Whether node holds a replica copy or workload volumes (LVs)."""
+        return bool((self.replicas is not None and self.replicas.held_by(node))
+                    or (self.volumes is not None and node in self.volumes.nodes))
 
 
 def _mib_up(size_bytes):
@@ -166,9 +172,25 @@ def parse(loader, raw, topo):
             loader.fail("profile.nfs", "needs profile.replicas (it exports the replicated volume)")
         profile.nfs = _nfs(loader, table["nfs"], topo, profile.replicas)
     if "volumes" in table:
-        profile.volumes = _volumes(loader, table["volumes"])
+        profile.volumes = _volumes(loader, table["volumes"], topo)
     _check_space(loader, profile, topo)
     return profile
+
+
+def _nodes(loader, table, key_path, topo):
+    """The topology's nodes a profile part applies to: table's nodes key,
+    default every node."""
+    if "nodes" not in table:
+        return list(topo.nodes)
+    value = table["nodes"]
+    names = [n.name for n in topo.nodes]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        loader.fail(key_path, "must be a non-empty list of node names", value)
+    for name in value:
+        if name not in names or value.count(name) > 1:
+            loader.fail(key_path, f"'{name}' is not a node, once (nodes: {', '.join(names)})",
+                        value)
+    return [n for n in topo.nodes if n.name in value]
 
 
 def _device_list(loader, value, key_path, node):
@@ -213,7 +235,7 @@ def _raid(loader, value, topo):
     chunk_kib = _power_of_two(loader, table.get("chunk_kib", DEFAULT_CHUNK_KIB),
                               "profile.raid.chunk_kib")
     devices = {}
-    for node in topo.nodes:
+    for node in _nodes(loader, table, "profile.raid.nodes", topo):
         if "devices" in table:
             names = _device_list(loader, table["devices"], "profile.raid.devices", node)
         else:
@@ -245,7 +267,7 @@ def _disk_group(loader, value, topo):
     cache_size = _size(loader, table["cache_size"], f"{path}.cache_size") \
         if "cache_size" in table else None
     capacity, cache_mib, stripe_width = {}, {}, None
-    for node in topo.nodes:
+    for node in _nodes(loader, table, f"{path}.nodes", topo):
         _device_list(loader, [cache], f"{path}.cache", node)
         if "capacity" in table:
             names = _device_list(loader, table["capacity"], f"{path}.capacity", node)
@@ -294,7 +316,7 @@ def _replicas(loader, value, topo):
     if "size" not in table:
         loader.fail(f"{path}.size", 'missing: the replicated volume\'s size, e.g. "256M"')
     size_mib = _mib_up(_size(loader, table["size"], f"{path}.size"))
-    primaries = _primaries(loader, table, names)
+    primaries = _primaries(loader, table, topo)
     if "peers" in table and len(primaries) > 1:
         loader.fail(f"{path}.peers", "only with a single primary (with several, each "
                     "volume's peers are the next nodes after its primary)", table["peers"])
@@ -309,8 +331,9 @@ def _replicas(loader, value, topo):
     return Replicas(ftt, size_mib, volumes)
 
 
-def _primaries(loader, table, names):
+def _primaries(loader, table, topo):
     path = "profile.replicas"
+    names = [n.name for n in topo.nodes]
     if "primary" in table and "primaries" in table:
         loader.fail(path, "give primary (one replicated volume) or primaries (several), "
                     "not both")
@@ -321,7 +344,7 @@ def _primaries(loader, table, names):
         return [primary]
     primaries = table["primaries"]
     if primaries == "all":
-        return list(names)
+        return [n.name for n in topo.nodes if n.devices]      # a diskless node holds no copy
     if (not isinstance(primaries, list) or not primaries
             or not all(isinstance(p, str) for p in primaries)):
         loader.fail(f"{path}.primaries", "must be \"all\" or a non-empty list of node names",
@@ -334,11 +357,12 @@ def _primaries(loader, table, names):
 
 
 def _next_linked(topo, names, primary):
-    """The other nodes linked to primary, starting after it in node order and
-    wrapping, so primaries = "all" spreads the copies round the ring."""
+    """The other nodes with a disk linked to primary, starting after it in
+    node order and wrapping, so primaries = "all" spreads the copies round
+    the ring."""
     at = names.index(primary)
     ring = names[at + 1:] + names[:at]
-    return [n for n in ring if linked(topo, primary, n)]
+    return [n for n in ring if linked(topo, primary, n) and topo.node(n).devices]
 
 
 def _peers(loader, table, topo, primary, ftt):
@@ -375,7 +399,7 @@ def _nfs(loader, value, topo, replicas):
     return Nfs(mount_point)
 
 
-def _volumes(loader, value):
+def _volumes(loader, value, topo):
     table = loader.table(value, "profile.volumes")
     loader.check_keys(table, VOLUMES_KEYS, "profile.volumes")
     if "size" not in table:
@@ -383,16 +407,17 @@ def _volumes(loader, value):
     return Volumes(loader.integer(table.get("units", 1), "profile.volumes.units", UNITS_RANGE),
                    loader.integer(table.get("per_unit", 1), "profile.volumes.per_unit",
                                   PER_UNIT_RANGE),
-                   _mib_up(_size(loader, table["size"], "profile.volumes.size")))
+                   _mib_up(_size(loader, table["size"], "profile.volumes.size")),
+                   [n.name for n in _nodes(loader, table, "profile.volumes.nodes", topo)])
 
 
 def local_volume_bytes(profile, node):
     """About how much the node's local volume holds (conservative)."""
     sizes = {d.name: d.size_bytes for d in node.devices}
-    if profile.raid is not None:
+    if profile.raid is not None and node.name in profile.raid.devices:
         names = profile.raid.devices[node.name]
         return raid_usable_bytes(profile.raid.level, min(sizes[n] for n in names), len(names))
-    if profile.disk_group is not None:
+    if profile.disk_group is not None and node.name in profile.disk_group.capacity:
         group = profile.disk_group
         names = group.capacity[node.name]
         per_device = min(sizes[n] for n in names) - LVM_OVERHEAD_BYTES
@@ -402,14 +427,17 @@ def local_volume_bytes(profile, node):
 
 def _check_space(loader, profile, topo):
     for node in topo.nodes:
-        if profile.needs_volume_group and not node.devices:
-            loader.fail("profile", f"node {node.name} has no disk to hold its volumes")
         local = local_volume_bytes(profile, node)
         profile.local_bytes[node.name] = local
+        if not profile.needs_volume_group(node.name):
+            continue
+        if not node.devices:
+            loader.fail("profile", f"node {node.name} has no disk to hold its replica copies "
+                        "and workload volumes")
         need_mib = 0
         if profile.replicas:
             need_mib += len(profile.replicas.held_by(node.name)) * profile.replicas.size_mib
-        if profile.volumes:
+        if profile.volumes and node.name in profile.volumes.nodes:
             need_mib += profile.volumes.units * profile.volumes.per_unit * profile.volumes.size_mib
         usable = local - LVM_OVERHEAD_BYTES
         if need_mib * MIB > usable:

@@ -72,25 +72,26 @@ def run_step(domain, node, script, args, timeout_s=STEP_TIMEOUT_S):
 
 
 def _local_stack(topo, domain, node):
-    """The node's local volume, volume group and workload volumes."""
+    """The node's local volume, volume group and workload volumes: what of
+    the profile applies to this node (see profile_schema's nodes keys)."""
     profile = topo.profile
     entry = {"local": None, "volumes": []}
-    if profile.raid is not None:
+    if profile.raid is not None and node in profile.raid.devices:
         raid = profile.raid
         out = run_step(domain, node, "raid.sh",
                        [raid.level, raid.chunk_kib] + raid.devices[node])
         entry["local"] = out["device"][0]
-    elif profile.disk_group is not None:
+    elif profile.disk_group is not None and node in profile.disk_group.capacity:
         group = profile.disk_group
         out = run_step(domain, node, "disk-group.sh",
                        [group.mode, group.cache, group.cache_mib[node], group.read_cache_percent,
                         group.stripe_width, group.stripe_kib] + group.capacity[node])
         entry["local"] = out["device"][0]
-    if profile.needs_volume_group:
+    if profile.needs_volume_group(node):
         base = entry["local"] or f"serial:{topo.node(node).devices[0].name}"
         out = run_step(domain, node, "volume-group.sh", [base])
         entry["local"] = entry["local"] or out["device"][0]
-    if profile.volumes is not None:
+    if profile.volumes is not None and node in profile.volumes.nodes:
         v = profile.volumes
         out = run_step(domain, node, "volumes.sh", [v.units, v.per_unit, v.size_mib])
         entry["volumes"] = out.get("volume", [])

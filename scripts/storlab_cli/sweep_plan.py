@@ -40,11 +40,16 @@ def _check_fits(sweep, node, device):
                 f"{device.name} ({device.size_bytes // MIB} MiB)")
 
 
-def _check_volumes(sweep, topo):
+def _check_volumes(sweep, topo, active):
     volumes = topo.profile.volumes if topo.profile is not None else None
     if volumes is None:
         raise UserError(f"{sweep.path}: workload.target = 'volumes' but {topo.path} has no "
                         "[profile.volumes]")
+    for name in active:
+        if name not in volumes.nodes:
+            raise UserError(f"{sweep.path}: workload.target = 'volumes': {name} has no workload "
+                            f"volumes (profile.volumes.nodes: {', '.join(volumes.nodes)}; "
+                            "see workload.nodes)")
     for point in sweep.points:
         w = point.workload(sweep.workload)
         if w["units"] > volumes.units:
@@ -101,7 +106,7 @@ def make(sweep, topo, backend=None):
                             f"sweep has {len(active)} active nodes ({', '.join(active)})")
     target = sweep.workload["target"]
     if target == TARGET_VOLUMES:
-        _check_volumes(sweep, topo)
+        _check_volumes(sweep, topo, active)
     if target == TARGET_SHARE:
         _check_shares(sweep, topo, active)
     devices, event_devices = {}, {}
