@@ -130,12 +130,27 @@ def test_fio_verify_on_a_raid_volume(raid_lab):
     fio_verify(raid_lab, "node1", "/dev/storlab/u2v2")
 
 
+def test_a_node_outside_the_raid_keeps_its_volumes_on_its_disk(raid_lab):
+    """profile.raid.nodes = ["node1"]: node2 builds no md0; its one disk is
+    its local volume and holds its own workload volumes."""
+    assert storage(raid_lab, "node2")["md"] == []
+    entry = status(raid_lab)["profile"]["nodes"]["node2"]
+    disk = guest(raid_lab, "node2", "sh", "-c",
+                 ". /usr/lib/storlab/profiles/lib.sh; disk_by_serial disk0").strip()
+    assert entry["local"] == disk and disk.startswith("/dev/sd")
+    assert entry["volumes"] == [f"/dev/storlab/u{u}v{v}" for u in (1, 2) for v in (1, 2)]
+    pvs = guest(raid_lab, "node2", "pvs", "--noheadings", "-o", "pv_name,vg_name").split()
+    assert pvs == [disk, "storlab"]
+    fio_verify(raid_lab, "node2", "/dev/storlab/u1v1")
+
+
 def test_a_sweep_on_the_profiles_workload_volumes(raid_lab, tmp_path):
     """target = "volumes": each unit's fio drives its own volumes (one worker
     each), both units at once; no simulator prediction (md and LVM are not
     modelled), the lab left up for the other tests."""
     out = short_sweep(tmp_path, "volumes-sweep", "profile-raid.toml",
-                      'target = "volumes"\nunits = 2\nrw = "randrw"\nbs = "4k"\nsize = "8M"')
+                      'target = "volumes"\nnodes = ["node1"]\nunits = 2\nrw = "randrw"\n'
+                      'bs = "4k"\nsize = "8M"')
     with open(out / "points.csv", encoding="utf-8") as f:
         header, *rows = f.read().splitlines()
     columns = header.split(",")
