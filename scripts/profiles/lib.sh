@@ -64,18 +64,32 @@ ensure_replica_lv() {
         run lvcreate -y -Wy -Zy -n "replica-$1" -L "${2}m" storlab
 }
 
-# Unmounts $1 when something other than $2 is mounted there: a lazy, forced
-# unmount that never touches the old mount's server (it may be dead), so
-# --no-canonicalize (realpath would stat a hung NFS mount).
-# (POSIX sh has no local variables: these names are the helper's own.)
-unmount_unless() {
-    _um_current=
-    while read -r _um_source _um_target _; do
-        [ "$_um_target" = "$1" ] && _um_current=$_um_source
+# What is mounted at $1 now (the last mount there), or nothing.
+# (POSIX sh has no local variables: the _ms_ names are this helper's own.)
+mount_source() {
+    _ms_source=
+    while read -r _ms_dev _ms_target _; do
+        [ "$_ms_target" = "$1" ] && _ms_source=$_ms_dev
     done < /proc/mounts
-    if [ -n "$_um_current" ] && [ "$_um_current" != "$2" ]; then
-        /bin/umount -f -l -c "$1" || die "cannot unmount $_um_current from $1"
-    fi
+    echo "$_ms_source"
+}
+
+# Unmounts $1 when something other than $2 is mounted there: forced and
+# lazy, without --canonicalize (realpath would stat a hung NFS mount). The
+# detach is immediate, but releasing an NFS mount of a dead server waits for
+# its goodbye RPCs (45 s seen), in the umount process itself: so umount
+# runs in the background, its output detached (the guest agent waits for
+# every holder of the pipes it reads), and only the detach is waited for.
+unmount_unless() {
+    _um_current=$(mount_source "$1")
+    [ -n "$_um_current" ] && [ "$_um_current" != "$2" ] || return 0
+    /bin/umount -f -l -c "$1" </dev/null >/dev/null 2>&1 &
+    _um_tries=0
+    while [ "$(mount_source "$1")" = "$_um_current" ]; do
+        _um_tries=$((_um_tries + 1))
+        [ "$_um_tries" -le 100 ] || die "cannot unmount $_um_current from $1"
+        sleep 0.1
+    done
 }
 
 # The kernel's name of block device $1 (dm-3 for /dev/mapper/storlab-x: md's

@@ -210,34 +210,39 @@ def _remount(topo, domains, volume):
 
 def failover(topo, state, domains, node, say):
     """node went down: every volume it served moves to its first running
-    peer; the nodes serving the volumes it held a copy of drop that copy
-    (md would notice only at its next write to it). domains: the running
-    nodes. Changes state (lab.json's profile)."""
-    for volume in (state or {}).get("replicas", []):
-        if not volume["serving"]:
-            continue
-        if volume["primary"] != node:
-            if node in volume["peers"] and volume["primary"] in domains:
-                _mirror(topo, domains, volume, say)
-            continue
-        survivors = [p for p in volume["peers"] if p in domains]
-        if not survivors:
-            volume["serving"] = False
-            say(f"  volume {volume['volume']} is offline: no running node holds a copy; "
-                f"it comes back with {node}")
-            continue
-        new = survivors[0]
-        volume["primary"] = new
-        volume["peers"] = [p for p in volume["peers"] if p != new] + [node]
-        run_step(domains[new], new, "replica-unexport.sh",
-                 [nqn(topo.name, volume["volume"], new)])
+    peer; then the nodes serving the volumes it held a copy of drop that
+    copy (md would notice only at its next write to it; dropping waits for
+    the dead copy's transport to time out, so the moves go first).
+    domains: the running nodes. Changes state (lab.json's profile)."""
+    volumes = [v for v in (state or {}).get("replicas", []) if v["serving"]]
+    served = [v for v in volumes if v["primary"] == node]
+    held = [v for v in volumes if node in v["peers"] and v["primary"] in domains]
+    for volume in served:
+        _move(topo, domains, volume, node, say)
+    for volume in held:
         _mirror(topo, domains, volume, say)
-        say(f"  volume {volume['volume']} failed over from {node} to {new} "
-            f"({volume['device']}; copies on {', '.join(volume['peers'])})")
-        if "export" in volume:
-            _serve_nfs(topo, domains, volume)
-            _remount(topo, domains, volume)
-            say(f"  {volume['mount']} now served by {new}")
+
+
+def _move(topo, domains, volume, node, say):
+    """volume, served by node that went down, to its first running peer."""
+    survivors = [p for p in volume["peers"] if p in domains]
+    if not survivors:
+        volume["serving"] = False
+        say(f"  volume {volume['volume']} is offline: no running node holds a copy; "
+            f"it comes back with {node}")
+        return
+    new = survivors[0]
+    volume["primary"] = new
+    volume["peers"] = [p for p in volume["peers"] if p != new] + [node]
+    run_step(domains[new], new, "replica-unexport.sh",
+             [nqn(topo.name, volume["volume"], new)])
+    _mirror(topo, domains, volume, say)
+    say(f"  volume {volume['volume']} failed over from {node} to {new} "
+        f"({volume['device']}; copies on {', '.join(volume['peers'])})")
+    if "export" in volume:
+        _serve_nfs(topo, domains, volume)
+        _remount(topo, domains, volume)
+        say(f"  {volume['mount']} now served by {new}")
 
 
 def rejoin(topo, state, domains, node, say):
