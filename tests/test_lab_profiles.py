@@ -341,11 +341,18 @@ def test_replica_node_failure_and_resync(replica_lab):
 
 
 def test_primary_failover_and_rejoin(replica_lab):
-    """node1 serves volume node1: it moves to node2 (the first peer), which
-    then serves both volumes; node1 comes back as a peer and resyncs."""
+    """node1 serves volume node1 and crashes (its domain destroyed behind
+    storlab's back): status says so, `node down` moves the volume to node2
+    (the first peer), which then serves both volumes; node1 comes back as a
+    peer and resyncs."""
+    conn = libvirt_conn.connect()
+    conn.lookupByName(f"storlab-{replica_lab}-node1").destroy()
+    assert "node1 is not running: `storlab node profile-replicas node1 down` fails volume " \
+        "node1 over" in storlab("status", replica_lab).stdout
     started = time.monotonic()
     result = storlab("node", replica_lab, "node1", "down")
     assert result.returncode == 0, result.stdout + result.stderr
+    assert "node node1 of lab 'profile-replicas' was already down" in result.stdout
     assert "volume node1 failed over from node1 to node2" in result.stdout
     print(f"\nfailover of volume node1: {time.monotonic() - started:.1f} s")
     volume = volume_state(replica_lab, "node1")

@@ -232,16 +232,21 @@ def _lab_topology(lab, node):
 
 def node_down(lab, node):
     """Destroys one node's domain (a node failure); its disks keep running.
-    The replicated volumes it served fail over to a running peer."""
+    The replicated volumes it served fail over to a running peer, also when
+    the domain was already gone (a guest that crashed or was destroyed
+    behind storlab's back): this is how its volumes move."""
     state, topo = _lab_topology(lab, node)
-    dom = _domain_for(lab, node)
-    if dom.isActive():
-        dom.destroy()
-    _say(f"node {node} of lab '{lab}' is down (its disks stay up)")
+    libvirt_conn.ensure_daemons()
+    conn = libvirt_conn.connect()
+    running = _running_domains(topo, conn)
+    if node in running:
+        running.pop(node).destroy()
+        _say(f"node {node} of lab '{lab}' is down (its disks stay up)")
+    else:
+        _say(f"node {node} of lab '{lab}' was already down (its disks stay up)")
     if state.get("profile") and state["profile"].get("replicas"):
         try:
-            profiles.failover(topo, state["profile"], _running_domains(topo, libvirt_conn.connect()),
-                              node, _say)
+            profiles.failover(topo, state["profile"], running, node, _say)
         finally:
             _save_state(state)      # what moved is recorded even when a later step failed
 
@@ -367,8 +372,12 @@ def format_status(report):
             if entry["local"]:
                 lines.append(f"  volumes of {node}: local {entry['local']}"
                              + (f", workload {' '.join(entry['volumes'])}" if entry["volumes"] else ""))
+        running = {n["node"] for n in report["nodes"] if n["state"] == "running"}
         for r in profile.get("replicas", []):
             lines.append(f"  {profiles.volume_summary(r)}")
+            if r["serving"] and r["primary"] not in running:
+                lines.append(f"    {r['primary']} is not running: `storlab node {report['name']} "
+                             f"{r['primary']} down` fails volume {r['volume']} over")
     return "\n".join(lines)
 
 
