@@ -9,7 +9,7 @@ TESTS = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(TESTS)
 sys.path.insert(0, os.path.join(SOURCE, "scripts"))
 
-from storlab_cli import profile_schema, profiles, topology  # noqa: E402
+from storlab_cli import profile_schema, profile_status, profiles, topology  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
 
 MIB = 1 << 20
@@ -296,7 +296,7 @@ volume /dev/storlab/u1v1 size_bytes=16777216
 
 
 def test_parse_status():
-    s = profiles.parse_status(STATUS)
+    s = profile_status.parse_status(STATUS)
     md = s["md"][0]
     assert (md["name"], md["degraded"], md["sync_action"], md["sync_percent"]) == \
         ("md1", 1, "recover", 25.0)
@@ -313,7 +313,7 @@ def test_parse_status():
                           "state": "live"}]
     assert s["mounts"][0]["path"] == "/mnt/storlab" and s["nfsd"] is True
     assert s["volumes"] == [{"path": "/dev/storlab/u1v1", "size_bytes": 16777216}]
-    assert "md1 raid1 clean degraded 1 recover 25.0%" in profiles.summary(s)
+    assert "md1 raid1 clean degraded 1 recover 25.0%" in profile_status.summary(s)
 
 
 # ----------------------------------------------------- failover decisions

@@ -20,8 +20,8 @@ import socket
 import sys
 import time
 
-from . import (accel, agent, appliance, build, deps, libvirt_conn, nbdkit, profiles, render,
-               topology)
+from . import (accel, agent, appliance, build, deps, libvirt_conn, nbdkit, profile_status,
+               profiles, render, topology)
 from .errors import UserError
 
 RUN_BASE = os.environ.get("STORLAB_RUN_DIR", "/run/storlab")
@@ -344,7 +344,7 @@ def lab_status(lab, conn):
              "server": "running" if nbdkit.is_nbdkit(nbdkit.read_pid(d["pidfile"]) or -1) else "stopped"}
             for d in state["devices"] if d["node"] == node]
         if state.get("profile") is not None:
-            entry["storage"] = profiles.node_status(dom, node) if entry["agent"] else \
+            entry["storage"] = profile_status.node_status(dom, node) if entry["agent"] else \
                 {"error": f"node is {entry['state']}"}
         nodes.append(entry)
     return {"name": lab, "phase": state["phase"], "accel": state["accel"],
@@ -365,7 +365,7 @@ def format_status(report):
                 lines.append(f"  {'':10} {d['device']} control socket {d['ctl']} "
                              f"(storlab ctl {report['name']} {n['node']} {d['device']} COMMAND)")
         if "storage" in n:
-            lines.append(f"  {'':10} {profiles.summary(n['storage'])}")
+            lines.append(f"  {'':10} {profile_status.summary(n['storage'])}")
     profile = report.get("profile")
     if profile:
         for node, entry in profile["nodes"].items():
@@ -374,7 +374,7 @@ def format_status(report):
                              + (f", workload {' '.join(entry['volumes'])}" if entry["volumes"] else ""))
         running = {n["node"] for n in report["nodes"] if n["state"] == "running"}
         for r in profile.get("replicas", []):
-            lines.append(f"  {profiles.volume_summary(r)}")
+            lines.append(f"  {profile_status.volume_summary(r)}")
             if r["serving"] and r["primary"] not in running:
                 lines.append(f"    {r['primary']} is not running: `storlab node {report['name']} "
                              f"{r['primary']} down` fails volume {r['volume']} over")
