@@ -35,7 +35,9 @@ ctl_field () {  # FIELD : its value in the last reply
 refused () {  # EXPECTED_TEXT LUN_ARGS...
   local expected=$1; shift
   local rc=0
-  nbdkit -U - "$PLUGIN" "${ARRAY[@]}" "$@" --run true > "$TEST_DIR/bad.out" 2>&1 || rc=$?
+  # A socket in the test's directory, not -U -: nbdkit 1.32 leaves the
+  # /tmp/nbdkitXXXXXX directory of -U - behind when it refuses to start.
+  nbdkit -U "$TEST_DIR/bad.sock" "$PLUGIN" "${ARRAY[@]}" "$@" --run true > "$TEST_DIR/bad.out" 2>&1 || rc=$?
   [ $rc != 0 ] || fail "$*: accepted"
   grep -qF -- "$expected" "$TEST_DIR/bad.out" \
     || fail "$*: expected '$expected' in: $(cat "$TEST_DIR/bad.out")"
