@@ -182,15 +182,20 @@ def _nodes(loader, table, key_path, topo):
     default every node."""
     if "nodes" not in table:
         return list(topo.nodes)
-    value = table["nodes"]
+    listed = _node_names(loader, table["nodes"], key_path, topo)
+    return [n for n in topo.nodes if n.name in listed]
+
+
+def _node_names(loader, value, key_path, topo, expected="a non-empty list of node names"):
+    """value, checked to be a list of the topology's node names, each once."""
     names = [n.name for n in topo.nodes]
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-        loader.fail(key_path, "must be a non-empty list of node names", value)
+        loader.fail(key_path, f"must be {expected}", value)
     for name in value:
         if name not in names or value.count(name) > 1:
             loader.fail(key_path, f"'{name}' is not a node, once (nodes: {', '.join(names)})",
                         value)
-    return [n for n in topo.nodes if n.name in value]
+    return list(value)
 
 
 def _device_list(loader, value, key_path, node):
@@ -345,15 +350,8 @@ def _primaries(loader, table, topo):
     primaries = table["primaries"]
     if primaries == "all":
         return [n.name for n in topo.nodes if n.devices]      # a diskless node holds no copy
-    if (not isinstance(primaries, list) or not primaries
-            or not all(isinstance(p, str) for p in primaries)):
-        loader.fail(f"{path}.primaries", "must be \"all\" or a non-empty list of node names",
-                    primaries)
-    for primary in primaries:
-        if primary not in names or primaries.count(primary) > 1:
-            loader.fail(f"{path}.primaries", f"'{primary}' is not a node, once "
-                        f"(nodes: {', '.join(names)})", primaries)
-    return list(primaries)
+    return _node_names(loader, primaries, f"{path}.primaries", topo,
+                       expected='"all" or a non-empty list of node names')
 
 
 def _next_linked(topo, names, primary):

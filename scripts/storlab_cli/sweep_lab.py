@@ -96,7 +96,7 @@ class LabBackend:
             return None
         if target == TARGET_SHARE:
             share = f"{self.topo.profile.nfs.mount_point}/{node}"
-            self._guest(node, ["/bin/sh", "-c", f"grep -q ' {share} ' /proc/mounts || "
+            self._guest(node, ["/bin/sh", "-c", f". {PROFILE_LIB}; mounted {share} || "
                                f"{{ echo 'share {share} is not mounted' >&2; exit 1; }}"])
             return share
         script = f". {PROFILE_LIB}; disk_by_serial {target}"

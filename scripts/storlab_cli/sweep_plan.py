@@ -29,15 +29,16 @@ def _device(topo_node, name):
     return None
 
 
-def _check_fits(sweep, node, device):
+def _check_fits(sweep, capacity_bytes, what):
+    """Every point's working set (units x workers x size) fits capacity_bytes
+    of what (e.g. "node1's lun0 (1024 MiB)")."""
     for point in sweep.points:
         w = point.workload(sweep.workload)
         need_bytes = w["units"] * w["workers"] * parse_size_bytes(w["size"])
-        if need_bytes > device.size_bytes:
+        if need_bytes > capacity_bytes:
             raise UserError(
                 f"{sweep.path}: point {point.index}: {w['units']} units x {w['workers']} workers"
-                f" x size {w['size']} = {need_bytes // MIB} MiB does not fit {node}'s "
-                f"{device.name} ({device.size_bytes // MIB} MiB)")
+                f" x size {w['size']} = {need_bytes // MIB} MiB does not fit {what}")
 
 
 def _check_volumes(sweep, topo, active):
@@ -74,14 +75,8 @@ def _check_shares(sweep, topo, active):
                             f"its own (replicated volumes: {', '.join(homes)}; see "
                             "profile.replicas.primaries, or workload.nodes)")
     usable_bytes = int(profile.replicas.size_mib * MIB * (1 - EXT4_OVERHEAD))
-    for point in sweep.points:
-        w = point.workload(sweep.workload)
-        need_bytes = w["units"] * w["workers"] * parse_size_bytes(w["size"])
-        if need_bytes > usable_bytes:
-            raise UserError(
-                f"{sweep.path}: point {point.index}: {w['units']} units x {w['workers']} workers"
-                f" x size {w['size']} = {need_bytes // MIB} MiB does not fit a share "
-                f"(about {usable_bytes // MIB} MiB of a {profile.replicas.size_mib} MiB volume)")
+    _check_fits(sweep, usable_bytes, f"a share (about {usable_bytes // MIB} MiB of a "
+                f"{profile.replicas.size_mib} MiB volume)")
 
 
 def point_nodes(plan, workload):
@@ -124,7 +119,8 @@ def make(sweep, topo, backend=None):
                 raise UserError(f"{sweep.path}: workload.target = {target!r}: plugin "
                                 f"{device.plugin!r} has no model for the simulator (storlab "
                                 f"plugins: {', '.join(nbdkit.STORLAB_PLUGINS)})")
-            _check_fits(sweep, name, device)
+            _check_fits(sweep, device.size_bytes,
+                        f"{name}'s {device.name} ({device.size_bytes // MIB} MiB)")
             devices[name] = device
         controlled = {}
         if any(p.device_knobs() for p in sweep.points) and backend == "lab":
