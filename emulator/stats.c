@@ -501,7 +501,8 @@ validate_header (const struct sl_stats_file_header *h, size_t file_bytes,
 struct sl_stats_file *
 sl_stats_file_open (const char *path, char *err, size_t err_bytes)
 {
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK: opening a FIFO must not wait for a writer (fstat refuses it) */
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     snprintf (err, err_bytes, "stats file %s: cannot open: %s", path, strerror (errno));
     return NULL;
@@ -509,6 +510,11 @@ sl_stats_file_open (const char *path, char *err, size_t err_bytes)
   struct stat st;
   if (fstat (fd, &st) != 0) {
     snprintf (err, err_bytes, "stats file %s: cannot stat: %s", path, strerror (errno));
+    close (fd);
+    return NULL;
+  }
+  if (!S_ISREG (st.st_mode)) {
+    snprintf (err, err_bytes, "stats file %s: not a regular file", path);
     close (fd);
     return NULL;
   }

@@ -59,6 +59,16 @@ def test_unknown_command_is_one_line_and_nonzero():
     assert "Traceback" not in result.stderr
 
 
+def test_help_says_what_demo_runs():
+    """demo is the lab sweep (it once claimed to run the HDD model side by side)."""
+    result = run_cli("--help")
+    assert result.returncode == 0
+    demo_line = next(line for line in result.stdout.splitlines() if line.startswith("  demo"))
+    for needle in ("default 3-node lab", "RAID LUN", "cache on and off", "simulator"):
+        assert needle in demo_line, demo_line
+    assert "HDD model" not in result.stdout
+
+
 def test_demo_with_arguments_is_refused_without_traceback():
     result = run_cli("demo", "extra")
     assert result.returncode == 1
@@ -196,8 +206,8 @@ def test_ctl_lab_form_errors_name_lab_node_and_device(tmp_path, args, message):
 
 
 def test_send_to_device_returns_ok_replies_and_raises_on_errors(tmp_path, monkeypatch):
-    from storlab_cli import ctl, lab
-    monkeypatch.setattr(lab, "RUN_BASE", str(tmp_path))
+    from storlab_cli import ctl, lab_state
+    monkeypatch.setattr(lab_state, "RUN_BASE", str(tmp_path))
     path = fake_lab(tmp_path)
     thread, received = fake_controller(path, [b"ok battery=failed policy=write-back\n",
                                               b"error fail-member 9: no such member\n"])

@@ -113,8 +113,17 @@ def test_topology_by_name_in_topologies_dir(tmp_path):
     (("iodepth = [1, 4, 16]", "iodepth = [0]"), "sweep.iodepth[0] = 0: must be 1..1024"),
     (("iodepth = [1, 4, 16]", "iodepth = 4"), "sweep.iodepth = 4: must be a non-empty list"),
     (("iodepth = [1, 4, 16]", "target = [\"a\"]"), "sweep.target: cannot be swept"),
-    (('"device.battery" = ["ok", "failed"]', '"device.write cache" = ["a b"]'),
+    (('"device.battery" = ["ok", "failed"]', '"device.write-cache" = ["a b"]'),
      "must be one word"),
+    (('"device.battery" = ["ok", "failed"]', '"device.write cache" = ["on"]'),
+     "sweep.device.write cache: not a device parameter key"),
+    # a knob read as a storlab-sim option, or writing outside the results directory
+    (('"device.battery" = ["ok", "failed"]', '"device.--interval-ms" = [5]'),
+     "sweep.device.--interval-ms: not a device parameter key (a-z, then"),
+    (('"device.battery" = ["ok", "failed"]', '"device.stats" = ["/tmp/x.stats"]'),
+     "sweep.device.stats: names a file on the host"),
+    (('"device.battery" = ["ok", "failed"]', '"device.file" = ["/etc/passwd"]'),
+     "sweep.device.file: names a file on the host"),
     (('topology = "lab.toml"', 'topology = "nope.toml"'), "topology = 'nope.toml': no such file"),
     (('name = "s"', 'name = "S!"'), "name = 'S!': must be 1..40"),
     (("duration_s = 30", "duration_s = 0"), "phases.duration_s = 0: must be 1..86400"),
@@ -282,3 +291,15 @@ def test_volumes_target_needs_volumes_on_every_active_node(tmp_path):
                                         'target = "volumes"\nnodes = ["node2"]'),
                 topology_text=topo)
     assert sweep_plan.make(good, topology.load(good.topology_path)).nodes == ["node2"]
+
+
+def test_a_huge_grid_is_counted_before_it_is_built(tmp_path):
+    """2 x 10^12 points: one line, at once (it was a MemoryError traceback)."""
+    def hundred(form):
+        return "[" + ", ".join(form.format(n) for n in range(1, 101)) + "]"
+    axes = [("iodepth", hundred("{}")), ("bs", hundred('"{}k"')), ("size", hundred('"{}M"')),
+            ("rwmixread", hundred("{}").replace("100]", "0]")),
+            ("random_percent", hundred("{}").replace("100]", "0]")),
+            ('"device.x"', hundred("{}"))]
+    text = SWEEP.replace("iodepth = [1, 4, 16]", "\n".join(f"{k} = {v}" for k, v in axes))
+    refused(tmp_path, text, "sweep: 2000000000000 points; at most 10000")

@@ -224,10 +224,15 @@ def fake_lab(run_base):
                                 "(storlab plugins have one: node1 lun0)"),
     (("tlab", "node1", "lun0"), "stats file {tmp}/tlab/node1-lun0.stats: cannot open"),
     (("tlab", "node1"), "expected STATS or LAB NODE DEVICE, got 2 arguments (tlab node1)"),
+    # a FIFO once blocked top forever; a directory or a device is no stats file either
+    (("{tmp}/fifo.stats", "--once"), "stats file {tmp}/fifo.stats: not a regular file"),
+    (("/dev/zero", "--once"), "stats file /dev/zero: not a regular file"),
+    (("{tmp}", "--once"), "stats file {tmp}: not a regular file"),
 ])
 def test_bad_input_is_one_line_and_exit_1(tmp_path, args, message):
     fake_lab(tmp_path)
     (tmp_path / "small.stats").write_text("x")
+    os.mkfifo(tmp_path / "fifo.stats")
     result = storlab("top", *(a.format(tmp=tmp_path) for a in args),
                      env={"STORLAB_RUN_DIR": str(tmp_path)})
     assert result.returncode == 1, result

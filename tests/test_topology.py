@@ -20,7 +20,7 @@ TESTS = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(TESTS)
 sys.path.insert(0, os.path.join(SOURCE, "scripts"))
 
-from storlab_cli import render, topology  # noqa: E402
+from storlab_cli import lab_state, render, topology  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
 
 TOPOLOGIES = sorted(glob.glob(os.path.join(SOURCE, "topologies", "*.toml")))
@@ -334,8 +334,8 @@ def test_node_names_and_defaults(tmp_path):
     assert [(n.name, n.index, n.vcpus, n.memory_mib, n.devices) for n in topo.nodes] == [
         ("alpha", 1, 1, 768, []), ("beta-2", 2, 1, 768, [])]
     assert (topo.accel, topo.boot_timeout_s, topo.description) == ("auto", 120, "")
-    assert topology.domain_name(topo, topo.nodes[1]) == "storlab-n-beta-2"
-    assert topology.domain_name(topo, "alpha") == "storlab-n-alpha"
+    assert lab_state.domain_name(topo.name, topo.nodes[1].name) == "storlab-n-beta-2"
+    assert lab_state.domain_name(topo.name, "alpha") == "storlab-n-alpha"
 
 
 def test_per_node_overrides(tmp_path):
@@ -399,9 +399,9 @@ def test_params_are_passed_through_as_strings(tmp_path):
     (node,) = load_text(tmp_path, device_text(
         'name = "d"\nplugin = "hdd"',
         'size = "1G"\nheads = 4\nwrite-cache = true\naverage-seek-ms = 3.5\n'
-        'stats = "/tmp/a b"')).nodes
+        'file = "/tmp/a b"')).nodes
     assert node.devices[0].params == {"size": "1G", "heads": "4", "write-cache": "true",
-                                      "average-seek-ms": "3.5", "stats": "/tmp/a b"}
+                                      "average-seek-ms": "3.5", "file": "/tmp/a b"}
 
 
 @pytest.mark.parametrize("text, size", [
@@ -507,6 +507,15 @@ ERROR_CASES = [
      "defaults.devices[0].params.a=b: not a plugin parameter key"),
     (ONE_DISK.replace('size = "1G"', 'size = "1G"\n"a b" = "c"'),
      "defaults.devices[0].params.a b: not a plugin parameter key"),
+    # a key read as an nbdkit option would run a command as root (--run, --filter, -U)
+    (ONE_DISK.replace('size = "1G"', 'size = "1G"\n"--run" = "touch /tmp/x"'),
+     "defaults.devices[0].params.--run: not a plugin parameter key (a-z, then"),
+    (ONE_DISK.replace('size = "1G"', 'size = "1G"\n"-U" = "/tmp/s"'),
+     "defaults.devices[0].params.-U: not a plugin parameter key"),
+    (ONE_DISK.replace('size = "1G"', 'size = "1G"\n"" = "x"'),
+     "defaults.devices[0].params.: not a plugin parameter key"),
+    (ONE_DISK.replace('size = "1G"', 'size = "1G"\nstats = "/etc/shadow"'),
+     "defaults.devices[0].params.stats = '/etc/shadow': set by the lab"),
     (ONE_DISK.replace('size = "1G"', 'size = "1G"\nheads = [1, 2]'),
      "defaults.devices[0].params.heads = [1, 2]: must be a string, number or boolean"),
     (ONE_DISK.replace('size = "1G"', 'size = "1G"\nfile = "a\\nb"'),

@@ -2,15 +2,12 @@
 
 One topology file gives one lab.  Everything a lab starts is recorded in its
 run directory as it is started (lab.json, nbdkit pidfiles, sockets, console
-logs), so `down` can stop all of it even after an `up` that failed half-way.
-Guests are transient libvirt domains: destroying one leaves no definition.
-
-Lab state (<run dir>/lab.json): name, topology, accel, appliance, created,
-phase, domains, and devices: one entry per emulated device, in start order:
-    {"node", "device", "plugin", "socket": its NBD unix socket, "pidfile",
-     "stats": stats file (storlab plugins) or None,
-     "ctl": control socket (raid: <run dir>/<node>-<device>.ctl) or None}
-`storlab ctl LAB NODE DEVICE COMMAND` (ctl.send_to_device) finds "ctl" here.
+logs), so `down` can stop all of it even after an `up` that failed half-way;
+`down` acts only on what that state file lists (lab_state.py owns it, the
+lab's names and its domains' names).  Guests are transient libvirt domains:
+destroying one leaves no definition.
+`storlab ctl LAB NODE DEVICE COMMAND` (ctl.send_to_device) finds a device's
+control socket in the state's device entries.
 """
 import grp
 import json
@@ -20,11 +17,10 @@ import socket
 import sys
 import time
 
-from . import (accel, agent, appliance, build, deps, libvirt_conn, nbdkit, profile_status,
-               profiles, render, topology)
+from . import (accel, agent, appliance, build, deps, lab_state, libvirt_conn, nbdkit,
+               profile_status, profiles, render, topology)
 from .errors import UserError
 
-RUN_BASE = os.environ.get("STORLAB_RUN_DIR", "/run/storlab")
 QEMU_GROUP = "libvirt-qemu"
 LAB_PACKAGES = ["qemu-system-x86", "libvirt-daemon-system", "libvirt-clients",
                 "python3-libvirt", "python3-jinja2"]
@@ -32,31 +28,10 @@ CONSOLE_TAIL_LINES = 25
 # Everything `up` needs on the host: building, libvirt and QEMU, the appliance's contents.
 UP_PACKAGES = deps.BUILD_PACKAGES + LAB_PACKAGES + appliance.APPLIANCE_PACKAGES
 
-
-def run_dir(lab):
-    return os.path.join(RUN_BASE, lab)
-
-
-def _state_path(lab):
-    return os.path.join(run_dir(lab), "lab.json")
-
-
-def load_state(lab):
-    try:
-        with open(_state_path(lab), encoding="utf-8") as f:
-            return json.load(f)
-    except FileNotFoundError:
-        return None
-    except ValueError as e:
-        raise UserError(f"{_state_path(lab)}: unreadable lab state ({e})") from None
-
-
-def _save_state(state):
-    path = _state_path(state["name"])
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(state, f, indent=2)
-    os.replace(tmp, path)
+run_dir = lab_state.run_dir
+load_state = lab_state.load
+_save_state = lab_state.save
+known_labs = lab_state.known_labs
 
 
 def _qemu_gid():
@@ -66,9 +41,14 @@ def _qemu_gid():
         raise UserError(f"group {QEMU_GROUP} does not exist (is libvirt-daemon-system installed?)") from None
 
 
-def _lab_domains(conn, lab):
-    prefix = f"storlab-{lab}-"
-    return [d for d in conn.listAllDomains() if d.name().startswith(prefix)]
+def _existing_domains(conn, names):
+    """The domains of these exact names that libvirt knows (running or not)."""
+    wanted = set(names)
+    return [d for d in conn.listAllDomains() if d.name() in wanted]
+
+
+def _domain_names(topo):
+    return [lab_state.domain_name(topo.name, node.name) for node in topo.nodes]
 
 
 def _check_ports_free(topo):
@@ -120,7 +100,7 @@ def _start_devices(topo, state, directory, gid):
 
 
 def _wait_for_agents(topo, conn, started_s, nodes=None):
-    pending = {node.name: conn.lookupByName(topology.domain_name(topo, node))
+    pending = {node.name: conn.lookupByName(lab_state.domain_name(topo.name, node.name))
                for node in (nodes or topo.nodes)}
     deadline = started_s + topo.boot_timeout_s
     last_report = time.monotonic()
@@ -150,19 +130,19 @@ def up(topology_path, requested_accel=None):
     build.build()
     libvirt_conn.ensure_daemons()
     conn = libvirt_conn.connect()
-    if (load_state(topo.name) is not None or _lab_domains(conn, topo.name)
+    if (load_state(topo.name) is not None or _existing_domains(conn, _domain_names(topo))
             or os.path.isdir(run_dir(topo.name))):
         raise UserError(f"lab '{topo.name}' is already up (see `storlab status {topo.name}`; "
                         f"`storlab down {topo.name}` first)")
     _check_ports_free(topo)
     image = appliance.ensure()
     chosen, reason = accel.choose(requested_accel or topo.accel, image.kernel_path,
-                                  os.path.join(RUN_BASE, "accel-probe.json"))
+                                  os.path.join(lab_state.RUN_BASE, "accel-probe.json"))
     _say(f"accelerator: {chosen} ({reason})")
 
     gid = _qemu_gid()
     directory = run_dir(topo.name)
-    os.makedirs(RUN_BASE, mode=0o755, exist_ok=True)
+    os.makedirs(lab_state.RUN_BASE, mode=0o755, exist_ok=True)
     os.makedirs(directory, mode=0o750)
     os.chown(directory, 0, gid)
     started_s = time.monotonic()
@@ -175,7 +155,7 @@ def up(topology_path, requested_accel=None):
         _start_devices(topo, state, directory, gid)
         for node in topo.nodes:
             xml = render.domain_xml(topo, node, image, directory, chosen)
-            name = topology.domain_name(topo, node)
+            name = lab_state.domain_name(topo.name, node.name)
             state["domains"].append(name)
             _save_state(state)
             conn.createXML(xml, 0)
@@ -189,7 +169,7 @@ def up(topology_path, requested_accel=None):
     except BaseException as failure:
         _say(f"up failed; rolling back lab '{topo.name}'")
         try:
-            _teardown(topo.name, conn)
+            _teardown(state, conn)
         except Exception as cleanup_error:  # noqa: BLE001 - report both, keep the first
             _say(f"rollback incomplete: {cleanup_error}")
         if isinstance(failure, libvirt_conn.error_type()):
@@ -203,7 +183,7 @@ def up(topology_path, requested_accel=None):
 
 
 def _domains_of(topo, conn):
-    return {node.name: conn.lookupByName(topology.domain_name(topo, node)) for node in topo.nodes}
+    return {node.name: conn.lookupByName(lab_state.domain_name(topo.name, node.name)) for node in topo.nodes}
 
 
 def _running_domains(topo, conn):
@@ -211,7 +191,7 @@ def _running_domains(topo, conn):
     running = {}
     for node in topo.nodes:
         try:
-            dom = conn.lookupByName(topology.domain_name(topo, node))
+            dom = conn.lookupByName(lab_state.domain_name(topo.name, node.name))
         except libvirt_conn.error_type():
             continue
         if dom.isActive():
@@ -221,9 +201,8 @@ def _running_domains(topo, conn):
 
 def _lab_topology(lab, node):
     """(state, topology) of a lab that is up and has node."""
-    state = load_state(lab)
-    if state is None:
-        raise UserError(f"no lab named '{lab}' is up (known: {', '.join(known_labs()) or 'none'})")
+    state = lab_state.require(lab)
+    lab_state.require_node(state, node)
     topo = topology.load(state["topology"])
     if topo.name != lab or node not in [n.name for n in topo.nodes]:
         raise UserError(f"lab '{lab}' has no node '{node}' in {state['topology']}")
@@ -257,8 +236,8 @@ def node_up(lab, node):
     state, topo = _lab_topology(lab, node)
     libvirt_conn.ensure_daemons()
     conn = libvirt_conn.connect()
-    name = topology.domain_name(topo, node)
-    if any(d.name() == name and d.isActive() for d in _lab_domains(conn, lab)):
+    name = lab_state.domain_name(lab, node)
+    if any(d.isActive() for d in _existing_domains(conn, [name])):
         raise UserError(f"node {node} of lab '{lab}' is already running")
     image = appliance.ensure()
     started_s = time.monotonic()
@@ -276,11 +255,14 @@ def node_up(lab, node):
     _say(f"node {node} of lab '{lab}' is up again ({time.monotonic() - started_s:.1f} s)")
 
 
-def _teardown(lab, conn):
-    """Stops every domain and nbdkit of the lab and removes its run directory.
-    Returns what it stopped."""
+def _teardown(state, conn):
+    """Stops the domains and nbdkit servers the lab's state lists and removes
+    its run directory.  Returns what it stopped."""
+    lab = state["name"]
     stopped = {"domains": [], "devices": []}
-    for dom in _lab_domains(conn, lab):
+    listed = set(state["domains"])
+    names = [lab_state.domain_name(lab, node) for node in lab_state.nodes_of(state)]
+    for dom in _existing_domains(conn, [n for n in names if n in listed]):
         name = dom.name()
         try:
             persistent = dom.isPersistent()      # ask first: a destroyed transient domain is gone
@@ -292,32 +274,41 @@ def _teardown(lab, conn):
             if "not found" not in e.get_error_message().lower():
                 raise UserError(f"cannot stop domain {name}: {e.get_error_message()}") from None
         stopped["domains"].append(name)
-    directory = run_dir(lab)
-    if os.path.isdir(directory):
-        for entry in sorted(os.listdir(directory)):
-            if entry.endswith(".pid") and nbdkit.stop_daemon(os.path.join(directory, entry)):
-                stopped["devices"].append(entry[:-4])
-        shutil.rmtree(directory)
+    for pidfile in lab_state.own_files(state, "pidfile"):
+        if nbdkit.stop_daemon(pidfile):
+            stopped["devices"].append(os.path.basename(pidfile)[:-len(".pid")])
+    _remove_run_dir(lab)
     return stopped
+
+
+def _check_not_a_link(directory):
+    if os.path.islink(directory):
+        raise UserError(f"{directory}: a symbolic link, not a lab's run directory: left alone")
+
+
+def _remove_run_dir(lab):
+    directory = run_dir(lab)                    # the name was checked: RUN_BASE/<lab>
+    _check_not_a_link(directory)
+    if os.path.isdir(directory):
+        shutil.rmtree(directory)
 
 
 def down(lab):
+    _check_not_a_link(run_dir(lab))
+    state = load_state(lab)
+    if state is None:
+        if os.path.isdir(run_dir(lab)):
+            # an `up` that died before its first state write started nothing
+            _remove_run_dir(lab)
+            _say(f"lab '{lab}' had a run directory and no state: removed it")
+            return {"domains": [], "devices": []}
+        raise lab_state.no_such_lab(lab)
     libvirt_conn.ensure_daemons()
     conn = libvirt_conn.connect()
-    if load_state(lab) is None and not _lab_domains(conn, lab) and not os.path.isdir(run_dir(lab)):
-        raise UserError(f"no lab named '{lab}' is up (known: {', '.join(known_labs()) or 'none'})")
-    stopped = _teardown(lab, conn)
+    stopped = _teardown(state, conn)
     _say(f"lab '{lab}' is down: stopped {len(stopped['domains'])} domains and "
          f"{len(stopped['devices'])} device servers")
     return stopped
-
-
-def known_labs():
-    try:
-        return sorted(e for e in os.listdir(RUN_BASE)
-                      if os.path.exists(os.path.join(RUN_BASE, e, "lab.json")))
-    except FileNotFoundError:
-        return []
 
 
 _DOMAIN_STATES = {0: "nostate", 1: "running", 2: "blocked", 3: "paused", 4: "shutdown",
@@ -325,12 +316,10 @@ _DOMAIN_STATES = {0: "nostate", 1: "running", 2: "blocked", 3: "paused", 4: "shu
 
 
 def lab_status(lab, conn):
-    state = load_state(lab)
-    if state is None:
-        raise UserError(f"no lab named '{lab}' is up (known: {', '.join(known_labs()) or 'none'})")
+    state = lab_state.require(lab)
     nodes = []
-    for name in state["domains"]:
-        node = name[len(f"storlab-{lab}-"):]
+    for node in lab_state.nodes_of(state):
+        name = lab_state.domain_name(lab, node)
         entry = {"node": node, "domain": name, "state": "absent", "agent": False}
         try:
             dom = conn.lookupByName(name)
@@ -390,8 +379,7 @@ def status(lab=None, as_json=False):
             print("no labs are up")
         return 0
     for name in labs:                # an unknown lab is an error before touching libvirt
-        if load_state(name) is None:
-            raise UserError(f"no lab named '{name}' is up (known: {', '.join(known_labs()) or 'none'})")
+        lab_state.require(name)
     libvirt_conn.ensure_daemons()
     conn = libvirt_conn.connect()
     reports = [lab_status(name, conn) for name in labs]
@@ -403,13 +391,9 @@ def status(lab=None, as_json=False):
 
 
 def _domain_for(lab, node):
-    state = load_state(lab)
-    if state is None:
-        raise UserError(f"no lab named '{lab}' is up (known: {', '.join(known_labs()) or 'none'})")
-    name = f"storlab-{lab}-{node}"
-    if name not in state["domains"]:
-        nodes = ", ".join(d[len(f"storlab-{lab}-"):] for d in state["domains"])
-        raise UserError(f"lab '{lab}' has no node '{node}' (nodes: {nodes})")
+    state = lab_state.require(lab)
+    lab_state.require_node(state, node)
+    name = lab_state.domain_name(lab, node)
     libvirt_conn.ensure_daemons()
     conn = libvirt_conn.connect()
     try:

@@ -3,19 +3,13 @@ node, device, plugin, socket, stats, ctl), or a UserError naming what is
 missing and what there is.  `storlab ctl LAB NODE DEVICE` (its "ctl") and
 `storlab top LAB NODE DEVICE` (its "stats") both look devices up here.
 """
-from . import lab as lab_mod
+from . import lab_state
 from .errors import UserError
 
 
 def _state_and_entry(lab, node, device):
-    state = lab_mod.load_state(lab)
-    if state is None:
-        known = ", ".join(lab_mod.known_labs()) or "none"
-        raise UserError(f"no lab named '{lab}' is up (known: {known})")
-    nodes = [d[len(f"storlab-{lab}-"):] for d in state["domains"]]
-    nodes += [n for n in dict.fromkeys(d["node"] for d in state["devices"]) if n not in nodes]
-    if node not in nodes:
-        raise UserError(f"lab '{lab}' has no node '{node}' (nodes: {', '.join(nodes) or 'none'})")
+    state = lab_state.require(lab)
+    lab_state.require_node(state, node)
     devices = [d for d in state["devices"] if d["node"] == node]
     entry = next((d for d in devices if d["device"] == device), None)
     if entry is None:

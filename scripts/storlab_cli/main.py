@@ -5,7 +5,9 @@ from . import check, ctl, demo, lab_commands, plot_command, sweep, top
 from .errors import UserError
 
 COMMANDS = {
-    "demo": (demo.run, "run the HDD model in the simulator and through the plugin, side by side"),
+    "demo": (demo.run, "the main job: bring the default 3-node lab up, sweep outstanding I/O "
+             "1..16 on every node's RAID LUN with the controller cache on and off, plot it "
+             "beside the simulator's prediction in an HTML report, take the lab down"),
     "check": (check.run, "install what is missing, build, and run every test"),
     "up": (lab_commands.up, "bring a lab up: up TOPOLOGY.toml [--accel auto|kvm|tcg]"),
     "down": (lab_commands.down, "stop everything a lab started: down LAB"),

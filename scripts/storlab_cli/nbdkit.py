@@ -24,8 +24,9 @@ class Nbdkit:
         self.socket = os.path.join(workdir, f"{name}.sock")
         self.stderr_path = os.path.join(workdir, f"{name}.stderr")
         target = plugin_argument(plugin)
+        # "--": nbdkit's options end here; no parameter can be read as one
         cmd = (["nbdkit", "--foreground", "--exit-with-parent", f"--threads={threads}",
-                "-U", self.socket] + list(options) + [target] + list(params))
+                "-U", self.socket] + list(options) + ["--", target] + list(params))
         self._stderr = open(self.stderr_path, "w", encoding="utf-8")
         self.process = subprocess.Popen(cmd, stderr=self._stderr)
         deadline = time.monotonic() + 10
@@ -70,7 +71,7 @@ def start_daemon(plugin, params, socket_path, pidfile, socket_group_id, threads=
     when it refuses to start."""
     target = plugin_argument(plugin)
     cmd = ["nbdkit", f"--threads={threads}", "-U", socket_path, "-P", pidfile,
-           target] + list(params)
+           "--", target] + list(params)
     result = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         message = " ".join(result.stderr.strip().splitlines()) or f"exit {result.returncode}"

@@ -15,8 +15,11 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from . import regular_file
 from .errors import UserError
 
+# The plugin writes a line per control change: a few KiB in a long run.
+MAX_LOG_BYTES = 64 << 20
 BATTERY_STATES = ("ok", "learning", "failed", "absent")     # battery_state counter values
 UNIT_BYTES = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
 
@@ -56,12 +59,9 @@ def load(path):
     device, or the plugin runs without ctl=). A last line still being
     written is left for the next read."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        text = regular_file.read_bytes(path, MAX_LOG_BYTES).decode("utf-8", errors="replace")
     except FileNotFoundError:
         return []
-    except OSError as e:
-        raise UserError(f"{path}: cannot read the event log ({e.strerror})") from None
     events = []
     for number, line in enumerate(text.split("\n")[:-1], 1):
         try:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import jinja2
 
+from . import lab_state
 from . import topology as topology_mod
 from .paths import SOURCE_DIR
 
@@ -95,7 +96,7 @@ def domain_xml(topology, node, appliance, run_dir, accel):
     return environment().get_template(DOMAIN_TEMPLATE).render(
         domain_type=DOMAIN_TYPES[accel],
         kvm=accel == "kvm",
-        name=topology_mod.domain_name(topology, node),
+        name=lab_state.domain_name(topology.name, node.name),
         topology=topology,
         node=node,
         appliance=appliance,

@@ -12,7 +12,7 @@ import os
 import subprocess
 import time
 
-from . import agent, ctl, fio_jobfile, lab, libvirt_conn, paths, sweep_plan, topology
+from . import agent, ctl, fio_jobfile, lab, lab_state, libvirt_conn, paths, sweep_plan
 from .errors import UserError
 from .sweep_schema import LIVE_KNOBS, TARGET_SHARE, TARGET_VOLUMES
 from .topology import parse_size_bytes
@@ -58,7 +58,7 @@ class LabBackend:
             conn = libvirt_conn.connect()
             for node in self.plan.nodes:
                 self.domains[node] = conn.lookupByName(
-                    topology.domain_name(self.topo, self.topo.node(node)))
+                    lab_state.domain_name(self.topo.name, node))
             self.paths = {node: self._resolve_target(node) for node in self.plan.nodes}
         except BaseException:
             self.__exit__(None, None, None)

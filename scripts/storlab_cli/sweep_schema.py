@@ -46,14 +46,14 @@ only change live, through a raid device's control socket (battery,
 cache-policy): anything else would need a new lab.
 """
 import itertools
+import math
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 
-from . import paths
+from . import paths, toml_file
 from .errors import UserError
-from .topology import _Loader, parse_size_bytes
+from .topology import PARAM_KEY_RE, PARAM_KEY_RULE, _Loader, parse_size_bytes
 
 NAME_RE = re.compile(r"[a-z0-9-]{1,40}")
 BACKENDS = ("lab", "sim")
@@ -74,6 +74,8 @@ TARGET_VOLUMES = "volumes"
 TARGET_SHARE = "share"
 PROFILE_TARGETS = (TARGET_VOLUMES, TARGET_SHARE)       # the guests' stack, not a device
 MAX_POINTS = 10000
+# Device keys whose value is a path on the host: never a knob.
+HOST_PATH_KEYS = ("file", "stats", "ctl")
 
 WORKLOAD_DEFAULTS = {"active_nodes": None, "units": 1, "workers": 1, "rw": "randread", "rwmixread": 50,
                      "random_percent": 100, "bs": "4k", "iodepth": 1, "size": "64M"}
@@ -132,16 +134,7 @@ class Sweep:
 
 def load(path, backend=None):
     path = os.fspath(path)
-    try:
-        with open(path, "rb") as f:
-            data = tomllib.loads(f.read().decode("utf-8"))
-    except OSError as e:
-        raise UserError(f"{path}: cannot read: {e.strerror or e}") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{path}: not valid TOML: not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as e:
-        raise UserError(f"{path}: not valid TOML: {e}") from None
-    sweep = _SweepLoader(path).sweep(data)
+    sweep = _SweepLoader(path).sweep(toml_file.read(path))
     if backend is not None:
         if backend not in BACKENDS:
             raise UserError(f"--backend {backend}: unknown backend (known: lab, sim)")
@@ -222,6 +215,15 @@ class _SweepLoader(_Loader):
             self.fail(key_path, "must be one word without '='", value)
         return value
 
+    def device_key(self, knob, key_path):
+        if not knob:
+            self.fail(key_path, "names no device key")
+        if not PARAM_KEY_RE.fullmatch(knob):
+            self.fail(key_path, f"not a device parameter key ({PARAM_KEY_RULE})")
+        if knob in HOST_PATH_KEYS:
+            self.fail(key_path, "names a file on the host: a sweep keeps every file it writes "
+                      "in its results directory (device stats included)")
+
     def value(self, key, value, key_path):
         if key.startswith(DEVICE_PREFIX):
             return self.device_value(value, key_path)
@@ -241,14 +243,16 @@ class _SweepLoader(_Loader):
         workload = self.workload(self.table(data.get("workload", {}), "workload"))
         phases = self.phases(self.table(data.get("phases", {}), "phases"))
         swept, grid, extras = self.grid(self.table(data.get("sweep", {}), "sweep"), workload)
+        # counted before anything is built: a grid of 10^12 points is an error, not a MemoryError
+        count = math.prod(len(values) for values in grid.values()) + len(extras)
+        if count > MAX_POINTS:
+            self.fail("sweep", f"{count} points; at most {MAX_POINTS}")
         points = [Point(i, dict(zip(swept, values)))
                   for i, values in enumerate(itertools.product(*grid.values()))]
         plot_x, plot_series = self.plot(self.table(data.get("plot", {}), "plot"), swept)
         for n, extra in enumerate(extras):
             points.append(self.extra_point(extra, f"sweep.points[{n}]", len(points), swept, grid,
                                            workload, phases, plot_series or plot_x))
-        if len(points) > MAX_POINTS:
-            self.fail("sweep", f"{len(points)} points; at most {MAX_POINTS}")
         return Sweep(name, description, self.path, backend, topology_path, predict, workload,
                      phases, swept, points, plot_x, plot_series)
 
@@ -296,8 +300,8 @@ class _SweepLoader(_Loader):
             if not key.startswith(DEVICE_PREFIX) and key not in SWEEPABLE:
                 self.fail(key_path, "cannot be swept (sweepable: "
                           f"{', '.join(SWEEPABLE)}, or {DEVICE_PREFIX}KEY for a device key)")
-            if key.startswith(DEVICE_PREFIX) and len(key) == len(DEVICE_PREFIX):
-                self.fail(key_path, "names no device key")
+            if key.startswith(DEVICE_PREFIX):
+                self.device_key(key[len(DEVICE_PREFIX):], key_path)
             if not isinstance(values, list) or not values:
                 self.fail(key_path, "must be a non-empty list of values", values)
             checked = [self.value(key, v, f"{key_path}[{i}]") for i, v in enumerate(values)]

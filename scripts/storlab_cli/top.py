@@ -15,7 +15,7 @@ import os
 import sys
 import time
 
-from . import cli_args, lab_device, raid_events, stats_snapshot, top_frame
+from . import cli_args, lab_device, raid_events, regular_file, stats_snapshot, top_frame
 from .errors import UserError
 
 HOME = "\x1b[H"                 # cursor home
@@ -54,8 +54,10 @@ def _count(text):
 
 
 def stats_path(target):
-    """[STATS] or [LAB, NODE, DEVICE] -> the stats file's path."""
+    """[STATS] or [LAB, NODE, DEVICE] -> the stats file's path (a regular file:
+    a FIFO would block the reader forever)."""
     if len(target) == 1:
+        regular_file.check_regular(target[0], "stats file")
         return target[0]
     if len(target) == 3:
         return lab_device.path_of(*target, "stats", "stats file", "storlab plugins have one")

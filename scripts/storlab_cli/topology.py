@@ -18,11 +18,10 @@ import ipaddress
 import math
 import os
 import re
-import tomllib
 import zlib
 from dataclasses import dataclass
 
-from . import profile_schema
+from . import profile_schema, toml_file
 from .errors import UserError
 
 PLUGINS = ("hdd", "ssd", "raid", "memory")
@@ -63,9 +62,15 @@ RAID_DEFAULTS = {"level": "10", "members": "8", "stripe-size": "64k"}
 RAID_PRESETS = {                                        # emulator/presets.c, kind "raid"
     "vsa-raid10-8x-sas10k": {"level": "10", "members": "8", "stripe-size": "64k"},
 }
-# Keys the lab owns for a raid device: it starts every raid plugin with its
-# control socket in the run directory, and the LUN size is derived.
-RAID_LAB_KEYS = ("ctl",)
+# Keys the lab owns: it starts every storlab plugin with its stats file and
+# every raid plugin with its control socket in the run directory.
+LAB_KEYS = ("stats", "ctl")
+# A plugin parameter key as the plugins spell them (preset, member-size): it
+# can never be read as an nbdkit option ('-') or split ('=', spaces).
+PARAM_KEY_RE = re.compile(r"[a-z][a-z0-9-]{0,63}")
+PARAM_KEY_RULE = "a-z, then up to 63 of a-z, 0-9, '-'"
+# nbdkit's own memory plugin (a zero-latency disk): its keys.
+MEMORY_PLUGIN_KEYS = ("size", "allocator")
 
 DEFAULT_VCPUS = 1
 DEFAULT_MEMORY_MIB = 768
@@ -85,7 +90,9 @@ PORT_SLOT_WIDTH = 64
 PORT_SLOTS = 396
 
 LAB_NAME_RE = re.compile(r"[a-z0-9-]{1,24}")
+LAB_NAME_RULE = "1..24 of a-z, 0-9, '-'"
 NODE_NAME_RE = re.compile(r"[a-z][a-z0-9-]{0,15}")
+NODE_NAME_RULE = "a-z then up to 15 of a-z, 0-9, '-'"
 DEVICE_NAME_RE = re.compile(r"[a-z][a-z0-9]{0,11}")
 # nbdkit's size grammar as storlab parses it: DIGITS [SUFFIX ["i"]] ["b"|"B"].
 SIZE_RE = re.compile(r"([0-9]+)(?:([kKmMgGtTpPeE])(?:i(?=[bB]))?)?[bB]?")
@@ -166,11 +173,6 @@ class LinkEnd:
     addr: str
 
 
-def domain_name(topology, node):
-    node_name = node if isinstance(node, str) else node.name
-    return f"storlab-{topology.name}-{node_name}"
-
-
 def link_ends(topology, node):
     """This node's link ends, in link order."""
     node_name = node if isinstance(node, str) else node.name
@@ -236,18 +238,7 @@ def make_link(lab_name, index, a, b):
 
 def load(path):
     path = os.fspath(path)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise UserError(f"{path}: cannot read: {e.strerror or e}") from None
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise UserError(f"{path}: not valid TOML: not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as e:
-        raise UserError(f"{path}: not valid TOML: {e}") from None
-    return _Loader(path).topology(data)
+    return _Loader(path).topology(toml_file.read(path))
 
 
 def _show(value):
@@ -316,8 +307,8 @@ class _Loader:
     def topology(self, data):
         self.check_keys(data, TOP_KEYS, "")
         if "name" not in data:
-            self.fail("name", "missing (a lab name: 1..24 of a-z, 0-9, '-')")
-        name = self.name(data["name"], "name", LAB_NAME_RE, "1..24 of a-z, 0-9, '-'")
+            self.fail("name", f"missing (a lab name: {LAB_NAME_RULE})")
+        name = self.name(data["name"], "name", LAB_NAME_RE, LAB_NAME_RULE)
         description = self.string(data.get("description", ""), "description")
         if CONTROL_RE.search(description):
             self.fail("description", "contains a control character")
@@ -375,8 +366,7 @@ class _Loader:
         seen = set()
         for i, node_name in enumerate(names):
             key_path = f"nodes.names[{i}]"
-            self.name(node_name, key_path, NODE_NAME_RE,
-                      "a-z then up to 15 of a-z, 0-9, '-'")
+            self.name(node_name, key_path, NODE_NAME_RE, NODE_NAME_RULE)
             if node_name in seen:
                 self.fail(key_path, "duplicate node name", node_name)
             seen.add(node_name)
@@ -425,7 +415,7 @@ class _Loader:
         # reads its block characteristics.
         bus = self.choice(entry.get("bus", "scsi" if plugin in ("hdd", "raid") else "virtio"),
                           f"{key_path}.bus", BUSES, "bus")
-        params = self.params(entry.get("params", {}), f"{key_path}.params")
+        params = self.params(entry.get("params", {}), f"{key_path}.params", plugin)
 
         if plugin == "raid":
             size_bytes = self.raid_size(params, entry.get("params", {}), f"{key_path}.params")
@@ -448,13 +438,20 @@ class _Loader:
                        size_bytes=size_bytes, rotation_rpm=rotation_rpm)
                 for n in range(count)]
 
-    def params(self, value, key_path):
+    def params(self, value, key_path, plugin):
         table = self.table(value, key_path)
         params = {}
         for key, raw in table.items():
             key_path_k = f"{key_path}.{key}"
-            if not key or key[0].isupper() or "=" in key or any(c.isspace() for c in key):
-                self.fail(key_path_k, "not a plugin parameter key (lowercase, no '=' or spaces)")
+            if not PARAM_KEY_RE.fullmatch(key):
+                self.fail(key_path_k, f"not a plugin parameter key ({PARAM_KEY_RULE})")
+            if key in LAB_KEYS and plugin != "memory":
+                self.fail(key_path_k, "set by the lab (the device's file in the lab's run "
+                          "directory: `storlab top`/`storlab ctl LAB NODE DEVICE`): remove it",
+                          raw)
+            if plugin == "memory" and key not in MEMORY_PLUGIN_KEYS:
+                self.fail(key_path_k, "not a key of nbdkit's memory plugin (known: "
+                          f"{', '.join(MEMORY_PLUGIN_KEYS)})", raw)
             if isinstance(raw, bool):
                 text = "true" if raw else "false"
             elif isinstance(raw, (int, float, str)):
@@ -468,11 +465,6 @@ class _Loader:
 
     def raid_size(self, params, raw, key_path):
         """The LUN size the raid plugin serves for these params (see RAID_DATA_MEMBERS)."""
-        for key in RAID_LAB_KEYS:
-            if key in params:
-                self.fail(f"{key_path}.{key}", "set by the lab (the control socket in the lab's "
-                          "run directory; use `storlab ctl LAB NODE DEVICE`): remove it",
-                          raw[key])
         if "size" in params:
             self.fail(f"{key_path}.size", "not a raid parameter: the LUN's size follows from "
                       "level, members, stripe-size and member-size", raw["size"])

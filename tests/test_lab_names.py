@@ -1,0 +1,166 @@
+"""pytest: lab and node names are checked before they become paths or libvirt
+lookups, and `down` acts only on what the lab's own state file lists.
+
+libvirt and directory removal are replaced by recorders here (no VMs, nothing
+of the host's touched): `storlab down /` once meant shutil.rmtree('/').
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.dirname(TESTS)
+STORLAB = os.path.join(SOURCE, "scripts", "storlab")
+sys.path.insert(0, os.path.join(SOURCE, "scripts"))
+
+from storlab_cli import lab, lab_state, libvirt_conn, nbdkit  # noqa: E402
+from storlab_cli.errors import UserError  # noqa: E402
+
+BAD_LAB_NAMES = ["/", "", "..", ".", "../../tmp/canary", "a/b", "Lab", "x" * 25, "lab name",
+                 "lab\n", "lab\x00"]
+
+
+class FakeDomain:
+    def __init__(self, name, log):
+        self._name, self.log = name, log
+
+    def name(self):
+        return self._name
+
+    def isPersistent(self):  # noqa: N802 - libvirt's spelling
+        return False
+
+    def isActive(self):  # noqa: N802
+        return True
+
+    def destroy(self):
+        self.log.append(("destroy", self._name))
+
+
+class FakeConnection:
+    def __init__(self, names):
+        self.log = []
+        self.domains = [FakeDomain(n, self.log) for n in names]
+
+    def listAllDomains(self):  # noqa: N802
+        return list(self.domains)
+
+
+@pytest.fixture
+def recorders(tmp_path, monkeypatch):
+    """RUN_BASE in tmp_path; libvirt, rmtree and nbdkit stops recorded."""
+    run_base = tmp_path / "run" / "storlab"
+    run_base.mkdir(parents=True)
+    monkeypatch.setattr(lab_state, "RUN_BASE", str(run_base))
+    removed, stopped = [], []
+    conn = FakeConnection(["storlab-hw-node1", "storlab-hw-wss-node1", "storlab-hw-wss-node2",
+                           "other-domain"])
+    monkeypatch.setattr(libvirt_conn, "ensure_daemons", lambda: None)
+    monkeypatch.setattr(libvirt_conn, "connect", lambda: conn)
+    monkeypatch.setattr(shutil, "rmtree", lambda path, *a, **k: removed.append(str(path)))
+    monkeypatch.setattr(nbdkit, "stop_daemon", lambda pidfile, *a, **k: stopped.append(pidfile))
+    return run_base, conn, removed, stopped
+
+
+def write_state(run_base, lab_name, nodes, devices=()):
+    directory = run_base / lab_name
+    directory.mkdir()
+    state = {"name": lab_name, "topology": "/x.toml", "accel": "tcg", "appliance": "0",
+             "created": 0, "phase": "ready",
+             "domains": [f"storlab-{lab_name}-{n}" for n in nodes], "devices": list(devices)}
+    (directory / "lab.json").write_text(json.dumps(state))
+    return directory
+
+
+@pytest.mark.parametrize("name", BAD_LAB_NAMES)
+def test_down_refuses_what_is_not_a_lab_name(recorders, name):
+    _, conn, removed, stopped = recorders
+    with pytest.raises(UserError, match=r"not a lab name \(a topology's name: 1\.\.24 of a-z"):
+        lab.down(name)
+    assert (conn.log, removed, stopped) == ([], [], [])
+
+
+def test_down_of_a_prefix_leaves_the_longer_lab_alone(recorders):
+    run_base, conn, removed, _ = recorders
+    write_state(run_base, "hw-wss", ["node1", "node2"])
+    with pytest.raises(UserError, match=r"no lab named 'hw' is up \(known: hw-wss\)"):
+        lab.down("hw")
+    assert (conn.log, removed) == ([], [])
+    write_state(run_base, "hw", ["node1"])
+    lab.down("hw")
+    assert conn.log == [("destroy", "storlab-hw-node1")]
+    assert removed == [str(run_base / "hw")]
+
+
+def test_down_acts_only_on_what_the_state_lists(recorders):
+    run_base, conn, removed, stopped = recorders
+    inside = str(run_base / "hw" / "node1-disk0.pid")
+    devices = [{"node": "node1", "device": "disk0", "plugin": "hdd", "pidfile": inside},
+               {"node": "node1", "device": "evil", "plugin": "hdd", "pidfile": "/run/sshd.pid"},
+               {"node": "node1", "device": "up", "plugin": "hdd",
+                "pidfile": str(run_base / "hw" / ".." / "x.pid")}]
+    directory = write_state(run_base, "hw", ["node1"], devices)
+    state = json.loads((directory / "lab.json").read_text())
+    state["domains"].append("other-domain")             # not a domain of this lab's nodes
+    (directory / "lab.json").write_text(json.dumps(state))
+    lab.down("hw")
+    assert conn.log == [("destroy", "storlab-hw-node1")]
+    assert stopped == [inside]
+    assert removed == [str(directory)]
+
+
+def test_down_never_follows_a_run_directory_that_is_a_link(recorders, tmp_path):
+    run_base, conn, removed, _ = recorders
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (run_base / "hw").symlink_to(elsewhere)
+    with pytest.raises(UserError, match="a symbolic link, not a lab's run directory"):
+        lab.down("hw")
+    assert removed == [] and elsewhere.exists()
+
+
+def run_cli(run_base, *args):
+    return subprocess.run(["/usr/bin/python3", STORLAB, *args], capture_output=True, text=True,
+                          check=False, env=dict(os.environ, STORLAB_RUN_DIR=str(run_base)),
+                          timeout=60)
+
+
+def one_line_error(result, command):
+    assert result.returncode != 0, result
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"storlab {command}: "), result.stderr
+    assert "Traceback" not in result.stderr
+    return lines[0]
+
+
+def test_down_of_a_relative_path_removes_nothing_for_real(tmp_path):
+    """The reproduction of the defect, with real directories: the canary stays."""
+    run_base = tmp_path / "run" / "storlab"
+    run_base.mkdir(parents=True)
+    canary = tmp_path / "canary"
+    canary.mkdir()
+    (canary / "lab.json").write_text("{}")
+    line = one_line_error(run_cli(run_base, "down", "../../canary"), "down")
+    assert "'../../canary': not a lab name" in line
+    assert (canary / "lab.json").exists()
+
+
+@pytest.mark.parametrize("args, command, message", [
+    (["status", "../x"], "status", "lab name '../x': not a lab name"),
+    (["exec", "/", "node1", "--", "true"], "exec", "lab name '/': not a lab name"),
+    (["console", "hw", "../node"], "console", "node name '../node': not a node name"),
+    (["node", "..", "node1", "down"], "node", "lab name '..': not a lab name"),
+    (["ctl", "lab", "node1", "lun0", "status"], "ctl", "no lab named 'lab' is up"),
+    (["ctl", "hw", "Node", "lun0", "status"], "ctl", "node name 'Node': not a node name"),
+    (["top", "hw", "node1", "x/y", "--once"], "top", "no device"),
+])
+def test_every_command_taking_a_lab_checks_its_names(tmp_path, args, command, message):
+    run_base = tmp_path / "run"
+    run_base.mkdir()
+    write_state(run_base, "hw", ["node1"])
+    line = one_line_error(run_cli(run_base, *args), command)
+    assert message in line, line
