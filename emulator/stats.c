@@ -378,6 +378,9 @@ write_json_record (const struct sl_device_stats *s, FILE *out)
   fprintf (out, "}, \"realtime\": {\"releases\": %llu, \"release_lateness_ns\": ",
            (unsigned long long) s->release_lateness_ns.count);
   write_json_latency (out, &s->release_lateness_ns);
+  /* the buckets too: a sweep's window of lateness is the difference of two */
+  fputs (", \"release_lateness_histogram\": ", out);
+  write_json_histogram (out, &s->release_lateness_ns);
   fputs ("}, \"counters\": {", out);
   bool first = true;
   for (unsigned i = 0; i < sizeof s->model_counter / sizeof s->model_counter[0]; i++) {

@@ -93,7 +93,9 @@ def test_hdd_window_has_no_raid_figures(hdd):
     assert w.dev_iops == pytest.approx(HDD_IOS / (HDD_WINDOW_NS / 1e9), rel=1e-12)
     assert w.dev_lat_mean_us == pytest.approx(HDD_LAT_SUM_NS / HDD_IOS / 1000, rel=1e-12)
     assert w.metrics() == {"dev_iops": w.dev_iops, "dev_lat_mean_us": w.dev_lat_mean_us,
-                           "member_iops": None, "cache_hit_pct": None, "dirty_mb": None}
+                           "member_iops": None, "cache_hit_pct": None, "dirty_mb": None,
+                           "dev_qd_mean": pytest.approx(HDD_LAT_SUM_NS / HDD_WINDOW_NS),
+                           "release_late_p99_us": None}     # stats from before the histogram
 
 
 def test_wall_clock_window_and_stored_delta(raid, tmp_path):

@@ -172,6 +172,14 @@ def test_a_short_sweep_on_the_running_lab(smoke_lab, smoke_topology, tmp_path):
         assert float(row["dev_iops"]) > 0 and row["member_iops"] != ""
     # write-back acknowledges from the controller's cache; write-through waits for the disks
     assert float(failed["write_lat_mean_us"]) > 3 * float(ok["write_lat_mean_us"])
+    # the cache answers in microseconds: a TCG guest cannot keep 8 I/Os at it, and the
+    # point says so; the disks behind a failed battery hold the I/Os themselves
+    assert "host-queue" in ok["host_limit"].split("+"), ok
+    assert "host-queue" not in failed["host_limit"].split("+"), failed
+    assert float(failed["dev_qd_mean"]) > 4 * float(ok["dev_qd_mean"]), (ok, failed)
+    with open(out / "sim" / "points.csv", encoding="utf-8") as f:
+        assert all(r["host_limit"] == "" for r in csv.DictReader(f))
+    assert "Where the host was the limit" in (out / "index.html").read_text()
     point = out / "points" / "002"
     for name in ("fio-node1-u1.json", "device-node1-lun0.json", "timeline.csv", "events.csv",
                  "job-node1-u1.fio", "done"):

@@ -23,6 +23,8 @@ METRICS = ["units", "iops", "read_iops", "write_iops", "mb_s", "read_mb_s", "wri
            "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_p99_9_us",
            "read_lat_mean_us", "read_lat_p99_us", "write_lat_mean_us", "write_lat_p99_us",
            "dev_iops", "dev_lat_mean_us", "member_iops", "cache_hit_pct", "dirty_mb"]
+# points.csv since the host columns (the files above are as earlier sweeps wrote them)
+HOST_METRICS = METRICS + ["dev_qd_mean", "release_late_p99_us", "host_limit"]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
@@ -43,16 +45,17 @@ def measured(iodepth, battery="ok", scale=1.0, bs_bytes=8192):
             "cache_hit_pct": 55.5, "dirty_mb": ""}
 
 
-def write_points(path, swept, rows):
+def write_points(path, swept, rows, metrics=METRICS):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(["point"] + swept + METRICS)
+        writer.writerow(["point"] + swept + metrics)
         for index, row in enumerate(rows):
-            writer.writerow([index] + [row[k] for k in swept] + [row.get(m, "") for m in METRICS])
+            writer.writerow([index] + [row[k] for k in swept] + [row.get(m, "") for m in metrics])
 
 
-def make_results(directory, swept, rows, x=None, series=None, sim_rows=None, name="test-sweep"):
+def make_results(directory, swept, rows, x=None, series=None, sim_rows=None, name="test-sweep",
+                 metrics=METRICS):
     """A results directory as storlab sweep writes it; rows are dicts holding
     the swept values and the metrics. Returns the directory (str)."""
     directory = str(directory)
@@ -70,7 +73,7 @@ def make_results(directory, swept, rows, x=None, series=None, sim_rows=None, nam
         "points_total": len(rows), "points_done": len(rows)}
     with open(os.path.join(directory, "manifest.json"), "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=1)
-    write_points(os.path.join(directory, "points.csv"), swept, rows)
+    write_points(os.path.join(directory, "points.csv"), swept, rows, metrics)
     if sim_rows is not None:
         write_points(os.path.join(directory, "sim", "points.csv"), swept, sim_rows)
     for index, row in enumerate(rows):
@@ -355,3 +358,24 @@ def test_big_sweeps_draw_only_the_timelines_with_events():
     assert plots.timelines_worth_drawing(few) == few
     many = [plot_data.PointTimeline(i, None, ["e"] if i == 7 else []) for i in range(13)]
     assert [t.point for t in plots.timelines_worth_drawing(many)] == [7]
+
+
+def test_report_says_which_lab_points_the_host_limited(tmp_path):
+    """host_limit (points.csv) becomes a section naming each flagged point and why."""
+    rows = [dict(measured(qd), iodepth=qd, dev_qd_mean=qd * 0.9, release_late_p99_us=3.0,
+                 host_limit=flag)
+            for qd, flag in ((1, ""), (16, "host-queue"), (32, "nbd-16+host-queue+release-late"))]
+    directory = make_results(tmp_path / "run", ["iodepth"], rows, x="iodepth",
+                             metrics=HOST_METRICS)
+    _, report_path = plot_command.render(directory)
+    with open(report_path, encoding="utf-8") as f:
+        page = f.read()
+    assert "Where the host was the limit" in page and "2 of 3 lab points" in page
+    assert 'id="host-limit-0"' not in page
+    flagged = page[page.index('id="host-limit-2"'):]
+    flagged = flagged[:flagged.index("</li>")]
+    assert "iodepth 32" in flagged
+    for needle in ("QEMU&#39;s NBD client keeps in flight (16)", "mean queue depth stayed below 50%",
+                   "released replies late"):
+        assert needle in flagged, flagged
+    assert "<th>host_limit</th>" in page

@@ -17,12 +17,14 @@ from storlab_cli.errors import UserError  # noqa: E402
 CONTRACT = """units iops read_iops write_iops mb_s read_mb_s write_mb_s
 lat_mean_us lat_p50_us lat_p99_us lat_p99_9_us
 read_lat_mean_us read_lat_p99_us write_lat_mean_us write_lat_p99_us
-dev_iops dev_lat_mean_us member_iops cache_hit_pct dirty_mb""".split()
+dev_iops dev_lat_mean_us member_iops cache_hit_pct dirty_mb
+dev_qd_mean release_late_p99_us host_limit""".split()
 
 
 def test_columns_are_the_contracts():
     assert points_csv.METRIC_COLUMNS == tuple(CONTRACT)
-    assert fio_merge.METRIC_COLUMNS + device_window.METRIC_COLUMNS == tuple(CONTRACT)
+    assert fio_merge.METRIC_COLUMNS + device_window.METRIC_COLUMNS + points_csv.TEXT_COLUMNS \
+        == tuple(CONTRACT)
     assert points_csv.columns(["iodepth", "device.battery"]) == \
         ("point", "iodepth", "device.battery", *CONTRACT)
 
@@ -62,6 +64,7 @@ def test_written_from_the_figures_and_read_back(tmp_path):
     assert first["cache_hit_pct"] == pytest.approx(dev["cache_hit_pct"], rel=1e-9)
     assert first["dirty_mb"] == 44.834816
     assert table.rows[2]["iops"] is None and table.rows[2]["dirty_mb"] is None
+    assert first["host_limit"] is None and first["dev_qd_mean"] == pytest.approx(dev["dev_qd_mean"])
     # rewritten after another point: the file holds exactly the new rows
     points_csv.write(path, rows[:1], ["iodepth", "device.battery"])
     assert [r["point"] for r in points_csv.read(path).rows] == [0]
@@ -95,7 +98,8 @@ def test_write_refuses_bad_rows(tmp_path, rows, swept, expected):
     ("point,iodepth,iops\n", "points.csv: header is not point, <swept keys>"),
     ("point,bs," + ",".join(CONTRACT) + "\n0,4k,x" + "," * (len(CONTRACT) - 1) + "\n",
      "points.csv: line 2: units 'x' is not a number"),
-    ("point," + ",".join(CONTRACT) + "\n0,1\n", "points.csv: line 2: 2 fields, the header has 21"),
+    ("point," + ",".join(CONTRACT) + "\n0,1\n",
+     f"points.csv: line 2: 2 fields, the header has {len(CONTRACT) + 1}"),
     ("point," + ",".join(CONTRACT) + "\nzero" + "," * len(CONTRACT) + "\n",
      "points.csv: line 2: point 'zero' is not an index"),
 ])
@@ -106,3 +110,19 @@ def test_read_refuses_bad_files(tmp_path, text, expected):
         points_csv.read(str(path))
     with pytest.raises(UserError, match="nothere.csv: cannot read"):
         points_csv.read(str(tmp_path / "nothere.csv"))
+
+
+def test_host_limit_is_a_word_and_earlier_files_still_read(tmp_path):
+    path = str(tmp_path / "points.csv")
+    points_csv.write(path, [{"point": 0, "iodepth": 32, "iops": 10.0,
+                             "host_limit": "nbd-16+host-queue"},
+                            {"point": 1, "iodepth": 1, "iops": 5.0, "host_limit": ""}], ["iodepth"])
+    rows = points_csv.read(path).rows
+    assert [r["host_limit"] for r in rows] == ["nbd-16+host-queue", None]
+    # a points.csv from before the host columns: they read as empty
+    earlier = CONTRACT[:CONTRACT.index("dev_qd_mean")]
+    with open(path, "w") as f:
+        f.write("point,iodepth," + ",".join(earlier) + "\n0,4," + ",".join("1" * len(earlier)) + "\n")
+    table = points_csv.read(path)
+    assert table.swept == ("iodepth",) and table.columns[-len(CONTRACT):] == tuple(CONTRACT)
+    assert table.rows[0]["iops"] == 1.0 and table.rows[0]["host_limit"] is None

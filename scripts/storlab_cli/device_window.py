@@ -12,6 +12,7 @@ cache in the window: what `storlab top` shows.
 import json
 from dataclasses import dataclass
 
+from . import latency_buckets
 from .errors import UserError
 
 FRONT_OPS = ("read", "write")       # what fio counts as IOs; flush/trim left out
@@ -19,7 +20,8 @@ MB = 1_000_000
 RAID = "raid"
 LUN = "lun"  # the raid plugin's lun=NAME:SIZE records: lun:NAME
 
-METRIC_COLUMNS = ("dev_iops", "dev_lat_mean_us", "member_iops", "cache_hit_pct", "dirty_mb")
+METRIC_COLUMNS = ("dev_iops", "dev_lat_mean_us", "member_iops", "cache_hit_pct", "dirty_mb",
+                  "dev_qd_mean", "release_late_p99_us")
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,9 @@ class DeviceWindow:
     cache_read_hits: int | None     # RAID controller cache, in the window
     cache_read_misses: int | None
     dirty_bytes: int | None         # RAID controller cache at the window's end
+    # The host path (real time only; None in the simulator):
+    mean_queue_depth: float = 0.0   # front end, Little's law: time IOs spent in it / window
+    release_late_p99_us: float | None = None    # how late the plugin released its replies
 
     @property
     def cache_hit_pct(self):
@@ -50,7 +55,8 @@ class DeviceWindow:
         """The points.csv device columns (METRIC_COLUMNS); None = n/a."""
         return {"dev_iops": self.dev_iops, "dev_lat_mean_us": self.dev_lat_mean_us,
                 "member_iops": self.member_iops, "cache_hit_pct": self.cache_hit_pct,
-                "dirty_mb": self.dirty_mb}
+                "dirty_mb": self.dirty_mb, "dev_qd_mean": self.mean_queue_depth,
+                "release_late_p99_us": self.release_late_p99_us}
 
 
 def _uint(value, where):
@@ -132,10 +138,24 @@ def delta(before, after, source="device stats", window_s=None):
                                     - _uint(b["busy_ns"], f"{where}.busy_ns"), 0)
         if isinstance(a.get("utilization"), (int, float)):
             record["utilization"] = a["utilization"]           # busy share since the start
+        release = _release_window(b, a, where)
+        if release is not None:
+            record["release_lateness_buckets"] = release
         out.append({**record, "counters": counters_a,
                     "counter_deltas": {k: v - counters_b.get(k, 0) for k, v in counters_a.items()
                                        if isinstance(v, int) and isinstance(counters_b.get(k, 0), int)}})
     return {"window_ns": window_ns, "devices": out}
+
+
+def _release_window(before, after, where):
+    """{bucket: count} of the replies released in the window and how late
+    (real-time plugins); None when the snapshots do not say (older ones)."""
+    try:
+        histograms = [r["realtime"]["release_lateness_histogram"] for r in (before, after)]
+    except (KeyError, TypeError):
+        return None
+    old, new = (latency_buckets.counts(h, f"{where}.realtime") for h in histograms)
+    return {str(i): c for i, c in sorted(latency_buckets.difference(new, old).items())}
 
 
 def window(doc, source="device window"):
@@ -167,11 +187,16 @@ def window(doc, source="device window"):
         except (KeyError, TypeError) as e:
             raise UserError(f"{source}: RAID record without {e}") from None
         member_iops = member_ios / window_s
+    late = front.get("release_lateness_buckets")
+    late_p99_ns = None if late is None else latency_buckets.percentile(
+        {int(i): c for i, c in late.items()}, 99.0)
     return DeviceWindow(name=front["name"], kind=front["kind"], window_s=window_s, ios=ios,
                         dev_iops=ios / window_s,
                         dev_lat_mean_us=lat_sum_ns / ios / 1000.0 if ios else None,
                         member_iops=member_iops, cache_read_hits=hits,
-                        cache_read_misses=misses, dirty_bytes=dirty)
+                        cache_read_misses=misses, dirty_bytes=dirty,
+                        mean_queue_depth=lat_sum_ns / window_ns,
+                        release_late_p99_us=None if late_p99_ns is None else late_p99_ns / 1000.0)
 
 
 @dataclass(frozen=True)
@@ -341,4 +366,7 @@ def combine(windows):
         dev_iops=sum(w.dev_iops for w in windows),
         dev_lat_mean_us=weighted / ios if ios else None,
         member_iops=raid_sum("member_iops"), cache_read_hits=raid_sum("cache_read_hits"),
-        cache_read_misses=raid_sum("cache_read_misses"), dirty_bytes=raid_sum("dirty_bytes"))
+        cache_read_misses=raid_sum("cache_read_misses"), dirty_bytes=raid_sum("dirty_bytes"),
+        mean_queue_depth=sum(w.mean_queue_depth for w in windows) / len(windows),
+        release_late_p99_us=max((w.release_late_p99_us for w in windows
+                                 if w.release_late_p99_us is not None), default=None))

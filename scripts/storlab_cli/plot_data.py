@@ -151,7 +151,8 @@ def load_points(path, swept):
     """points.csv (or sim/points.csv): 'point' an integer, metrics numbers,
     every swept key a column; rows sorted by point."""
     table = read_csv(path, required=["point"] + list(swept),
-                     numeric=[c for c in METRIC_COLUMNS if c not in swept],
+                     numeric=[c for c in METRIC_COLUMNS
+                              if c not in swept and c not in points_csv.TEXT_COLUMNS],
                      integer=["point"])
     table.rows.sort(key=lambda r: int(r["point"]))
     return table

@@ -13,7 +13,7 @@ import glob
 import json
 import os
 
-from . import device_window, fio_merge, fio_results, points_csv, results, timeline
+from . import device_window, fio_merge, fio_results, host_limit, points_csv, results, timeline
 from .errors import UserError
 
 ROW_FILE = "row.json"
@@ -51,14 +51,28 @@ def _sim_device_windows(docs):
 
 
 def _lab_device_windows(directory, duration_s):
+    """[(device name, DeviceWindow)] of the point's device-NODE-DEVICE.json files."""
     windows = []
     for path in sorted(glob.glob(os.path.join(directory, "device-*.json"))):
         doc = device_window.load(path)
         if doc.get("before") is None:
             continue          # fio ended before the ramp did: no window
-        windows.append(device_window.window_between(doc["before"], doc["after"], path,
-                                                    window_s=duration_s))
+        device = os.path.basename(path)[:-len(".json")].rsplit("-", 1)[-1]   # no '-' in device names
+        windows.append((device, device_window.window_between(doc["before"], doc["after"], path,
+                                                             window_s=duration_s)))
     return windows
+
+
+def _host_limit(sweep, workload, windows):
+    """The point's host_limit (host_limit.REASONS codes joined by '+', "" for
+    none): the target device gets units x workers x iodepth outstanding I/Os;
+    devices under the guests' stack get what the stack makes of it (unknown)."""
+    offered = workload["units"] * workload["workers"] * workload["iodepth"]
+    loads = [host_limit.DeviceLoad(
+        offered_depth=offered if sweep.target_is_device and device == workload["target"] else None,
+        mean_queue_depth=w.mean_queue_depth, mean_latency_us=w.dev_lat_mean_us,
+        release_late_p99_us=w.release_late_p99_us) for device, w in windows]
+    return host_limit.point_reasons(loads)
 
 
 def _lab_timeline(directory, interval_ms):
@@ -95,10 +109,14 @@ def summarize(directory, backend, sweep, point):
                 samples += timeline.sim_samples(doc, source)
         events = [(e["t_ms"] / 1000.0, e["command"])
                   for e in (docs[0][0].get("storlab", {}).get("events", []) if docs else [])]
+        host = {}
     else:
         paths = sorted(glob.glob(os.path.join(directory, "fio-*-u*.json")))
         summary = fio_merge.merge_files(paths)
-        windows = _lab_device_windows(directory, sweep.phases["duration_s"])
+        named = _lab_device_windows(directory, sweep.phases["duration_s"])
+        windows = [w for _, w in named]
+        host = {"host_limit": _host_limit(sweep, point.workload(sweep.workload), named)} \
+            if named else {}
         samples = _lab_timeline(directory, interval_ms) if interval_ms else []
         events = _lab_events(directory)
     if not paths:
@@ -107,6 +125,7 @@ def summarize(directory, backend, sweep, point):
            **fio_merge.point_metrics(summary)}
     if windows:
         row.update(device_window.combine(windows).metrics())
+    row.update(host)
     if samples:
         timeline.write_timeline(os.path.join(directory, "timeline.csv"), timeline.rows(samples))
     if events:

@@ -17,7 +17,14 @@ METRIC_COLUMNS = (
     "dev_iops", "dev_lat_mean_us",
     "member_iops",
     "cache_hit_pct", "dirty_mb",
+    "dev_qd_mean", "release_late_p99_us",
+    "host_limit",
 )
+# Columns holding words: host_limit names what held a lab point back
+# (host_limit.REASONS codes joined by '+'; empty: nothing did, or the simulator).
+TEXT_COLUMNS = ("host_limit",)
+# Results written before the host columns existed read with those empty.
+EARLIER_METRIC_COLUMNS = METRIC_COLUMNS[:METRIC_COLUMNS.index("dev_qd_mean")]
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,8 @@ def _value(text, column, where, swept):
             return int(text)
         except ValueError:
             raise UserError(f"{where}: point '{text}' is not an index") from None
+    if column in TEXT_COLUMNS:
+        return text
     try:
         return float(text)
     except ValueError:
@@ -96,15 +105,19 @@ def read(path):
     if not records:
         raise UserError(f"{path}: empty, no header row")
     header = tuple(records[0])
-    n = len(METRIC_COLUMNS)
-    if len(header) < n + 1 or header[0] != "point" or header[-n:] != METRIC_COLUMNS:
+    metrics = next((m for m in (METRIC_COLUMNS, EARLIER_METRIC_COLUMNS)
+                    if len(header) > len(m) and header[0] == "point"
+                    and header[-len(m):] == m), None)
+    if metrics is None:
         raise UserError(f"{path}: header is not point, <swept keys>, {', '.join(METRIC_COLUMNS[:2])}, ...")
-    swept = header[1:-n]
+    swept = header[1:-len(metrics)]
     rows = []
     for line, record in enumerate(records[1:], start=2):
         if not record:
             continue
         if len(record) != len(header):
             raise UserError(f"{path}: line {line}: {len(record)} fields, the header has {len(header)}")
-        rows.append({c: _value(t, c, f"{path}: line {line}", swept) for c, t in zip(header, record)})
-    return Table(swept=swept, columns=header, rows=rows)
+        row = {c: None for c in METRIC_COLUMNS}
+        row.update({c: _value(t, c, f"{path}: line {line}", swept) for c, t in zip(header, record)})
+        rows.append(row)
+    return Table(swept=swept, columns=("point",) + swept + METRIC_COLUMNS, rows=rows)

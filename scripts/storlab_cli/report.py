@@ -12,6 +12,7 @@ import urllib.parse
 
 import jinja2
 
+from . import host_limit
 from .plots import HEIGHT_PX, WIDTH_PX
 
 REPORT_NAME = "index.html"
@@ -68,6 +69,19 @@ rendered from points.csv and manifest.json</p>
 {% else %}
 <p>No figures: no complete point has data to plot yet.</p>
 {% endfor %}
+
+{% if host_limited %}
+<h2>Where the host was the limit</h2>
+<p id="host-limits">{{ host_limited | length }} of {{ lab_points }} lab point{{ "" if lab_points == 1 else "s" }}
+measured the host path, not only the device (column host_limit; the simulator's
+prediction shows the device alone):</p>
+<ul>
+{% for point in host_limited %}
+<li id="host-limit-{{ point.point }}">point {{ point.point }}{% if point.where %} ({{ point.where }}){% endif %}:
+{{ point.reasons | join("; ") }}</li>
+{% endfor %}
+</ul>
+{% endif %}
 
 {% for table in tables %}
 <h2>{{ table.heading }}</h2>
@@ -238,12 +252,17 @@ def render(results, figures):
         tables.append(_table(results.directory, results.sim, SIM_TABLE_ID,
                              "Simulator prediction", "sim/points.csv", results.swept,
                              raw=False, note="overlaid as \u201csimulator\u201d on the figures"))
+    host_limited = [{"point": row["point"],
+                     "where": ", ".join(f"{k} {row[k]}" for k in results.swept),
+                     "reasons": host_limit.explain(row.get("host_limit") or "")}
+                    for row in results.points.rows if row.get("host_limit")]
     figure_views = [{"name": f.name, "title": f.title, "png": f.png, "svg": f.svg,
                      "script": f"plots/{f.name}.gp"} for f in figures]
     return _environment().from_string(TEMPLATE).render(
         title=f"{name}: sweep results" if name else "storlab sweep results",
         created=manifest.get("created_utc"), summary=summary_rows(manifest),
-        figures=figure_views, tables=tables, width=WIDTH_PX, height=HEIGHT_PX)
+        figures=figure_views, tables=tables, width=WIDTH_PX, height=HEIGHT_PX,
+        host_limited=host_limited, lab_points=len(results.points.rows))
 
 
 def write(results, figures):

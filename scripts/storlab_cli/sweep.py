@@ -8,7 +8,7 @@ import os
 import sys
 import time
 
-from . import (cli_args, deps, lab, plot_command, point_result, results, sweep_lab, sweep_plan,
+from . import (cli_args, deps, host_limit, lab, plot_command, point_result, results, sweep_lab, sweep_plan,
                sweep_schema, sweep_sim)
 from . import topology
 from .errors import UserError
@@ -69,17 +69,12 @@ def _say(message):
     print(message, file=sys.stderr, flush=True)
 
 
-# QEMU's NBD client (block/nbd.c MAX_NBD_REQUESTS) keeps at most this many
-# requests in flight per disk; deeper queues wait in the guest.
-QEMU_NBD_IN_FLIGHT = 16
-
-
 def _note_host_path_cap(sweep):
     deepest = max(w["units"] * w["workers"] * w["iodepth"]
                   for w in (p.workload(sweep.workload) for p in sweep.points))
-    if sweep.backend == "lab" and sweep.target_is_device and deepest > QEMU_NBD_IN_FLIGHT:
+    if sweep.backend == "lab" and sweep.target_is_device and deepest > host_limit.QEMU_NBD_IN_FLIGHT:
         _say(f"note: up to {deepest} outstanding I/Os per device, but QEMU's NBD client keeps at "
-             f"most {QEMU_NBD_IN_FLIGHT} in flight per disk: the rest queue in the guest "
+             f"most {host_limit.QEMU_NBD_IN_FLIGHT} in flight per disk: the rest queue in the guest "
              "(the simulator's prediction shows the device at full depth)")
 
 
