@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "stats.h"
 
+#include "owned_file.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -414,6 +416,7 @@ sl_device_stats_write_json (const struct sl_device_stats *s, FILE *out)
 struct sl_stats_file {
   void *map;
   size_t map_bytes;
+  int lock_fd;                  /* a created file's: holds its lock; -1 when opened */
   unsigned record_count;
   size_t record_stride_bytes;
 };
@@ -442,13 +445,16 @@ sl_stats_file_create (const char *path, unsigned record_count,
   f->record_stride_bytes = record_stride_bytes ();
   f->map_bytes = SL_STATS_RECORDS_OFFSET_BYTES + (size_t) record_count * f->record_stride_bytes;
 
-  int fd = open (path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  char why[160];
+  int fd = sl_owned_file_open (path, O_RDWR, true, why, sizeof why);
   if (fd < 0) {
-    snprintf (err, err_bytes, "stats file %s: cannot create: %s", path, strerror (errno));
+    snprintf (err, err_bytes, "stats file %s: %s", path, why);
     free (f);
     return NULL;
   }
-  if (ftruncate (fd, (off_t) f->map_bytes) != 0) {
+  /* Emptied only now that it is ours: the old contents go, and the new
+   * size zero-fills every record. */
+  if (ftruncate (fd, 0) != 0 || ftruncate (fd, (off_t) f->map_bytes) != 0) {
     snprintf (err, err_bytes, "stats file %s: cannot size to %zu bytes: %s",
               path, f->map_bytes, strerror (errno));
     close (fd);
@@ -457,12 +463,13 @@ sl_stats_file_create (const char *path, unsigned record_count,
   }
   f->map = mmap (NULL, f->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   int map_errno = errno;
-  close (fd);                   /* the mapping keeps the file */
   if (f->map == MAP_FAILED) {
     snprintf (err, err_bytes, "stats file %s: cannot mmap: %s", path, strerror (map_errno));
+    close (fd);
     free (f);
     return NULL;
   }
+  f->lock_fd = fd;              /* kept open: the lock lasts as long as the device */
 
   /* ftruncate zero-filled the records; every sequence starts even */
   struct sl_stats_file_header *h = f->map;
@@ -551,6 +558,7 @@ sl_stats_file_open (const char *path, char *err, size_t err_bytes)
   }
   f->map = map;
   f->map_bytes = map_bytes;
+  f->lock_fd = -1;
   f->record_count = ((const struct sl_stats_file_header *) map)->record_count;
   f->record_stride_bytes = record_stride_bytes ();
   return f;
@@ -585,5 +593,7 @@ sl_stats_file_close (struct sl_stats_file *f)
   if (f == NULL)
     return;
   munmap (f->map, f->map_bytes);
+  if (f->lock_fd >= 0)
+    close (f->lock_fd);
   free (f);
 }

@@ -87,8 +87,10 @@ void sl_device_stats_snapshot (const struct sl_device_stats *live,
 /* Writes one record as a JSON object (no trailing newline). */
 void sl_device_stats_write_json (const struct sl_device_stats *s, FILE *out);
 
-/* A shared stats file with record_count records.  Creates/truncates path,
- * mode 0644.  Returns NULL with a message in err on failure. */
+/* A shared stats file with record_count records.  Creates or empties path
+ * (mode 0644) as an owned file (owned_file.h: no links followed, refused
+ * while another live device holds it, locked until closed).  Returns NULL
+ * with a message in err on failure. */
 struct sl_stats_file;
 struct sl_stats_file *sl_stats_file_create (const char *path, unsigned record_count,
                                             uint64_t clock_epoch_ns,

@@ -15,6 +15,8 @@
 
 #include "store.h"
 
+#include "owned_file.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -724,10 +726,12 @@ sl_store_open_file (const char *path, uint64_t size_bytes,
     errno = EFBIG;
     return NULL;
   }
-  int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  /* Locked: two devices writing one file would corrupt each other's data. */
+  char why[160];
+  int fd = sl_owned_file_open (path, O_RDWR, true, why, sizeof why);
   if (fd < 0) {
     int saved = errno;
-    set_err (err, err_bytes, "file %s: cannot open: %s", path, strerror (saved));
+    set_err (err, err_bytes, "file %s: %s", path, why);
     errno = saved;
     return NULL;
   }
@@ -736,10 +740,6 @@ sl_store_open_file (const char *path, uint64_t size_bytes,
   if (fstat (fd, &st) < 0) {
     saved = errno;
     set_err (err, err_bytes, "file %s: cannot stat: %s", path, strerror (saved));
-  }
-  else if (!S_ISREG (st.st_mode)) {
-    saved = EINVAL;
-    set_err (err, err_bytes, "file %s is not a regular file", path);
   }
   else if ((uint64_t) st.st_size > size_bytes) {
     saved = EINVAL;

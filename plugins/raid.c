@@ -20,7 +20,7 @@
 /* ctl=, lun= and the running control thread (the plugin's own state). */
 static struct {
   char *ctl_path;
-  char *events_path;
+  FILE *events;                /* the event log, until the control thread takes it */
   struct raid_ctl *ctl;
   /* No LUNs: one export, the whole array, under any name (as ever). */
   struct raid_lun_table luns;
@@ -98,7 +98,8 @@ raid_unload (void)
     storlab_plugin_window_destroy (&raid.lun_window[i]);
   free (raid.private_lun_stats);
   free (raid.ctl_path);
-  free (raid.events_path);
+  if (raid.events)
+    fclose (raid.events);
 }
 
 static int
@@ -159,16 +160,44 @@ set_up_luns (void)
   return 0;
 }
 
+/* False when a timing key replaced the controller by a fixed latency. */
+static bool
+serves_the_controller_model (void)
+{
+  struct sl_raid_status status;
+  char err[256];
+  return sl_raid_control_status (storlab_plugin_engine (), &status, err, sizeof err) == 0;
+}
+
 static int
 raid_config_complete (void)
 {
   if (storlab_plugin_config_complete () == -1 || set_up_luns () == -1)
     return -1;
-  const char *stats = storlab_plugin_stats_path ();
-  if (stats && asprintf (&raid.events_path, "%s.events", stats) < 0) {
-    raid.events_path = NULL;
-    nbdkit_error ("out of memory");
+  if (raid.ctl_path && !serves_the_controller_model ()) {
+    nbdkit_error ("ctl=%s: timing=off and fixed-latency-us= replace the controller by a"
+                  " fixed latency: no battery, cache or members to control (drop ctl= or"
+                  " the timing key)", raid.ctl_path);
     return -1;
+  }
+  char err[512];
+  if (raid.ctl_path && raid_ctl_check_path (raid.ctl_path, err, sizeof err) == -1) {
+    nbdkit_error ("%s", err);
+    return -1;
+  }
+  const char *stats = storlab_plugin_stats_path ();
+  if (stats) {
+    char *events_path;
+    if (asprintf (&events_path, "%s.events", stats) < 0) {
+      nbdkit_error ("out of memory");
+      return -1;
+    }
+    raid.events = raid_ctl_open_event_log (events_path, err, sizeof err);
+    free (events_path);
+    if (raid.events == NULL) {
+      nbdkit_error ("stats=%s: %s", stats, err);
+      return -1;
+    }
   }
   return 0;
 }
@@ -190,8 +219,9 @@ raid_after_fork (void)
   if (storlab_plugin_after_fork () == -1)
     return -1;
   char err[512];
-  raid.ctl = raid_ctl_start (raid.ctl_path, raid.events_path, storlab_plugin_engine (),
+  raid.ctl = raid_ctl_start (raid.ctl_path, raid.events, storlab_plugin_engine (),
                              storlab_plugin_store (), &raid.luns, err, sizeof err);
+  raid.events = NULL;          /* the controller's now (closed even on failure) */
   if (raid.ctl == NULL) {
     nbdkit_error ("%s", err);
     return -1;

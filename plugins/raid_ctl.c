@@ -19,6 +19,7 @@
 
 #include "clock.h"
 #include "engine.h"
+#include "owned_file.h"
 #include "raid.h"
 #include "raid_command.h"
 #include "raid_lun.h"
@@ -31,6 +32,19 @@
 #define LINE_BYTES 512u
 #define REPLY_BYTES 4096u      /* status lists every member and LUN */
 #define EVENTS_MAX 256u
+/* Several clients at once (storlab ctl, a sweep's events, storlab top);
+ * when all slots are taken, a client idle this long gives its slot up. */
+#define CLIENTS_MAX 16u
+#define CLIENT_IDLE_EVICT_NS 10000000000ull
+
+/* One connected client and the line it is sending. */
+struct ctl_client {
+  int fd;                      /* -1: a free slot */
+  uint64_t last_active_ns;
+  bool discarding;             /* its line outgrew LINE_BYTES: skip to the newline */
+  size_t line_used;
+  char line[LINE_BYTES];
+};
 
 struct raid_ctl {
   struct sl_engine *engine;
@@ -39,14 +53,13 @@ struct raid_ctl {
   char *socket_path;
   FILE *events;
   uint64_t events_logged;      /* controller events written to the log */
-  int listen_fd, client_fd;
+  int listen_fd;
+  struct ctl_client clients[CLIENTS_MAX];
   int wake[2];                 /* stop: a byte on wake[1] */
   pthread_t thread;
   bool thread_started;
   atomic_bool write_back;
   uint64_t last_tick_ns;
-  char line[LINE_BYTES];
-  size_t line_used;
   struct sl_raid_event event_buf[EVENTS_MAX];
 };
 
@@ -274,16 +287,21 @@ raid_ctl_command (struct raid_ctl *ctl, const char *line, char *reply, size_t re
 
 /* ------------------------------------------------------------ socket -- */
 
-static void
-close_client (struct raid_ctl *ctl)
-{
-  close (ctl->client_fd);
-  ctl->client_fd = -1;
-  ctl->line_used = 0;
-}
+#define RECV_CHUNK_BYTES 4096u
 
 static void
-send_reply (struct raid_ctl *ctl, const char *reply)
+close_client (struct ctl_client *c)
+{
+  close (c->fd);
+  c->fd = -1;
+  c->line_used = 0;
+  c->discarding = false;
+}
+
+/* Never waits for a client: one that does not read its replies is dropped
+ * rather than allowed to stall the controller's tick and event log. */
+static void
+send_reply (struct ctl_client *c, const char *reply)
 {
   char out[REPLY_BYTES + 2];
   int n = snprintf (out, sizeof out, "%s\n", reply);
@@ -291,35 +309,105 @@ send_reply (struct raid_ctl *ctl, const char *reply)
     out[sizeof out - 2] = '\n';
     n = sizeof out - 1;
   }
-  if (send (ctl->client_fd, out, (size_t) n, MSG_NOSIGNAL) != n)
-    close_client (ctl);
+  if (send (c->fd, out, (size_t) n, MSG_NOSIGNAL | MSG_DONTWAIT) != n)
+    close_client (c);
 }
 
 static void
-read_client (struct raid_ctl *ctl)
+answer_line (struct raid_ctl *ctl, struct ctl_client *c)
 {
-  ssize_t got = recv (ctl->client_fd, ctl->line + ctl->line_used,
-                      sizeof ctl->line - 1 - ctl->line_used, 0);
-  if (got <= 0) {
-    close_client (ctl);
+  char reply[REPLY_BYTES];
+  if (c->discarding)
+    snprintf (reply, sizeof reply, "error command line too long (at most %u bytes)",
+              LINE_BYTES - 1);
+  else if (memchr (c->line, '\0', c->line_used) != NULL)
+    snprintf (reply, sizeof reply, "error command contains a NUL byte");
+  else {
+    c->line[c->line_used] = '\0';
+    raid_ctl_command (ctl, c->line, reply, sizeof reply);
+  }
+  c->line_used = 0;
+  c->discarding = false;
+  send_reply (c, reply);
+}
+
+/* Splits what arrived into lines; a line too long is read to its end and
+ * answered, so the client sees why (and may go on). */
+static void
+take_bytes (struct raid_ctl *ctl, struct ctl_client *c, const char *data, size_t n)
+{
+  while (n > 0 && c->fd >= 0) {
+    const char *newline = memchr (data, '\n', n);
+    size_t part = newline ? (size_t) (newline - data) : n;
+    if (!c->discarding && c->line_used + part > LINE_BYTES - 1)
+      c->discarding = true;
+    if (!c->discarding) {
+      memcpy (c->line + c->line_used, data, part);
+      c->line_used += part;
+    }
+    if (newline == NULL)
+      return;
+    answer_line (ctl, c);
+    data += part + 1;
+    n -= part + 1;
+  }
+}
+
+static void
+read_client (struct raid_ctl *ctl, struct ctl_client *c)
+{
+  char chunk[RECV_CHUNK_BYTES];
+  ssize_t got = recv (c->fd, chunk, sizeof chunk, MSG_DONTWAIT);
+  if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
+    close_client (c);
     return;
   }
-  ctl->line_used += (size_t) got;
-  char *newline;
-  while (ctl->client_fd >= 0
-         && (newline = memchr (ctl->line, '\n', ctl->line_used)) != NULL) {
-    *newline = '\0';
-    char reply[REPLY_BYTES];
-    raid_ctl_command (ctl, ctl->line, reply, sizeof reply);
-    size_t rest = ctl->line_used - (size_t) (newline + 1 - ctl->line);
-    memmove (ctl->line, newline + 1, rest);
-    ctl->line_used = rest;
-    send_reply (ctl, reply);
+  if (got > 0) {
+    c->last_active_ns = sl_clock_monotonic_ns ();
+    take_bytes (ctl, c, chunk, (size_t) got);
   }
-  if (ctl->client_fd >= 0 && ctl->line_used == sizeof ctl->line - 1) {
-    send_reply (ctl, "error command line too long");
-    if (ctl->client_fd >= 0)
-      close_client (ctl);
+}
+
+/* A free slot, or the longest-idle client's once it has idled long enough. */
+static struct ctl_client *
+free_slot (struct raid_ctl *ctl, uint64_t now_ns)
+{
+  struct ctl_client *idlest = NULL;
+  for (unsigned i = 0; i < CLIENTS_MAX; i++) {
+    struct ctl_client *c = &ctl->clients[i];
+    if (c->fd < 0)
+      return c;
+    if (idlest == NULL || c->last_active_ns < idlest->last_active_ns)
+      idlest = c;
+  }
+  if (now_ns - idlest->last_active_ns < CLIENT_IDLE_EVICT_NS)
+    return NULL;
+  send_reply (idlest, "error closed: idle while every control slot was taken");
+  if (idlest->fd >= 0)
+    close_client (idlest);
+  return idlest;
+}
+
+static void
+accept_clients (struct raid_ctl *ctl)
+{
+  for (;;) {
+    int fd = accept4 (ctl->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0)
+      return;                  /* EAGAIN: none left waiting */
+    uint64_t now_ns = sl_clock_monotonic_ns ();
+    struct ctl_client *c = free_slot (ctl, now_ns);
+    if (c == NULL) {
+      struct ctl_client refused = { .fd = fd };
+      send_reply (&refused, "error busy: every control slot is taken; try again");
+      if (refused.fd >= 0)
+        close (refused.fd);
+      continue;
+    }
+    c->fd = fd;
+    c->line_used = 0;
+    c->discarding = false;
+    c->last_active_ns = now_ns;
   }
 }
 
@@ -328,29 +416,68 @@ serve (void *arg)
 {
   struct raid_ctl *ctl = arg;
   for (;;) {
-    struct pollfd fds[3] = {
+    struct pollfd fds[2 + CLIENTS_MAX] = {
       { .fd = ctl->wake[0], .events = POLLIN },
-      { .fd = ctl->client_fd >= 0 ? -1 : ctl->listen_fd, .events = POLLIN },
-      { .fd = ctl->client_fd, .events = POLLIN },
+      { .fd = ctl->listen_fd, .events = POLLIN },
     };
-    int rc = poll (fds, 3, (int) (TICK_NS / 1000000));
+    for (unsigned i = 0; i < CLIENTS_MAX; i++)
+      fds[2 + i] = (struct pollfd) { .fd = ctl->clients[i].fd, .events = POLLIN };
+    int rc = poll (fds, 2 + CLIENTS_MAX, (int) (TICK_NS / 1000000));
     if (rc < 0 && errno != EINTR)
       break;
     if (fds[0].revents)
       break;
-    if (fds[1].revents & POLLIN) {
-      ctl->client_fd = accept4 (ctl->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-      ctl->line_used = 0;
-    }
-    if (fds[2].revents)
-      read_client (ctl);
+    for (unsigned i = 0; i < CLIENTS_MAX; i++)
+      if (fds[2 + i].revents && ctl->clients[i].fd >= 0)
+        read_client (ctl, &ctl->clients[i]);
+    if (fds[1].revents & POLLIN)
+      accept_clients (ctl);
     if (sl_clock_monotonic_ns () - ctl->last_tick_ns >= TICK_NS)
       tick (ctl);
   }
-  if (ctl->client_fd >= 0)
-    close_client (ctl);
+  for (unsigned i = 0; i < CLIENTS_MAX; i++)
+    if (ctl->clients[i].fd >= 0)
+      close_client (&ctl->clients[i]);
   tick (ctl);                  /* the last events into the log */
   return NULL;
+}
+
+/* Does a process accept connections on this socket?  (A stale one from a
+ * run that ended refuses them.) */
+static bool
+socket_is_live (const struct sockaddr_un *addr)
+{
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return false;
+  bool live = connect (fd, (const struct sockaddr *) addr, sizeof *addr) == 0
+    || errno == EAGAIN;        /* its backlog is full: alive all the same */
+  close (fd);
+  return live;
+}
+
+int
+raid_ctl_check_path (const char *path, char *err, size_t err_bytes)
+{
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  if (strlen (path) >= sizeof addr.sun_path) {
+    snprintf (err, err_bytes, "ctl=%s: path longer than %zu bytes", path,
+              sizeof addr.sun_path - 1);
+    return -1;
+  }
+  strcpy (addr.sun_path, path);
+  struct stat st;
+  if (lstat (path, &st) != 0)
+    return 0;
+  if (!S_ISSOCK (st.st_mode)) {
+    snprintf (err, err_bytes, "ctl=%s: exists and is not a socket", path);
+    return -1;
+  }
+  if (socket_is_live (&addr)) {
+    snprintf (err, err_bytes, "ctl=%s: in use by another running device", path);
+    return -1;
+  }
+  return 0;
 }
 
 static int
@@ -363,15 +490,10 @@ listen_on (struct raid_ctl *ctl, const char *path, char *err, size_t err_bytes)
     return -1;
   }
   strcpy (addr.sun_path, path);
-  struct stat st;
-  if (lstat (path, &st) == 0) {
-    if (!S_ISSOCK (st.st_mode)) {
-      snprintf (err, err_bytes, "ctl=%s: exists and is not a socket", path);
-      return -1;
-    }
-    unlink (path);             /* a stale socket of an earlier run */
-  }
-  ctl->listen_fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (raid_ctl_check_path (path, err, err_bytes) == -1)
+    return -1;
+  unlink (path);               /* a stale socket of an earlier run, if any */
+  ctl->listen_fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (ctl->listen_fd < 0) {
     snprintf (err, err_bytes, "ctl=%s: socket: %s", path, strerror (errno));
     return -1;
@@ -380,7 +502,7 @@ listen_on (struct raid_ctl *ctl, const char *path, char *err, size_t err_bytes)
   mode_t old_mask = umask (0177);
   int rc = bind (ctl->listen_fd, (struct sockaddr *) &addr, sizeof addr);
   umask (old_mask);
-  if (rc < 0 || chmod (path, 0600) < 0 || listen (ctl->listen_fd, 8) < 0) {
+  if (rc < 0 || chmod (path, 0600) < 0 || listen (ctl->listen_fd, SOMAXCONN) < 0) {
     snprintf (err, err_bytes, "ctl=%s: %s", path, strerror (errno));
     return -1;
   }
@@ -388,26 +510,44 @@ listen_on (struct raid_ctl *ctl, const char *path, char *err, size_t err_bytes)
   return ctl->socket_path ? 0 : -1;
 }
 
+FILE *
+raid_ctl_open_event_log (const char *path, char *err, size_t err_bytes)
+{
+  char why[160];
+  int fd = sl_owned_file_open (path, O_WRONLY, true, why, sizeof why);
+  if (fd < 0) {
+    snprintf (err, err_bytes, "event log %s: %s", path, why);
+    return NULL;
+  }
+  FILE *log = ftruncate (fd, 0) == 0 ? fdopen (fd, "w") : NULL;
+  if (log == NULL) {
+    snprintf (err, err_bytes, "event log %s: %s", path, strerror (errno));
+    close (fd);
+  }
+  return log;
+}
+
 struct raid_ctl *
-raid_ctl_start (const char *socket_path, const char *events_path, struct sl_engine *engine,
+raid_ctl_start (const char *socket_path, FILE *events, struct sl_engine *engine,
                 struct sl_store *store, const struct raid_lun_table *luns,
                 char *err, size_t err_bytes)
 {
   struct raid_ctl *ctl = calloc (1, sizeof *ctl);
   if (ctl == NULL) {
     snprintf (err, err_bytes, "ctl: out of memory");
+    if (events)
+      fclose (events);
     return NULL;
   }
+  ctl->events = events;
   ctl->engine = engine;
   ctl->store = store;
   ctl->luns = luns;
-  ctl->listen_fd = ctl->client_fd = ctl->wake[0] = ctl->wake[1] = -1;
+  ctl->listen_fd = ctl->wake[0] = ctl->wake[1] = -1;
+  for (unsigned i = 0; i < CLIENTS_MAX; i++)
+    ctl->clients[i].fd = -1;
   if (pipe2 (ctl->wake, O_CLOEXEC) < 0) {
     snprintf (err, err_bytes, "ctl: pipe: %s", strerror (errno));
-    goto fail;
-  }
-  if (events_path && (ctl->events = fopen (events_path, "we")) == NULL) {
-    snprintf (err, err_bytes, "stats=%s: event log: %s", events_path, strerror (errno));
     goto fail;
   }
   if (socket_path && listen_on (ctl, socket_path, err, err_bytes) == -1)

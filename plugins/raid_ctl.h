@@ -8,20 +8,31 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 struct sl_engine;
 struct sl_store;
 struct raid_ctl;
 struct raid_lun_table;
 
+/* The event log beside the stats file (PATH.events): an owned file
+ * (owned_file.h), emptied.  Opened at configuration so a bad path stops
+ * nbdkit before it serves.  NULL with a line in err. */
+FILE *raid_ctl_open_event_log (const char *path, char *err, size_t err_bytes);
+
 /* socket_path NULL: no socket, the thread still tracks the controller.
- * events_path NULL: no event log.  luns (NULL: none) are the exports
+ * events NULL: no event log; else the controller owns it (closes it).  luns (NULL: none) are the exports
  * `status` lists and `status LUN` shows; they outlive the control thread.
  * NULL with a line in err on failure. */
-struct raid_ctl *raid_ctl_start (const char *socket_path, const char *events_path,
+struct raid_ctl *raid_ctl_start (const char *socket_path, FILE *events,
                                  struct sl_engine *engine, struct sl_store *store,
                                  const struct raid_lun_table *luns,
                                  char *err, size_t err_bytes);
+/* Can a controller listen at path?  Refuses what is not a socket and a
+ * socket another running device serves (a stale one is fine).  Called at
+ * configuration, before nbdkit serves anything.  0, or -1 with a line in
+ * err. */
+int raid_ctl_check_path (const char *path, char *err, size_t err_bytes);
 /* Stops the thread, removes the socket. */
 void raid_ctl_stop (struct raid_ctl *ctl);
 /* Are writes volatile now: cached by the controller (write-back in
