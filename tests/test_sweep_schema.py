@@ -166,6 +166,10 @@ def test_backend_limits(tmp_path):
     assert sweep.backend == "sim"
     refused(tmp_path, SWEEP.replace('"lun0"', '"volumes"'), "the simulator models devices",
             backend="sim")
+    # in the simulator a knob is a model parameter: one the raid plugin's tables list
+    refused(tmp_path, SWEEP.replace("device.battery", "device.membr-size"),
+            "device.membr-size: not a key of the raid plugin (did you mean member-size,",
+            backend="sim")
 
 
 def test_plan_cross_checks(tmp_path):

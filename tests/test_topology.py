@@ -514,6 +514,13 @@ ERROR_CASES = [
      "defaults.devices[0].params.-U: not a plugin parameter key"),
     (ONE_DISK.replace('size = "1G"', 'size = "1G"\n"" = "x"'),
      "defaults.devices[0].params.: not a plugin parameter key"),
+    # only keys the plugin's own tables list (nbdkit PLUGIN --dump-plugin)
+    (ONE_DISK.replace('size = "1G"', 'size = "1G"\nrmp = 7200'),
+     "defaults.devices[0].params.rmp = 7200: not a key of the hdd plugin (did you mean rpm?"),
+    (ONE_DISK.replace('size = "1G"', 'size = "1G"\nrun = "touch /tmp/x"'),
+     "defaults.devices[0].params.run = 'touch /tmp/x': not a key of the hdd plugin"),
+    (raid_text('member-size = "16M"\nchannels = 8'),
+     "defaults.devices[0].params.channels = 8: not a key of the raid plugin"),
     (ONE_DISK.replace('size = "1G"', 'size = "1G"\nstats = "/etc/shadow"'),
      "defaults.devices[0].params.stats = '/etc/shadow': set by the lab"),
     (ONE_DISK.replace('size = "1G"', 'size = "1G"\nheads = [1, 2]'),

@@ -2,7 +2,7 @@
 every cross-check between the two files, before anything starts."""
 from dataclasses import dataclass
 
-from . import nbdkit
+from . import nbdkit, plugin_keys
 from .errors import UserError
 from .sweep_schema import TARGET_SHARE, TARGET_VOLUMES
 from .topology import parse_size_bytes
@@ -27,6 +27,15 @@ def _device(topo_node, name):
         if device.name == name:
             return device
     return None
+
+
+def _check_knob_keys(sweep, device):
+    """In the simulator a knob is a parameter of the device's model: one it takes."""
+    for point in sweep.points:
+        for knob in point.device_knobs():
+            reason = plugin_keys.unknown_key_reason(device.plugin, knob)
+            if reason:
+                raise UserError(f"{sweep.path}: device.{knob}: {reason}")
 
 
 def _check_fits(sweep, capacity_bytes, what):
@@ -122,6 +131,8 @@ def make(sweep, topo, backend=None):
             _check_fits(sweep, device.size_bytes,
                         f"{name}'s {device.name} ({device.size_bytes // MIB} MiB)")
             devices[name] = device
+            if backend == "sim" and device.plugin in nbdkit.STORLAB_PLUGINS:
+                _check_knob_keys(sweep, device)
         controlled = {}
         if any(p.device_knobs() for p in sweep.points) and backend == "lab":
             if devices[name] is None:

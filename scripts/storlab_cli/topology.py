@@ -21,7 +21,8 @@ import re
 import zlib
 from dataclasses import dataclass
 
-from . import profile_schema, toml_file
+from . import plugin_keys, profile_schema, toml_file
+from .nbdkit import STORLAB_PLUGINS
 from .errors import UserError
 
 PLUGINS = ("hdd", "ssd", "raid", "memory")
@@ -452,6 +453,11 @@ class _Loader:
             if plugin == "memory" and key not in MEMORY_PLUGIN_KEYS:
                 self.fail(key_path_k, "not a key of nbdkit's memory plugin (known: "
                           f"{', '.join(MEMORY_PLUGIN_KEYS)})", raw)
+            # (a raid LUN's size= gets raid_size's own, better, reason)
+            if plugin in STORLAB_PLUGINS and (plugin, key) != ("raid", "size"):
+                reason = plugin_keys.unknown_key_reason(plugin, key)
+                if reason:
+                    self.fail(key_path_k, reason, raw)
             if isinstance(raw, bool):
                 text = "true" if raw else "false"
             elif isinstance(raw, (int, float, str)):
