@@ -1,9 +1,10 @@
 /* device.c — kinds of device model and the KEY=VALUE builder that turns
  * defaults + preset + per-key overrides into a validated config. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 
 #include "device.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,10 +42,27 @@ sl_device_kind_names (void)
 }
 
 void
+sl_device_note_stderr (void *arg, const char *line)
+{
+  (void) arg;
+  fprintf (stderr, "%s: note: %s\n", program_invocation_short_name, line);
+}
+
+void
 sl_device_builder_init (struct sl_device_builder *b, const struct sl_device_kind *kind)
 {
   memset (b, 0, sizeof *b);
   b->kind = kind;
+  b->note = sl_device_note_stderr;
+}
+
+const char *
+sl_device_builder_value (const struct sl_device_builder *b, const char *key)
+{
+  for (size_t i = b->pair_count; i-- > 0;)
+    if (strcmp (b->keys[i], key) == 0)
+      return b->values[i];
+  return NULL;
 }
 
 static void
@@ -178,6 +196,38 @@ apply_preset (const struct sl_device_kind *kind, const char *name, void *config,
   return result;
 }
 
+/* A preset with the user's size=: the kind fits the preset to it, from a
+ * copy of the preset alone (config holds the user's keys already). */
+static int
+fit_preset_size (const struct sl_device_builder *b, const void *preset_config, void *config,
+                 char *note, size_t note_bytes, char *err, size_t err_bytes)
+{
+  note[0] = '\0';
+  if (preset_config == NULL)
+    return 0;
+  return b->kind->fit_preset_size (config, preset_config, b, note, note_bytes, err, err_bytes);
+}
+
+/* A copy of config when the kind fits presets to a size= given with one;
+ * NULL otherwise (or out of memory: err set, *failed). */
+static void *
+preset_copy_to_fit (const struct sl_device_builder *b, const void *config, bool *failed,
+                    char *err, size_t err_bytes)
+{
+  *failed = false;
+  if (b->kind->fit_preset_size == NULL || b->preset[0] == '\0'
+      || sl_device_builder_value (b, "size") == NULL)
+    return NULL;
+  void *copy = malloc (b->kind->config_bytes);
+  if (copy == NULL) {
+    snprintf (err, err_bytes, "preset=%s: out of memory", b->preset);
+    *failed = true;
+    return NULL;
+  }
+  memcpy (copy, config, b->kind->config_bytes);
+  return copy;
+}
+
 int
 sl_device_builder_build (const struct sl_device_builder *b, void *config,
                          char *err, size_t err_bytes)
@@ -188,13 +238,26 @@ sl_device_builder_build (const struct sl_device_builder *b, void *config,
 
   if (b->preset[0] != '\0' && apply_preset (kind, b->preset, config, err, err_bytes) == -1)
     return -1;
+  bool failed;
+  void *preset_config = preset_copy_to_fit (b, config, &failed, err, err_bytes);
+  if (failed)
+    return -1;
 
-  for (size_t i = 0; i < b->pair_count; i++)
+  int result = 0;
+  for (size_t i = 0; i < b->pair_count && result == 0; i++)
     if (sl_param_set (kind->params, kind->param_count, config, b->keys[i],
                       b->values[i], err, err_bytes) != 0)
-      return -1;
-
-  return kind->validate (config, err, err_bytes) == 0 ? 0 : -1;
+      result = -1;
+  char note[512] = "";
+  if (result == 0)
+    result = fit_preset_size (b, preset_config, config, note, sizeof note, err, err_bytes);
+  free (preset_config);
+  if (result == 0)
+    result = kind->validate (config, err, err_bytes) == 0 ? 0 : -1;
+  /* Only a device that will be built is worth a note. */
+  if (result == 0 && note[0] != '\0' && b->note != NULL)
+    b->note (b->note_arg, note);
+  return result;
 }
 
 void

@@ -15,6 +15,8 @@
 
 #include "model.h"
 
+struct sl_device_builder;
+
 struct sl_device_kind {
   const char *kind;                    /* "hdd" */
   const struct sl_param *params;
@@ -25,11 +27,22 @@ struct sl_device_kind {
   int (*validate) (const void *config, char *err, size_t err_bytes);
   /* Builds the model; capacity from the config. */
   struct sl_model (*create) (const void *config, char *err, size_t err_bytes);
+  /* Fits a preset's device to the size= given with it (NULL: the kind has
+   * nothing to fit).  preset_config holds defaults + preset alone, config
+   * the user's keys too (b says which).  0, with what it changed as one
+   * line in note (empty: nothing), or -1 with err. */
+  int (*fit_preset_size) (void *config, const void *preset_config,
+                          const struct sl_device_builder *b, char *note, size_t note_bytes,
+                          char *err, size_t err_bytes);
 };
 
 const struct sl_device_kind *sl_device_kind_find (const char *kind);
 /* "hdd, ssd" */
 const char *sl_device_kind_names (void);
+
+/* A note about a build (one line, no newline): what the builder chose for
+ * the user, such as a preset's geometry scaled to size=. */
+typedef void (*sl_device_note_fn) (void *arg, const char *line);
 
 struct sl_device_builder {
   const struct sl_device_kind *kind;
@@ -37,16 +50,26 @@ struct sl_device_builder {
   size_t pair_count;
   char *keys[64];
   char *values[64];
+  sl_device_note_fn note;              /* NULL: notes dropped */
+  void *note_arg;
 };
 
+/* The default note sink: "PROGRAM: note: LINE" on stderr. */
+void sl_device_note_stderr (void *arg, const char *line);
+
+/* Sets the note sink to sl_device_note_stderr; a caller may replace it. */
 void sl_device_builder_init (struct sl_device_builder *b, const struct sl_device_kind *kind);
 /* Records a pair (preset= included).  Checks the key is known for this
  * kind (err: "unknown key 'X' for hdd; known keys: ...") and, except for
  * preset, that the value parses.  Returns 0 or -1. */
 int sl_device_builder_add (struct sl_device_builder *b, const char *key,
                            const char *value, char *err, size_t err_bytes);
-/* Fills config (kind->config_bytes) from defaults + preset + pairs, then
- * validates.  Returns 0 or -1 with err naming the key/value/preset. */
+/* The value the user gave key (the last one), or NULL. */
+const char *sl_device_builder_value (const struct sl_device_builder *b, const char *key);
+/* Fills config (kind->config_bytes) from defaults + preset + pairs, fits
+ * the preset to a size= given with it (the kind's fit_preset_size), then
+ * validates; a note on what the fit changed goes to b->note once the
+ * config is valid.  Returns 0 or -1 with err naming the key/value/preset. */
 int sl_device_builder_build (const struct sl_device_builder *b, void *config,
                              char *err, size_t err_bytes);
 void sl_device_builder_free (struct sl_device_builder *b);

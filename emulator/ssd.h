@@ -95,6 +95,13 @@ struct sl_ssd_geometry {
 
 int sl_ssd_geometry_build (const struct sl_ssd_config *c, struct sl_ssd_geometry *g,
                            char *err, size_t err_bytes);
+/* A preset's drive at a smaller size: fewer dies per channel, then
+ * channels, then pages per block until it fits with GC's fixed blocks
+ * taking at most 15 % of the spare area (the order and why:
+ * ssd_geometry.c); c is unchanged when it does so already or has no
+ * geometry at all (validation says why).  0, or -1 with err when even one
+ * die with the shortest blocks does not. */
+int sl_ssd_geometry_scale (struct sl_ssd_config *c, char *err, size_t err_bytes);
 
 /* Greedy GC under uniform random overwrite, large blocks (where greedy
  * behaves like FIFO/LRU cleaning): the victim's valid fraction u solves

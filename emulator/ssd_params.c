@@ -157,6 +157,121 @@ sl_ssd_config_validate (const struct sl_ssd_config *c, char *err, size_t err_byt
   return 0;
 }
 
+/* ================================================ a preset at a smaller size == */
+
+/* The NAND geometry's keys: a user who sets one chose the geometry, which
+ * is then checked as given and never scaled. */
+static const char *const geometry_keys[] = {
+  "channels", "dies-per-channel", "planes-per-die", "page-size", "pages-per-block",
+};
+
+static bool
+user_set_geometry (const struct sl_device_builder *b)
+{
+  for (size_t i = 0; i < sizeof geometry_keys / sizeof geometry_keys[0]; i++)
+    if (sl_device_builder_value (b, geometry_keys[i]) != NULL)
+      return true;
+  return false;
+}
+
+/* The SLC cache is a share of the flash run in SLC mode: a smaller drive
+ * keeps the preset's share (at least one 4 KiB unit, so it still has one).
+ * false when there is no cache to scale. */
+static bool
+scale_slc_cache (struct sl_ssd_config *c, const struct sl_ssd_config *preset)
+{
+  if (preset->slc_cache_bytes == 0)
+    return false;
+  double share = (double) c->capacity_bytes / (double) preset->capacity_bytes;
+  uint64_t bytes = (uint64_t) ((double) preset->slc_cache_bytes * share);
+  bytes -= bytes % SL_SSD_UNIT_BYTES;
+  c->slc_cache_bytes = bytes > 0 ? bytes : SL_SSD_UNIT_BYTES;
+  return true;
+}
+
+static bool
+geometry_changed (const struct sl_ssd_config *a, const struct sl_ssd_config *b)
+{
+  return a->channels != b->channels || a->dies_per_channel != b->dies_per_channel
+    || a->pages_per_block != b->pages_per_block;
+}
+
+/* "1536 KiB", "4 MiB" */
+static void
+format_kib_or_mib (uint64_t bytes, char *out, size_t out_bytes)
+{
+  if (bytes % MIB == 0)
+    snprintf (out, out_bytes, "%" PRIu64 " MiB", (uint64_t) (bytes / MIB));
+  else
+    snprintf (out, out_bytes, "%" PRIu64 " KiB", (uint64_t) (bytes / KIB));
+}
+
+/* The scaled geometry as the keys that set it, and what it costs. */
+static void
+describe_geometry (const struct sl_ssd_config *c, uint32_t preset_dies, char *out,
+                   size_t out_bytes)
+{
+  struct sl_ssd_geometry g;
+  char err[512], block[32];
+  if (sl_ssd_geometry_build (c, &g, err, sizeof err) != 0) {
+    snprintf (out, out_bytes, "%.200s", err);    /* not reached: scaling made it fit */
+    return;
+  }
+  format_kib_or_mib (g.block_bytes, block, sizeof block);
+  snprintf (out, out_bytes, "channels=%" PRIu32 " dies-per-channel=%" PRIu32
+            " pages-per-block=%" PRIu32 " (%" PRIu32 " of the preset's %" PRIu32 " dies, %"
+            PRIu32 " blocks of %s each%s)", c->channels, c->dies_per_channel,
+            c->pages_per_block, g.dies, preset_dies, g.blocks_per_die, block,
+            g.dies < preset_dies ? "; fewer dies: peak IOPS below the datasheet's" : "");
+}
+
+/* "preset=P scaled to size=S: KEY=VALUE ... (what it costs); what is kept" */
+static void
+write_scale_note (const struct sl_device_builder *b, const struct sl_ssd_config *c,
+                  uint32_t preset_dies, bool geometry_scaled, bool slc_scaled,
+                  char *note, size_t note_bytes)
+{
+  char geometry[320] = "", slc[64] = "";
+  if (geometry_scaled)
+    describe_geometry (c, preset_dies, geometry, sizeof geometry);
+  if (slc_scaled)
+    snprintf (slc, sizeof slc, "%sslc-cache-size=%" PRIu64 " (the preset's share of size)",
+              geometry_scaled ? ", " : "", c->slc_cache_bytes);
+  snprintf (note, note_bytes, "preset=%s scaled to size=%s: %s%s; page-size, planes, NAND "
+            "timings and over-provisioning-pct=%g kept", b->preset,
+            sl_device_builder_value (b, "size"), geometry, slc, c->over_provisioning_pct);
+}
+
+/* A preset at a smaller size= keeps its dies' timing and its spare area:
+ * the flash shrinks (sl_ssd_geometry_scale), and the SLC cache with it.
+ * A larger size only gives every die more blocks, as it always did. */
+static int
+kind_fit_preset_size (void *config, const void *preset_config,
+                      const struct sl_device_builder *b, char *note, size_t note_bytes,
+                      char *err, size_t err_bytes)
+{
+  struct sl_ssd_config *c = config;
+  const struct sl_ssd_config *preset = preset_config;
+  note[0] = '\0';
+  if (c->capacity_bytes >= preset->capacity_bytes)
+    return 0;
+  bool slc_scaled = sl_device_builder_value (b, "slc-cache-size") == NULL
+    && scale_slc_cache (c, preset);
+  struct sl_ssd_config before = *c;
+  if (!user_set_geometry (b)) {
+    char reason[512];
+    if (sl_ssd_geometry_scale (c, reason, sizeof reason) != 0) {
+      snprintf (err, err_bytes, "preset=%s: %s", b->preset, reason);
+      return -1;
+    }
+  }
+  bool geometry_scaled = geometry_changed (c, &before);
+  if (slc_scaled || geometry_scaled)
+    write_scale_note (b, c, before.channels * before.dies_per_channel, geometry_scaled,
+                      slc_scaled, note, note_bytes);
+  return 0;
+}
+
 /* ========================================================== device kind == */
 
 static void
@@ -185,4 +300,5 @@ const struct sl_device_kind sl_ssd_kind = {
   .set_defaults = kind_set_defaults,
   .validate = kind_validate,
   .create = kind_create,
+  .fit_preset_size = kind_fit_preset_size,
 };

@@ -36,11 +36,21 @@ static struct {
 
 static const struct storlab_plugin_hooks no_hooks;
 
+/* What the builder chose for the user (a preset scaled to size=): on
+ * stderr at start, spelled like nbdkit's own messages. */
+static void
+plugin_note (void *arg, const char *line)
+{
+  (void) arg;
+  fprintf (stderr, "nbdkit: %s: note: %s\n", dev.kind->kind, line);
+}
+
 void
 storlab_plugin_load (const char *kind)
 {
   dev.kind = sl_device_kind_find (kind);
   sl_device_builder_init (&dev.builder, dev.kind);
+  dev.builder.note = plugin_note;
   sl_driver_settings_defaults (&dev.settings);
   dev.hooks = &no_hooks;
 }

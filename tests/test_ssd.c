@@ -1126,6 +1126,237 @@ test_every_ssd_preset_builds (void **state)
   assert_int_equal (c.interface, SL_SSD_NVME);
 }
 
+/* ---------------------------------------------- presets at smaller sizes -- */
+
+struct notes {
+  int count;
+  char last[1024];
+};
+
+static void
+capture_note (void *arg, const char *line)
+{
+  struct notes *n = arg;
+  n->count++;
+  snprintf (n->last, sizeof n->last, "%s", line);
+}
+
+/* Builds preset + "KEY=VALUE" pairs; 0 or -1 with err; notes captured. */
+static int
+build_with (const char *preset, const char *const *pairs, struct sl_ssd_config *c,
+            struct notes *notes, char *err, size_t err_bytes)
+{
+  struct sl_device_builder b;
+  sl_device_builder_init (&b, &sl_ssd_kind);
+  b.note = capture_note;
+  b.note_arg = notes;
+  memset (notes, 0, sizeof *notes);
+  int r = sl_device_builder_add (&b, "preset", preset, err, err_bytes);
+  for (size_t i = 0; r == 0 && pairs[i] != NULL; i++) {
+    char key[64];
+    const char *eq = strchr (pairs[i], '=');
+    snprintf (key, sizeof key, "%.*s", (int) (eq - pairs[i]), pairs[i]);
+    r = sl_device_builder_add (&b, key, eq + 1, err, err_bytes);
+  }
+  if (r == 0)
+    r = sl_device_builder_build (&b, c, err, err_bytes);
+  sl_device_builder_free (&b);
+  return r;
+}
+
+static double
+steady_write_amplification (const struct sl_ssd_config *c)
+{
+  char err[512] = "";
+  struct sl_model model = sl_ssd_kind.create (c, err, sizeof err);
+  if (model.ops == NULL)
+    fail_msg ("create: %s", err);
+  struct sl_ssd_status status;
+  sl_ssd_model_status (&model, &status);
+  char check[512] = "";
+  if (sl_ssd_model_check (&model, check, sizeof check) != 0)
+    fail_msg ("check: %s", check);
+  model.ops->destroy (model.self);
+  return 1 / (1 - status.steady_victim_valid_fraction);
+}
+
+/* The scaled drive is the preset's but for the dies, the blocks and the
+ * SLC cache: same pages, planes, timing, spare area, controller. */
+static void
+assert_same_drive (const struct sl_ssd_config *c, const struct sl_ssd_config *p,
+                   const char *what)
+{
+  if (c->page_bytes != p->page_bytes || c->planes_per_die != p->planes_per_die
+      || c->read_latency_ns != p->read_latency_ns
+      || c->program_latency_ns != p->program_latency_ns
+      || c->erase_latency_ns != p->erase_latency_ns
+      || c->slc_program_latency_ns != p->slc_program_latency_ns
+      || c->channel_rate_bytes_per_s != p->channel_rate_bytes_per_s
+      || c->over_provisioning_pct != p->over_provisioning_pct
+      || c->gc_low_watermark_pct != p->gc_low_watermark_pct
+      || c->gc_high_watermark_pct != p->gc_high_watermark_pct
+      || c->buffer_bytes != p->buffer_bytes || c->plp != p->plp
+      || c->interface != p->interface || c->queue_depth != p->queue_depth
+      || c->read_overhead_ns != p->read_overhead_ns
+      || c->write_overhead_ns != p->write_overhead_ns
+      || c->controller_rate_bytes_per_s != p->controller_rate_bytes_per_s)
+    fail_msg ("%s: a figure other than the geometry changed", what);
+  if (c->channels > p->channels || c->dies_per_channel > p->dies_per_channel
+      || c->pages_per_block > p->pages_per_block || c->pages_per_block < 32)
+    fail_msg ("%s: geometry grew or went below 32 pages per block", what);
+}
+
+static void
+test_presets_scale_to_small_sizes (void **state)
+{
+  (void) state;
+  /* 1234567168 = 4096 x 301408: not a round size */
+  static const char *const sizes[] = { "256M", "1G", "4G", "1234567168" };
+  for (size_t i = 0; sl_preset_at (i) != NULL; i++) {
+    const struct sl_preset *preset = sl_preset_at (i);
+    if (strcmp (preset->kind, "ssd") != 0)
+      continue;
+    struct sl_ssd_config p, c;
+    build_preset (preset->name, "steady", &p);
+    double preset_wa = steady_write_amplification (&p);
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+      char what[128], size_pair[32], err[1024] = "";
+      snprintf (what, sizeof what, "preset=%s size=%s", preset->name, sizes[k]);
+      snprintf (size_pair, sizeof size_pair, "size=%s", sizes[k]);
+      struct notes notes;
+      if (build_with (preset->name, (const char *[]) { size_pair, NULL }, &c, &notes, err,
+                      sizeof err) != 0)
+        fail_msg ("%s: %s", what, err);
+      assert_same_drive (&c, &p, what);
+      struct sl_ssd_geometry g = geometry_of (&c);
+      /* the note names the chosen geometry in the keys' own spelling */
+      char expected[256];
+      snprintf (expected, sizeof expected, "preset=%s scaled to size=%s: channels=%" PRIu32
+                " dies-per-channel=%" PRIu32 " pages-per-block=%" PRIu32 " (%" PRIu32
+                " of the preset's %" PRIu32 " dies", preset->name, sizes[k], c.channels,
+                c.dies_per_channel, c.pages_per_block, g.dies,
+                p.channels * p.dies_per_channel);
+      if (notes.count != 1 || strstr (notes.last, expected) == NULL)
+        fail_msg ("%s: %d notes, last '%s', expected '%s'", what, notes.count, notes.last,
+                  expected);
+      assert_non_null (strstr (notes.last, "peak IOPS below the datasheet's"));
+      if (p.slc_cache_bytes > 0) {
+        double share = (double) c.capacity_bytes / p.capacity_bytes;
+        assert_within ((double) c.slc_cache_bytes, p.slc_cache_bytes * share, 0.001);
+        assert_non_null (strstr (notes.last, "slc-cache-size="));
+      }
+      /* GC keeps 85 % of its spare area: write amplification within 30 % of
+       * the preset's (fewer, shorter blocks also change how greedy GC does) */
+      double wa = steady_write_amplification (&c);
+      print_message ("%-44s %2" PRIu32 " x %" PRIu32 " dies, %4" PRIu32 " pages per block, "
+                     "%4" PRIu32 " blocks per die, steady WA %.2f (preset %.2f)\n", what,
+                     c.channels, c.dies_per_channel, c.pages_per_block, g.blocks_per_die,
+                     wa, preset_wa);
+      if (wa > 1.3 * preset_wa)
+        fail_msg ("%s: steady write amplification %.2f, the preset's %.2f", what, wa,
+                  preset_wa);
+    }
+  }
+}
+
+static void
+test_preset_scaling_keeps_larger_and_fitting_sizes (void **state)
+{
+  (void) state;
+  struct sl_ssd_config p, c;
+  build_preset ("intel-s3700-400g", "steady", &p);
+  static const char *const sizes[] = { "800G", "200G", "400088457216" };
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+    char size_pair[32], err[1024] = "";
+    snprintf (size_pair, sizeof size_pair, "size=%s", sizes[k]);
+    struct notes notes;
+    if (build_with ("intel-s3700-400g", (const char *[]) { size_pair, NULL }, &c, &notes,
+                    err, sizeof err) != 0)
+      fail_msg ("size=%s: %s", sizes[k], err);
+    assert_int_equal (notes.count, 0);
+    assert_int_equal (c.channels, p.channels);
+    assert_int_equal (c.dies_per_channel, p.dies_per_channel);
+    assert_int_equal (c.pages_per_block, p.pages_per_block);
+  }
+  /* the user's spare area is the one kept */
+  struct notes notes;
+  char err[1024] = "";
+  if (build_with ("intel-s3700-400g", (const char *[]) { "size=1G",
+                  "over-provisioning-pct=50", NULL }, &c, &notes, err, sizeof err) != 0)
+    fail_msg ("over-provisioning-pct=50: %s", err);
+  assert_true (c.over_provisioning_pct == 50);
+  assert_non_null (strstr (notes.last, "over-provisioning-pct=50 kept"));
+  /* an SLC cache alone is scaled at a size the geometry fits */
+  if (build_with ("samsung-840evo-120g", (const char *[]) { "size=60000002048", NULL }, &c,
+                  &notes, err, sizeof err) != 0)
+    fail_msg ("840evo size=60000002048: %s", err);
+  assert_int_equal (c.channels, 4);
+  assert_int_equal (notes.count, 1);
+  assert_non_null (strstr (notes.last, "scaled to size=60000002048: slc-cache-size="));
+  assert_null (strstr (notes.last, "channels="));
+}
+
+static void
+expect_build_error (const char *preset, const char *const *pairs, const char *const *needles)
+{
+  struct sl_ssd_config c;
+  struct notes notes;
+  char err[1024] = "";
+  assert_int_equal (build_with (preset, pairs, &c, &notes, err, sizeof err), -1);
+  assert_int_equal (notes.count, 0);            /* nothing was built: no note */
+  assert_null (strchr (err, '\n'));
+  for (size_t i = 0; needles[i] != NULL; i++)
+    if (strstr (err, needles[i]) == NULL)
+      fail_msg ("%s: error '%s' lacks '%s'", preset, err, needles[i]);
+}
+
+static void
+test_preset_scaling_refusals (void **state)
+{
+  (void) state;
+  /* the user's own geometry is used as given: no scaling, the old error */
+  static const char *const geometry_keys[] = {
+    "channels=8", "dies-per-channel=8", "planes-per-die=2", "page-size=8k",
+    "pages-per-block=256",
+  };
+  for (size_t i = 0; i < sizeof geometry_keys / sizeof geometry_keys[0]; i++)
+    expect_build_error ("intel-s3700-400g",
+                        (const char *[]) { "size=1G", geometry_keys[i], NULL },
+                        (const char *[]) { "size=1073741824", "does not fit the geometry",
+                                           "64 dies", NULL });
+  /* size= without a preset: the defaults are not scaled either */
+  struct sl_device_builder b;
+  sl_device_builder_init (&b, &sl_ssd_kind);
+  struct sl_ssd_config c;
+  char err[1024] = "";
+  assert_int_equal (sl_device_builder_add (&b, "size", "1G", err, sizeof err), 0);
+  assert_int_equal (sl_device_builder_build (&b, &c, err, sizeof err), -1);
+  assert_non_null (strstr (err, "does not fit the geometry"));
+  sl_device_builder_free (&b);
+
+  /* too small for one die with the shortest blocks: says which size fits */
+  expect_build_error ("micron-7300pro-3840g", (const char *[]) { "size=16M", NULL },
+                      (const char *[]) { "preset=micron-7300pro-3840g: size=16777216: too "
+                                         "small even scaled down to one die", "channels=1 "
+                                         "dies-per-channel=1 pages-per-block=32",
+                                         "over-provisioning-pct=14.5", "M fits", NULL });
+  struct notes notes;
+  build_with ("micron-7300pro-3840g", (const char *[]) { "size=16M", NULL }, &c, &notes,
+              err, sizeof err);
+  const char *hint = strstr (err, "; size=");
+  assert_non_null (hint);
+  char size_pair[32];
+  snprintf (size_pair, sizeof size_pair, "size=%.*s", (int) strcspn (hint + 7, " "), hint + 7);
+  if (build_with ("micron-7300pro-3840g", (const char *[]) { size_pair, NULL }, &c, &notes,
+                  err, sizeof err) != 0)
+    fail_msg ("the suggested %s: %s", size_pair, err);
+  /* a spare area too thin for any size */
+  expect_build_error ("intel-s3700-400g",
+                      (const char *[]) { "size=1G", "over-provisioning-pct=1", NULL },
+                      (const char *[]) { "size=1073741824: too small",
+                                         "raise over-provisioning-pct", NULL });
+}
+
 /* One datasheet figure end to end (the bench covers them all). */
 static void
 test_s3700_datasheet (void **state)
@@ -1195,6 +1426,9 @@ main (void)
     cmocka_unit_test (test_slc_cache),
     cmocka_unit_test (test_timelines_never_overlap),
     cmocka_unit_test (test_every_ssd_preset_builds),
+    cmocka_unit_test (test_presets_scale_to_small_sizes),
+    cmocka_unit_test (test_preset_scaling_keeps_larger_and_fitting_sizes),
+    cmocka_unit_test (test_preset_scaling_refusals),
     cmocka_unit_test (test_s3700_datasheet),
     cmocka_unit_test (test_speed_report),
   };
