@@ -17,7 +17,9 @@
  * io_limit, number_ios, runtime/timeout, time_based, ramp_time, randseed,
  * name, group_reporting, startdelay, percentile_list.  A table in
  * jobfile.c lists the options accepted and ignored, with the reason; any
- * other option is an error naming file, line and option.
+ * other option is an error naming file, line and option.  Beyond fio's
+ * own checks: bs and byte offsets must be multiples of 512 (what fio's
+ * I/O on the plugins needs) and times at most 30 days.
  *
  * Workload semantics (sl_job_stream):
  *   - random offsets are uniform over bs-aligned blocks of [offset,
@@ -46,6 +48,23 @@
 #define SL_JOB_MAX_IODEPTH 65536u
 #define SL_JOB_MAX_NUMJOBS 1024u
 #define SL_JOB_DEFAULT_RANDSEED UINT64_C (0x5eed5eed5eed5eed)
+
+/* A job file is a few lines of text; anything larger is a mistake (a
+ * log or an image named by accident), refused before it is read whole. */
+#define SL_JOB_MAX_FILE_BYTES (UINT64_C (1) << 20)
+
+/* runtime, ramp_time and startdelay: at most 30 days of simulated time
+ * each.  Longer than any device study we know of (endurance runs last
+ * days), while runtime=100000000 (3 years, likely seconds typed for
+ * milliseconds) is refused instead of running for days of wall time. */
+#define SL_JOB_MAX_TIME_DAYS 30u
+#define SL_JOB_MAX_TIME_NS (UINT64_C (86400000000000) * SL_JOB_MAX_TIME_DAYS)
+
+/* The logical sector the storlab plugins advertise as their minimum
+ * block size (plugin_common.c).  Block sizes and byte offsets of the
+ * directions a job uses must be multiples of it, or fio fails on the
+ * real device (see finish_job in jobfile.c). */
+#define SL_JOB_SECTOR_BYTES 512u
 
 /* A size option: bytes, or a percentage of the device. */
 struct sl_job_size {
@@ -101,7 +120,9 @@ struct sl_jobfile {
   size_t job_count;
 };
 
-/* Parses a job file.  Returns 0, or -1 with "PATH:LINE: reason" in err
+/* Parses a job file: a regular file of at most SL_JOB_MAX_FILE_BYTES
+ * (a FIFO or a device such as /dev/zero is refused, never read).
+ * Returns 0, or -1 with "PATH:LINE: reason" in err
  * (e.g. "j.fio:3: unknown or unsupported fio option 'foo'",
  * "j.fio:4: bs=4x: not a size").  On failure *jf is empty. */
 int sl_jobfile_parse_file (const char *path, struct sl_jobfile *jf,

@@ -1,11 +1,14 @@
 /* sim.c — storlab-sim: run a fio job file against a device model in
  * virtual time and print fio-compatible JSON.
  *
- *   storlab-sim PLUGIN [KEY=VALUE ...] [--interval-ms N] [--event AT:COMMAND ...] JOBFILE
+ *   storlab-sim PLUGIN [OPTIONS] [KEY=VALUE ...] [--] [KEY=VALUE ...] JOBFILE
  *
  * KEY=VALUE pairs are the plugin's: model parameters and preset= through
- * sl_device_builder, driver keys through driver_keys.h.  --event runs a
- * raid control command at a virtual time (sim_events.h); --interval-ms
+ * sl_device_builder, driver keys through driver_keys.h.  After `--` every
+ * argument is a KEY=VALUE pair or the JOBFILE, never an option, so a key
+ * such as "--interval-ms=5" from a topology is refused as a key.
+ * --event runs a raid control command at a virtual time (sim_events.h);
+ * --interval-ms
  * adds a per-interval series (sim_timeline.h).  Both count time from the
  * start of the measured phase: the earliest end of a job's ramp_time
  * (startdelay + ramp_time).  Every job clone
@@ -19,11 +22,13 @@
 #endif
 
 #include <stdbool.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "device.h"
@@ -47,6 +52,22 @@
 #define SIM_MAX_COMPLETIONS_WITHOUT_PROGRESS (UINT64_C (1) << 24)
 
 #define SIM_MAX_INTERVAL_MS 60000u
+
+/* Progress on stderr (stdout carries the JSON): after 2 s of wall time,
+ * once a second.  The clock is read every 4096 events: a few ns each. */
+#define SIM_PROGRESS_AFTER_NS UINT64_C (2000000000)
+#define SIM_PROGRESS_EVERY_NS UINT64_C (1000000000)
+#define SIM_PROGRESS_CHECK_MASK UINT64_C (4095)
+
+struct sim_progress {
+  bool enabled;                        /* stderr is a terminal, or --progress */
+  bool tty;                            /* rewrite one line; cleared at the end */
+  bool shown;                          /* a line was printed */
+  uint64_t events;
+  uint64_t wall_start_ns;
+  uint64_t next_ns;                    /* wall time of the next line */
+  uint64_t planned_ns;                 /* simulated end if every job is time-limited */
+};
 
 struct sim;
 
@@ -83,14 +104,15 @@ struct sim {
   bool stuck;
   struct sl_sim_events *events;        /* --event: may stop the run */
   struct sl_sim_timeline *timeline;    /* --interval-ms */
+  struct sim_progress progress;
 };
 
 static void
 usage (FILE *out)
 {
   fprintf (out,
-           "usage: storlab-sim PLUGIN [KEY=VALUE ...] [--interval-ms N] [--event AT:COMMAND ...]"
-           " JOBFILE\n"
+           "usage: storlab-sim PLUGIN [--interval-ms N] [--event AT:COMMAND ...] [--progress]\n"
+           "                   [KEY=VALUE ...] [--] [KEY=VALUE ...] JOBFILE\n"
            "       storlab-sim PLUGIN --help\n"
            "       storlab-sim --list-presets\n"
            "\n"
@@ -115,7 +137,16 @@ usage (FILE *out)
            "                       storlab.timeline = [{\"t_ms\": interval end, \"duration_ms\",\n"
            "                       \"read\": {\"ios\", \"bytes\", \"lat_sum_ns\"}, \"write\": {...}}],\n"
            "                       one entry per interval of the measured phase, all jobs\n"
-           "                       summed, each I/O in the interval it completed in.\n",
+           "                       summed, each I/O in the interval it completed in.\n"
+           "  --progress           print progress (simulated time, percent, wall time, time\n"
+           "                       left) to stderr once a second after the first 2 s even\n"
+           "                       when stderr is not a terminal; on a terminal it is shown\n"
+           "                       anyway.  stdout carries only the JSON.\n"
+           "  --                   ends the options: every later argument is a KEY=VALUE\n"
+           "                       pair or the JOBFILE.\n"
+           "\n"
+           "Job files: regular files of at most 1 MiB; runtime, ramp_time and startdelay\n"
+           "at most 30 days each; bs and byte offsets multiples of 512 (the plugins' sector).\n",
            SIM_MAX_INTERVAL_MS);
 }
 
@@ -278,6 +309,145 @@ halted (const struct sim *sim)
   return sim->stuck || sim->events->failed;
 }
 
+/* ---- progress on stderr ---- */
+
+/* "42.0 s", "12 min 5 s", "3 h 20 min", "2 d 4 h": simulated and wall times. */
+static void
+format_duration (uint64_t ns, char *out, size_t out_bytes)
+{
+  uint64_t s = ns / 1000000000u;
+  if (s < 60)
+    snprintf (out, out_bytes, "%.1f s", (double) ns / 1e9);
+  else if (s < 3600)
+    snprintf (out, out_bytes, "%llu min %llu s", (unsigned long long) (s / 60),
+              (unsigned long long) (s % 60));
+  else if (s < 86400)
+    snprintf (out, out_bytes, "%llu h %llu min", (unsigned long long) (s / 3600),
+              (unsigned long long) (s % 3600 / 60));
+  else
+    snprintf (out, out_bytes, "%llu d %llu h", (unsigned long long) (s / 86400),
+              (unsigned long long) (s % 86400 / 3600));
+}
+
+static double
+ratio (uint64_t done, uint64_t total)
+{
+  return total == 0 || done >= total ? 1.0 : (double) done / (double) total;
+}
+
+/* How far a clone is: it stops at whichever of its limits comes first. */
+static double
+clone_fraction (const struct sim_clone *c, uint64_t now_ns)
+{
+  if (c->finished)
+    return 1.0;
+  double f = 0.0, g;
+  if (c->end_ns != UINT64_MAX && (g = ratio (now_ns, c->end_ns)) > f)
+    f = g;
+  if (c->io_limit_bytes != UINT64_MAX && (g = ratio (c->issued_bytes, c->io_limit_bytes)) > f)
+    f = g;
+  if (c->number_ios != 0 && (g = ratio (c->issued_ios, c->number_ios)) > f)
+    f = g;
+  return f;
+}
+
+/* The run ends with its slowest clone. */
+static double
+run_fraction (const struct sim *sim, uint64_t now_ns)
+{
+  double f = 1.0;
+  for (size_t i = 0; i < sim->clone_count; i++) {
+    double g = clone_fraction (&sim->clones[i], now_ns);
+    if (g < f)
+      f = g;
+  }
+  return f;
+}
+
+static void
+progress_print (struct sim *sim, uint64_t wall_ns, bool last)
+{
+  struct sim_progress *p = &sim->progress;
+  uint64_t now_ns = sl_engine_now_ns (sim->engine);
+  double f = last ? 1.0 : run_fraction (sim, now_ns);
+  char done[32], total[40] = "", wall[32], left[48] = "";
+  format_duration (now_ns, done, sizeof done);
+  if (p->planned_ns != UINT64_MAX) {
+    strcpy (total, " of ");
+    format_duration (p->planned_ns, total + 4, sizeof total - 4);
+  }
+  format_duration (wall_ns, wall, sizeof wall);
+  if (!last && f > 0.0) {
+    strcpy (left, ", about ");
+    format_duration ((uint64_t) ((double) wall_ns * (1.0 - f) / f), left + 8, sizeof left - 8);
+    strcat (left, " left");
+  }
+  unsigned percent = (unsigned) (100.0 * f);
+  if (!last && percent > 99)
+    percent = 99;               /* 100 % only once done */
+  fprintf (stderr, "%sstorlab-sim: progress: %s%s simulated (%u%%), %s wall%s%s",
+           p->tty ? "\r" : "", done, total, percent, wall, left, p->tty ? "\033[K" : "\n");
+  fflush (stderr);
+  p->shown = true;
+}
+
+static void
+progress_tick (struct sim *sim)
+{
+  struct sim_progress *p = &sim->progress;
+  uint64_t wall_ns = sl_clock_monotonic_ns () - p->wall_start_ns;
+  if (wall_ns < p->next_ns)
+    return;
+  progress_print (sim, wall_ns, false);
+  p->next_ns = wall_ns + SIM_PROGRESS_EVERY_NS;
+}
+
+/* After the run: a terminal's line is erased (the JSON or an error
+ * follows), a log gets a last line at 100 %. */
+static void
+progress_end (struct sim *sim, bool succeeded)
+{
+  struct sim_progress *p = &sim->progress;
+  if (!p->shown)
+    return;
+  if (p->tty)
+    fputs ("\r\033[K", stderr);
+  else if (succeeded)
+    progress_print (sim, sl_clock_monotonic_ns () - p->wall_start_ns, true);
+  fflush (stderr);
+}
+
+/* One engine event; every few thousand, a look at the wall clock. */
+static bool
+step (struct sim *sim)
+{
+  if (sim->progress.enabled && (++sim->progress.events & SIM_PROGRESS_CHECK_MASK) == 0)
+    progress_tick (sim);
+  return sl_engine_run_next (sim->engine);
+}
+
+static void
+mark_reached (struct sl_engine *e, void *arg, uint64_t arg_u64)
+{
+  (void) e;
+  (void) arg_u64;
+  *(bool *) arg = true;
+}
+
+/* sl_engine_run_until through step(), so a long startdelay shows
+ * progress too: events up to a marker at until_ns, then the rest of that
+ * instant.  The marker only takes a sequence number: the order of the
+ * other events is unchanged. */
+static void
+run_until (struct sim *sim, uint64_t until_ns)
+{
+  bool reached = false;
+  sl_engine_schedule (sim->engine, until_ns, mark_reached, &reached, 0);
+  while (!reached && step (sim))
+    ;
+  sl_engine_run_until (sim->engine, until_ns);
+}
+
 /* Runs every clone to its end.  -1 with err if the model stalls. */
 static int
 run (struct sim *sim, char *err, size_t err_bytes)
@@ -293,15 +463,15 @@ run (struct sim *sim, char *err, size_t err_bytes)
 
   sim->active = sim->clone_count;
   for (size_t i = 0; i < sim->clone_count && !halted (sim); i++) {
-    sl_engine_run_until (sim->engine, order[i]->start_ns);
+    run_until (sim, order[i]->start_ns);
     start_clone (order[i]);
   }
   free (order);
-  while (sim->active > 0 && !halted (sim) && sl_engine_run_next (sim->engine))
+  while (sim->active > 0 && !halted (sim) && step (sim))
     ;
   /* let the device finish what time-limited jobs left in flight, so its
    * statistics end idle, as the real drive would */
-  while (!halted (sim) && sim->in_flight > 0 && sl_engine_run_next (sim->engine))
+  while (!halted (sim) && sim->in_flight > 0 && step (sim))
     ;
 
   if (sim->events->failed) {
@@ -417,6 +587,28 @@ planned_phase_ns (const struct sim *sim)
   return end_ns - phase_start_ns (sim);
 }
 
+/* The simulated time the run should end at, UINT64_MAX if unknown. */
+static uint64_t
+planned_end_ns (const struct sim *sim)
+{
+  uint64_t phase_ns = planned_phase_ns (sim);
+  return phase_ns == UINT64_MAX ? UINT64_MAX : phase_start_ns (sim) + phase_ns;
+}
+
+/* Shown on a terminal, or anywhere with --progress; never on stdout. */
+static void
+progress_init (struct sim_progress *p, bool forced, uint64_t planned_ns, uint64_t wall_start_ns)
+{
+  bool tty = isatty (STDERR_FILENO) == 1;
+  *p = (struct sim_progress) {
+    .enabled = forced || tty,
+    .tty = tty,
+    .wall_start_ns = wall_start_ns,
+    .next_ns = SIM_PROGRESS_AFTER_NS,
+    .planned_ns = planned_ns,
+  };
+}
+
 /* Where a clone's statistics end: its runtime, or its last counted I/O. */
 static uint64_t
 clone_end_ns (const struct sim_clone *c)
@@ -478,7 +670,26 @@ struct sim_args {
   struct sl_device_builder builder;
   struct sl_sim_events events;
   uint64_t interval_ns;                /* 0: no timeline */
+  bool progress;                       /* --progress: even when stderr is no terminal */
 };
+
+/* A timeline entry is ~100 bytes of memory and of JSON: refuse, before the
+ * run, one longer than anybody plots (a day at 10 ms is 8.6 M entries). */
+#define TIMELINE_ENTRIES_MAX UINT64_C (10000000)
+
+static int
+check_timeline_length (uint64_t interval_ns, uint64_t phase_ns, char *err, size_t err_bytes)
+{
+  if (interval_ns == 0)
+    return 0;
+  uint64_t entries = phase_ns / interval_ns + 1;
+  if (entries <= TIMELINE_ENTRIES_MAX)
+    return 0;
+  snprintf (err, err_bytes, "--interval-ms %" PRIu64 ": the measured phase would give %"
+            PRIu64 " timeline entries, at most %" PRIu64 " (a longer interval, or a shorter"
+            " runtime=)", interval_ns / 1000000, entries, TIMELINE_ENTRIES_MAX);
+  return -1;
+}
 
 static int
 parse_interval (const char *value, uint64_t *interval_ns, char *err, size_t err_bytes)
@@ -499,6 +710,10 @@ parse_interval (const char *value, uint64_t *interval_ns, char *err, size_t err_
 static int
 parse_option (int argc, char **argv, int *i, struct sim_args *a, char *err, size_t err_bytes)
 {
+  if (strcmp (argv[*i], "--progress") == 0) {
+    a->progress = true;
+    return 1;
+  }
   static const char *const names[] = { "--event", "--interval-ms" };
   for (size_t n = 0; n < sizeof names / sizeof names[0]; n++) {
     size_t length = strlen (names[n]);
@@ -535,14 +750,19 @@ parse_args (int argc, char **argv, struct sim_args *a, char *err, size_t err_byt
   sl_driver_settings_defaults (&a->driver);
   sl_device_builder_init (&a->builder, kind);
 
+  bool options_ended = false;
   for (int i = 2; i < argc; i++) {
-    if (strncmp (argv[i], "--", 2) == 0) {
+    if (!options_ended && strcmp (argv[i], "--") == 0) {
+      options_ended = true;
+      continue;
+    }
+    if (!options_ended && strncmp (argv[i], "--", 2) == 0) {
       int rc = parse_option (argc, argv, &i, a, err, err_bytes);
       if (rc < 0)
         return -1;
       if (rc == 0) {
         snprintf (err, err_bytes, "unknown option '%s' (storlab-sim options: --event,"
-                  " --interval-ms, --help)", argv[i]);
+                  " --interval-ms, --progress, --help; '--' ends them)", argv[i]);
         return -1;
       }
       continue;
@@ -573,8 +793,8 @@ parse_args (int argc, char **argv, struct sim_args *a, char *err, size_t err_byt
       return -1;
   }
   if (a->jobfile == NULL) {
-    snprintf (err, err_bytes, "missing JOBFILE; usage: storlab-sim PLUGIN [KEY=VALUE ...]"
-              " [--interval-ms N] [--event AT:COMMAND ...] JOBFILE");
+    snprintf (err, err_bytes, "missing JOBFILE; usage: storlab-sim PLUGIN [OPTIONS]"
+              " [KEY=VALUE ...] [--] [KEY=VALUE ...] JOBFILE (--help for more)");
     return -1;
   }
   if (a->events.count > 0 && strcmp (kind->kind, "raid") != 0) {
@@ -616,7 +836,7 @@ fail (const char *message)
 int
 main (int argc, char **argv)
 {
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1; i < argc && strcmp (argv[i], "--") != 0; i++) {
     if (strcmp (argv[i], "--help") == 0 || strcmp (argv[i], "-h") == 0)
       return print_help (i > 1 ? argv[1] : NULL);
     if (strcmp (argv[i], "--list-presets") == 0)
@@ -680,6 +900,10 @@ main (int argc, char **argv)
     model.ops->destroy (model.self);
     goto out;
   }
+  if (check_timeline_length (args.interval_ns, planned_phase_ns (&sim), err, sizeof err) != 0) {
+    model.ops->destroy (model.self);
+    goto out;
+  }
   uint64_t phase_start = phase_start_ns (&sim);
   sl_sim_timeline_init (&timeline, args.interval_ns, phase_start);
 
@@ -705,7 +929,10 @@ main (int argc, char **argv)
 
   sl_sim_events_schedule (&args.events, sim.engine, phase_start);
   uint64_t wall_start_ns = sl_clock_monotonic_ns ();
-  if (run (&sim, err, sizeof err) != 0)
+  progress_init (&sim.progress, args.progress, planned_end_ns (&sim), wall_start_ns);
+  int run_status = run (&sim, err, sizeof err);
+  progress_end (&sim, run_status == 0);
+  if (run_status != 0)
     goto out;
   uint64_t wall_ns = sl_clock_monotonic_ns () - wall_start_ns;
   uint64_t phase_end = phase_end_ns (&sim);

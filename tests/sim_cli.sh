@@ -179,7 +179,7 @@ check "$TEST_DIR/members.json" "[(e['t_ms'], e['reply']) for e in d['storlab']['
 expect_error () {
   local needle=$1; shift
   local rc=0
-  "$SIM" "$@" >"$TEST_DIR/err.out" 2>"$TEST_DIR/err.txt" || rc=$?
+  timeout 10 "$SIM" "$@" >"$TEST_DIR/err.out" 2>"$TEST_DIR/err.txt" || rc=$?   # 124: it hung
   [ "$rc" = 1 ] || { cat "$TEST_DIR/err.txt" >&2; fail "exit $rc (want 1) for: $*"; }
   [ ! -s "$TEST_DIR/err.out" ] || fail "stdout not empty for: $*"
   grep -qF -- "$needle" "$TEST_DIR/err.txt" || { cat "$TEST_DIR/err.txt" >&2; fail "error for '$*' does not mention '$needle'"; }
@@ -223,10 +223,63 @@ expect_error "--interval-ms 0" hdd --interval-ms 0 "$TEST_DIR/qd1.fio"
 expect_error "--interval-ms 60001" hdd --interval-ms 60001 "$TEST_DIR/qd1.fio"
 expect_error "--interval-ms: missing value" hdd --interval-ms
 expect_error "unknown option '--bogus'" hdd --bogus "$TEST_DIR/qd1.fio"
+# job files that are not regular files: refused at once, never read (a
+# FIFO without a writer must not block, /dev/zero must not be read forever)
+mkfifo "$TEST_DIR/fifo.fio"
+expect_error "/dev/zero: job file is a character device; a regular file is needed" hdd /dev/zero
+expect_error "fifo.fio: job file is a FIFO; a regular file is needed" hdd "$TEST_DIR/fifo.fio"
+expect_error "$TEST_DIR: job file is a directory" hdd "$TEST_DIR"
+{ printf '[j]\n'; head -c 1048573 /dev/zero | tr '\0' '\n'; } > "$TEST_DIR/big.fio"
+expect_error "big.fio: job file is 1048577 bytes; at most 1048576 (1 MiB)" hdd "$TEST_DIR/big.fio"
+# absurd times (3 years of simulated time would run silently for days) and
+# block sizes fio's I/O to a 512-byte-sector device fails on
+job forever "[j]\nrw=randread\ntime_based\nruntime=100000000\n"
+expect_error "forever.fio:4: runtime=100000000: above storlab-sim's limit of 30 days" hdd "$TEST_DIR/forever.fio"
+# 30 days at 1 ms would be 2.6e9 timeline entries: refused before the run (it once ran out of memory)
+job month "[j]\nrw=randread\ntime_based\nruntime=30d\n"
+expect_error "--interval-ms 1: the measured phase would give 2592000001 timeline entries, at most 10000000" hdd --interval-ms 1 "$TEST_DIR/month.fio"
+job bs513 "[j]\nrw=randread\nbs=513\n"
+expect_error "bs513.fio:1: job 'j': bs=513: not a multiple of 512 bytes" hdd "$TEST_DIR/bs513.fio"
+# '--' ends the options: a device key that looks like one is refused as a key
+expect_error "unknown key '--interval-ms' for hdd" hdd -- --interval-ms=5 "$TEST_DIR/group.fio"
+expect_error "--help: cannot open job file" hdd rpm=7200 -- --help
+run_sim "$TEST_DIR/dashdash.json" hdd --interval-ms 1000 -- rpm=15000 "$TEST_DIR/qd1.fio"
+check "$TEST_DIR/dashdash.json" "len(d['storlab']['timeline']) == 10 and d['storlab']['device']['model']['revolution_ns'] == 4000000" "options before '--', keys after it"
+
+# --- progress: on stderr after 2 s of wall time, with --progress even when
+# stderr is not a terminal; never on stdout (it carries the JSON)
+for hours in 4 16; do              # 16: a machine fast enough to simulate 4 h in 2 s
+  job progress "[j]\nrw=randread\nbs=4k\niodepth=32\ntime_based\nruntime=${hours}h\n"
+  "$SIM" hdd --progress "$TEST_DIR/progress.fio" 2>"$TEST_DIR/progress.err" \
+    | tee "$TEST_DIR/progress.json" | /usr/bin/python3 -c 'import json,sys; json.load(sys.stdin)' \
+    || fail "--progress: stdout is not JSON"
+  grep -q "progress" "$TEST_DIR/progress.json" && fail "--progress wrote to stdout"
+  running="^storlab-sim: progress: .* of $hours h 0 min simulated ([0-9]*%), .* wall, about .* left$"
+  grep -q "$running" "$TEST_DIR/progress.err" && break
+done
+cat "$TEST_DIR/progress.err"
+grep -q "$running" "$TEST_DIR/progress.err" || fail "--progress: no progress line on stderr"
+tail -n 1 "$TEST_DIR/progress.err" \
+  | grep -q "^storlab-sim: progress: $hours h 0 min of $hours h 0 min simulated (100%), .* wall$" \
+  || fail "--progress: no last line at 100 %"
+run_sim "$TEST_DIR/progress.json" hdd "$TEST_DIR/progress.fio"
+[ ! -s "$TEST_DIR/sim.stderr" ] || { cat "$TEST_DIR/sim.stderr"; fail "progress printed to a stderr that is no terminal without --progress"; }
 
 # plugin-only keys are accepted with a note
 run_sim "$TEST_DIR/note.json" hdd file=/nonexistent/disk.img latency-offset-us=auto "$TEST_DIR/group.fio"
 grep -q "file= is a plugin-only key" "$TEST_DIR/sim.stderr" || fail "no note for file="
+
+# a preset at a lab size scales its geometry itself and says what it chose
+job ssd_small "[j]\nrw=randwrite\nbs=4k\niodepth=32\nnumber_ios=20000\n"
+run_sim "$TEST_DIR/ssd_small.json" ssd preset=intel-s3700-400g size=1G "$TEST_DIR/ssd_small.fio"
+note=$(grep "^storlab-sim: note: preset=intel-s3700-400g scaled to size=1G: channels=[0-9]* dies-per-channel=[0-9]* pages-per-block=[0-9]* (" "$TEST_DIR/sim.stderr") \
+  || { cat "$TEST_DIR/sim.stderr" >&2; fail "preset=intel-s3700-400g size=1G: no note on the scaled geometry"; }
+echo "ok: ${note#storlab-sim: }"
+dies=$(sed 's/.*(\([0-9]*\) of the preset.s 64 dies.*/\1/' <<<"$note")
+check "$TEST_DIR/ssd_small.json" "(lambda m: m['kind'] == 'ssd' and m['logical_bytes'] == 2**30 and m['dies'] == $dies < 64 and m['page_bytes'] == 8192)(d['storlab']['device']['model'])" "scaled s3700: the model has the noted geometry"
+check "$TEST_DIR/ssd_small.json" "d['jobs'][0]['write']['total_ios'] == 20000" "scaled s3700: the job ran"
+expect_error "does not fit the geometry" ssd preset=intel-s3700-400g size=1G channels=8 "$TEST_DIR/ssd_small.fio"
+expect_error "too small even scaled down to one die" ssd preset=micron-7300pro-3840g size=16M "$TEST_DIR/ssd_small.fio"
 
 # --help and --list-presets
 "$SIM" hdd --help >"$TEST_DIR/help.txt" || fail "--help failed"

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "jobfile.h"
@@ -194,7 +195,7 @@ test_bs_pairs_and_sizes (void **state)
     { "1m,", 1048576, 4096 },         /* trailing comma: write keeps the default */
     { "512", 512, 512 },
     { "2KB", 2048, 2048 },
-    { "1kib", 1000, 1000 },           /* fio's kb_base=1024 inversion */
+    { "512kib", 512000, 512000 },     /* fio's kb_base=1024 inversion */
     { "0x1000", 4096, 4096 },
     { "4k,8k,16k", 4096, 8192 },      /* trim value accepted, not modelled */
   };
@@ -321,6 +322,113 @@ test_bad_values (void **state)
   assert_non_null (strstr (m, "t.fio:2: percentile_list=50:abc:"));
 }
 
+/* fio parses bs=513 but its I/O to a 512-byte-sector device fails
+ * (jobfile.c, check_alignment): refused, for the directions in use. */
+static void
+test_sector_alignment (void **state)
+{
+  (void) state;
+  struct sl_jobfile jf;
+  const char *m = parse_fails ("[j]\nbs=513\n");
+  assert_non_null (strstr (m, "t.fio:1: job 'j': bs=513: not a multiple of 512 bytes"));
+  m = parse_fails ("[j]\nbs=1kib\n");                /* 1000 bytes */
+  assert_non_null (strstr (m, "job 'j': bs=1000: not a multiple of 512"));
+  m = parse_fails ("[global]\nbs=4k,513\n[ok]\nrw=randread\n[mixed]\nrw=randrw\n");
+  assert_non_null (strstr (m, "t.fio:5: job 'mixed': bs=513 for writes:"));
+  m = parse_fails ("[j]\noffset=513\n");
+  assert_non_null (strstr (m, "job 'j': offset=513: not a multiple of 512"));
+  m = parse_fails ("[j]\noffset_increment=100\nnumjobs=2\n");
+  assert_non_null (strstr (m, "job 'j': offset_increment=100 (numjobs > 1): not a multiple"));
+
+  parse_ok ("[j]\nbs=4096\n", &jf);
+  assert_true (jf.jobs[0].bs_bytes[SL_OP_READ] == 4096);
+  sl_jobfile_free (&jf);
+  /* fio runs these: the unused direction's bs, one clone's increment,
+   * and percentages (fio rounds the start offset to the block size) */
+  static const char *const accepted[] = {
+    "[j]\nrw=randread\nbs=4k,513\n",
+    "[j]\nrw=write\nbs=513,1k\n",
+    "[j]\noffset_increment=100\n",
+    "[j]\noffset=513\noffset_increment=10%\nnumjobs=2\n",
+    "[j]\noffset=1%\nbs=1536\n",
+    "[j]\nbs=512,1m,513\nrw=randrw\n",            /* trim bs: not modelled */
+  };
+  for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++) {
+    parse_ok (accepted[i], &jf);
+    sl_jobfile_free (&jf);
+  }
+}
+
+/* runtime, ramp_time and startdelay: at most 30 days each. */
+static void
+test_time_limits (void **state)
+{
+  (void) state;
+  struct sl_jobfile jf;
+  parse_ok ("[j]\nruntime=30d\nramp_time=2592000\nstartdelay=720h\n", &jf);
+  assert_true (jf.jobs[0].runtime_ns == SL_JOB_MAX_TIME_NS);
+  assert_true (jf.jobs[0].ramp_time_ns == SL_JOB_MAX_TIME_NS);
+  assert_true (jf.jobs[0].startdelay_ns == SL_JOB_MAX_TIME_NS);
+  sl_jobfile_free (&jf);
+
+  assert_string_equal (parse_fails ("[j]\ntime_based\nruntime=100000000\n"),
+                       "t.fio:3: runtime=100000000: above storlab-sim's limit of 30 days"
+                       " (30d, 2592000 s) of simulated time");
+  const char *m = parse_fails ("[j]\ntimeout=2592001\n");
+  assert_non_null (strstr (m, "t.fio:2: timeout=2592001: above storlab-sim's limit of 30 days"));
+  m = parse_fails ("[j]\nramp_time=31d\n");
+  assert_non_null (strstr (m, "t.fio:2: ramp_time=31d: above"));
+  m = parse_fails ("[global]\nstartdelay=43201m\n[j]\n");
+  assert_non_null (strstr (m, "t.fio:2: startdelay=43201m: above"));
+}
+
+/* Writes a job file of exactly `bytes` bytes: a job, then empty lines. */
+static void
+write_job_of_size (const char *path, size_t bytes)
+{
+  char *text = malloc (bytes);
+  assert_non_null (text);
+  memset (text, '\n', bytes);
+  memcpy (text, "[j]", 3);
+  FILE *f = fopen (path, "w");
+  assert_non_null (f);
+  assert_int_equal (fwrite (text, 1, bytes, f), bytes);
+  assert_int_equal (fclose (f), 0);
+  free (text);
+}
+
+/* /dev/zero would be read forever, a FIFO would block: only regular
+ * files of at most 1 MiB are read. */
+static void
+test_parse_file_kinds (void **state)
+{
+  (void) state;
+  struct sl_jobfile jf;
+  assert_int_equal (sl_jobfile_parse_file ("/dev/zero", &jf, err, sizeof err), -1);
+  assert_string_equal (err, "/dev/zero: job file is a character device; a regular file is needed");
+  assert_int_equal (sl_jobfile_parse_file ("/tmp", &jf, err, sizeof err), -1);
+  assert_non_null (strstr (err, "/tmp: job file is a directory"));
+
+  char dir[] = "/tmp/test_jobfile_dir_XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  char path[64];
+  snprintf (path, sizeof path, "%s/fifo", dir);
+  assert_int_equal (mkfifo (path, 0600), 0);   /* no writer: open must not wait */
+  assert_int_equal (sl_jobfile_parse_file (path, &jf, err, sizeof err), -1);
+  assert_non_null (strstr (err, "job file is a FIFO; a regular file is needed"));
+  unlink (path);
+
+  snprintf (path, sizeof path, "%s/big.fio", dir);
+  write_job_of_size (path, SL_JOB_MAX_FILE_BYTES);
+  assert_int_equal (sl_jobfile_parse_file (path, &jf, err, sizeof err), 0);
+  sl_jobfile_free (&jf);
+  write_job_of_size (path, SL_JOB_MAX_FILE_BYTES + 1);
+  assert_int_equal (sl_jobfile_parse_file (path, &jf, err, sizeof err), -1);
+  assert_non_null (strstr (err, "big.fio: job file is 1048577 bytes; at most 1048576 (1 MiB)"));
+  unlink (path);
+  rmdir (dir);
+}
+
 static void
 test_parse_file (void **state)
 {
@@ -366,11 +474,12 @@ test_region_resolve (void **state)
   assert_true (r.offset_bytes == 0 && r.size_bytes == capacity && r.io_limit_bytes == capacity);
   sl_jobfile_free (&jf);
 
-  /* 25% of 1000 MiB; 10% offset aligned down to bs=3000 */
-  parse_ok ("[j]\nsize=25%\noffset=10%\nbs=3000\n", &jf);
+  /* 25% of 1000 MiB; 10% offset aligned down to bs=3072 */
+  parse_ok ("[j]\nsize=25%\noffset=10%\nbs=3072\n", &jf);
   assert_int_equal (sl_job_region_resolve (&jf.jobs[0], 0, capacity, &r, err, sizeof err), 0);
   uint64_t ten_pct = capacity / 10;
-  assert_true (r.offset_bytes == ten_pct - ten_pct % 3000);
+  assert_true (ten_pct % 3072 != 0);
+  assert_true (r.offset_bytes == ten_pct - ten_pct % 3072);
   assert_true (r.size_bytes == capacity / 4);
   sl_jobfile_free (&jf);
 
@@ -544,6 +653,9 @@ main (void)
     cmocka_unit_test (test_comments_and_whitespace),
     cmocka_unit_test (test_unknown_option_error),
     cmocka_unit_test (test_bad_values),
+    cmocka_unit_test (test_sector_alignment),
+    cmocka_unit_test (test_time_limits),
+    cmocka_unit_test (test_parse_file_kinds),
     cmocka_unit_test (test_parse_file),
     cmocka_unit_test (test_region_resolve),
     cmocka_unit_test (test_stream_random_uniform_aligned),

@@ -38,12 +38,13 @@ class SimBackend:
         device = self.plan.devices[node]
         params = dict(device.params)
         params.update({k: str(v) for k, v in point.device_knobs().items()})
-        argv = [paths.simulator(), device.plugin] + [f"{k}={v}" for k, v in params.items()]
+        argv = [paths.simulator(), device.plugin]
         if self.sweep.phases["interval_s"] > 0:
             argv.append(f"--interval-ms={self.sweep.phases['interval_s'] * 1000}")
         for event in point.events:
             argv += ["--event", f"{event.at_s * 1000:.0f}ms:{event.command}"]
-        return argv + [job_path]
+        # '--': no device key is ever read as a storlab-sim option
+        return argv + ["--"] + [f"{k}={v}" for k, v in params.items()] + [job_path]
 
     def run_point(self, point, point_dir):
         workload = point.workload(self.sweep.workload)
