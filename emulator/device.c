@@ -1,5 +1,5 @@
-/* device.c — kinds of device model and the KEY=VALUE builder that turns
- * defaults + preset + per-key overrides into a validated config. */
+/* device.c — the KEY=VALUE builder that turns defaults + preset +
+ * per-key overrides into a kind's validated config. */
 #define _GNU_SOURCE
 
 #include "device.h"
@@ -8,38 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hdd.h"
 #include "params.h"
 #include "presets.h"
-#include "raid.h"
-#include "ssd.h"
-
-/* One list drives both the lookup table and the names string, so they
- * cannot disagree.  Add a kind here as X(name) with sl_<name>_kind. */
-#define SL_DEVICE_KINDS(X) X (hdd) X (ssd) X (raid)
-
-#define KIND_ENTRY(name) &sl_##name##_kind,
-#define KIND_NAME(name) ", " #name
-
-static const struct sl_device_kind *const kinds[] = { SL_DEVICE_KINDS (KIND_ENTRY) };
-static const char kind_names_joined[] = SL_DEVICE_KINDS (KIND_NAME);
-
-const struct sl_device_kind *
-sl_device_kind_find (const char *kind)
-{
-  if (kind == NULL)
-    return NULL;
-  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-    if (strcmp (kinds[i]->kind, kind) == 0)
-      return kinds[i];
-  return NULL;
-}
-
-const char *
-sl_device_kind_names (void)
-{
-  return kind_names_joined + 2;        /* skip the leading ", " */
-}
 
 void
 sl_device_note_stderr (void *arg, const char *line)

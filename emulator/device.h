@@ -36,9 +36,7 @@ struct sl_device_kind {
                           char *err, size_t err_bytes);
 };
 
-const struct sl_device_kind *sl_device_kind_find (const char *kind);
-/* "hdd, ssd" */
-const char *sl_device_kind_names (void);
+/* Finding a kind by name: kinds.h (the catalog above the models). */
 
 /* A note about a build (one line, no newline): what the builder chose for
  * the user, such as a preset's geometry scaled to size=. */

@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "device.h"
+#include "hdd.h"
 #include "presets.h"
+#include "ssd.h"
 
 #define KIB ((uint64_t) 1024)
 #define MIB (1024ull * KIB)
@@ -92,13 +94,23 @@ sl_raid_config_defaults (struct sl_raid_config *c)
   };
 }
 
+/* The kinds a member can be: drives, never another controller. */
+static const struct sl_device_kind *
+member_kind (const char *name)
+{
+  if (strcmp (name, sl_hdd_kind.kind) == 0)
+    return &sl_hdd_kind;
+  if (strcmp (name, sl_ssd_kind.kind) == 0)
+    return &sl_ssd_kind;
+  return NULL;
+}
+
 static const struct sl_preset *
 find_member_preset (const char *name)
 {
   for (size_t i = 0; i < sl_preset_count (); i++) {
     const struct sl_preset *p = sl_preset_at (i);
-    if (strcmp (p->name, name) == 0 && strcmp (p->kind, "raid") != 0
-        && sl_device_kind_find (p->kind) != NULL)
+    if (strcmp (p->name, name) == 0 && member_kind (p->kind) != NULL)
       return p;
   }
   return NULL;
@@ -213,7 +225,7 @@ raid_member_model_new (const struct sl_raid_config *c, char *err, size_t err_byt
 {
   struct sl_model none = { 0 };
   const struct sl_preset *preset = find_member_preset (c->member_preset);
-  const struct sl_device_kind *kind = preset ? sl_device_kind_find (preset->kind) : NULL;
+  const struct sl_device_kind *kind = preset ? member_kind (preset->kind) : NULL;
   if (kind == NULL) {
     snprintf (err, err_bytes, "member-preset=%s: unknown member preset", c->member_preset);
     return none;

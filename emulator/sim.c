@@ -32,6 +32,7 @@
 
 #include "clock.h"
 #include "device.h"
+#include "kinds.h"
 #include "driver_keys.h"
 #include "engine.h"
 #include "fio_json.h"

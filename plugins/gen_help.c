@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "kinds.h"
 #include "driver_keys.h"
 #include "params.h"
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "kinds.h"
 #include "driver_keys.h"
 #include "engine.h"
 #include "params.h"

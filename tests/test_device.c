@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "kinds.h"
 #include "hdd.h"
 #include "params.h"
 #include "presets.h"

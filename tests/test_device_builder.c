@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "kinds.h"
 #include "test_device_builder.h"
 
 struct sl_engine *

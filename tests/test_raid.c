@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "kinds.h"
 #include "engine.h"
 #include "test_device_builder.h"
 #include "raid.h"

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "kinds.h"
 #include "engine.h"
 #include "raid.h"
 #include "test_device_builder.h"

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "device.h"
+#include "kinds.h"
 #include "engine.h"
 #include "params.h"
 #include "presets.h"
