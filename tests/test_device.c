@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device.h"
-#include "kinds.h"
-#include "hdd.h"
-#include "params.h"
-#include "presets.h"
+#include "catalog/kinds.h"
+#include "device/device.h"
+#include "device/params.h"
+#include "device/presets.h"
+#include "hdd/hdd.h"
 
 #define MIB (1024ull * 1024)
 #define GIB (1024ull * MIB)

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "core/engine.h"
 
 static void
 record_order (struct sl_engine *e, void *arg, uint64_t tag)

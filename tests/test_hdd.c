@@ -19,10 +19,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "device.h"
-#include "engine.h"
-#include "hdd.h"
-#include "stats.h"
+#include "core/engine.h"
+#include "core/stats.h"
+#include "device/device.h"
+#include "hdd/hdd.h"
 
 #define KIB ((uint64_t) 1024)
 #define MIB (1024 * KIB)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "histogram.h"
+#include "core/histogram.h"
 
 /* xorshift64*: deterministic values without libc rand() state */
 static uint64_t

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "jobfile.h"
+#include "sim/jobfile.h"
 
 static char err[512];
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "params.h"
+#include "device/params.h"
 
 /* ---- sizes ------------------------------------------------------------- */
 

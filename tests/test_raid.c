@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device.h"
-#include "kinds.h"
-#include "engine.h"
+#include "catalog/kinds.h"
+#include "core/engine.h"
+#include "device/device.h"
+#include "raid/raid.h"
 #include "test_device_builder.h"
-#include "raid.h"
 
 #define KIB ((uint64_t) 1024)
 #define MIB (1024 * KIB)

@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device.h"
-#include "engine.h"
-#include "raid.h"
+#include "core/engine.h"
+#include "device/device.h"
+#include "raid/raid.h"
+#include "raid/raid_command.h"
 #include "test_device_builder.h"
-#include "raid_command.h"
 
 #define REPLY_BYTES 512
 

@@ -1,5 +1,5 @@
 /* test_raid_lun.c — lun=NAME:SIZE parsing and the layout of LUNs in the
- * controller's capacity (plugins/raid_lun.c). */
+ * controller's capacity (plugins/raid/raid_lun.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

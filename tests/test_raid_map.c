@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "raid.h"
-#include "raid_internal.h"
+#include "raid/raid.h"
+#include "raid/raid_internal.h"
 
 #define STRIPE 4096u
 

@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device.h"
-#include "kinds.h"
-#include "engine.h"
-#include "raid.h"
+#include "catalog/kinds.h"
+#include "core/engine.h"
+#include "device/device.h"
+#include "raid/raid.h"
 #include "test_device_builder.h"
 
 #define KIB ((uint64_t) 1024)

@@ -20,14 +20,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "device.h"
-#include "kinds.h"
-#include "engine.h"
-#include "params.h"
-#include "presets.h"
-#include "ssd.h"
-#include "ssd_ftl.h"
-#include "stats.h"
+#include "catalog/kinds.h"
+#include "core/engine.h"
+#include "core/stats.h"
+#include "device/device.h"
+#include "device/params.h"
+#include "device/presets.h"
+#include "ssd/ssd.h"
+#include "ssd/ssd_ftl.h"
 
 #define KIB ((uint64_t) 1024)
 #define MIB (1024 * KIB)

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "stats.h"
+#include "core/stats.h"
 
 static struct sl_device_stats *
 new_stats (const char *name, uint64_t now_ns)

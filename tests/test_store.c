@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "store.h"
+#include "core/store.h"
 
 #define PAGE SL_STORE_PAGE_BYTES
 #define KIB UINT64_C (1024)

@@ -235,7 +235,7 @@ def test_raid_lun_size_matches_the_built_plugin(tmp_path, params):
 
 def test_raid_tables_match_the_c_sources():
     """The copies in topology.py against emulator/presets.c and raid_params.c."""
-    with open(os.path.join(SOURCE, "emulator", "presets.c")) as f:
+    with open(os.path.join(SOURCE, "emulator", "device", "presets.c")) as f:
         presets = f.read()
     found = {}
     for name, params in re.findall(r'\.name = "([^"]+)",\s*\.kind = "raid",.*?\.params =\s*'
@@ -243,12 +243,12 @@ def test_raid_tables_match_the_c_sources():
         keys = dict(kv.split("=", 1) for kv in "".join(re.findall(r'"([^"]*)"', params)).split())
         found[name] = {k: keys[k] for k in ("level", "members", "stripe-size")}
     assert found == topology.RAID_PRESETS
-    with open(os.path.join(SOURCE, "emulator", "raid_params.c")) as f:
+    with open(os.path.join(SOURCE, "emulator", "raid", "raid_params.c")) as f:
         defaults = f.read()
     assert ".level = 10," in defaults and ".members = 8," in defaults
     assert ".stripe_bytes = 64 * KIB," in defaults
     assert topology.RAID_DEFAULTS == {"level": "10", "members": "8", "stripe-size": "64k"}
-    with open(os.path.join(SOURCE, "emulator", "raid.h")) as f:
+    with open(os.path.join(SOURCE, "emulator", "raid", "raid.h")) as f:
         assert f"#define SL_RAID_MAX_MEMBERS {topology.RAID_MAX_MEMBERS}u" in f.read()
 
 

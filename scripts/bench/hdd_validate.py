@@ -233,7 +233,7 @@ def main():
         "(outer) and last (inner) GiB of the drive, and with 128 KiB writes with the "
         "write cache on in the first GiB. MB/s = 10^6 B/s. `*` = an input devices.md marks "
         "unconfirmed or weak; `†` = an input devices.md does not give, taken from the "
-        "preset's documented assumption (emulator/presets.c, `fitted`): such a row checks "
+        "preset's documented assumption (emulator/device/presets.c, `fitted`): such a row checks "
         "the model against the preset's own figures, not against a datasheet. "
         f"PASS = within ±{TARGET_ERROR_PCT:.0f}%.")
     out("")

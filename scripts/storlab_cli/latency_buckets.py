@@ -1,4 +1,4 @@
-"""The buckets of a storlab histogram (emulator/histogram.h) as storlab-stats
+"""The buckets of a storlab histogram (emulator/core/histogram.h) as storlab-stats
 prints them: {"sub_bits": 7, "buckets": [[index, count], ...]}.  Values
 below 2^sub_bits have a bucket each; above, each power-of-two octave is
 split into 2^sub_bits linear buckets.  Two snapshots' buckets subtract into

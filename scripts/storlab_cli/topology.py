@@ -30,7 +30,7 @@ BUSES = ("virtio", "scsi", "sata")
 ACCELS = ("auto", "kvm", "tcg")
 LINK_MODES = ("full-mesh", "none", "pairs")
 
-# Spindle speeds of the catalog's HDD presets (emulator/presets.c), copied so
+# Spindle speeds of the catalog's HDD presets (emulator/device/presets.c), copied so
 # the CLI can render a lab without the C build. An unknown preset name gets
 # the default here and is rejected by the plugin when `up` starts it.
 HDD_PRESET_RPM = {
@@ -41,8 +41,8 @@ HDD_PRESET_RPM = {
 }
 HDD_DEFAULT_RPM = 10000  # sl_hdd_config_defaults()
 
-# The raid plugin's capacity rule (emulator/raid_map.c sl_raid_capacity_bytes,
-# emulator/raid.c sl_raid_model_new): each member's bytes are rounded down to
+# The raid plugin's capacity rule (emulator/raid/raid_map.c sl_raid_capacity_bytes,
+# emulator/raid/raid.c sl_raid_model_new): each member's bytes are rounded down to
 # whole strips (rows), and the LUN is rows x stripe-size x data members, the
 # data members of each level below (RAID 1 mirrors all, 10 mirrors pairs,
 # 5/6 give one/two members' worth to parity). Parameters apply as in the
@@ -60,7 +60,7 @@ RAID_MAX_MEMBERS = 32                                   # SL_RAID_MAX_MEMBERS
 RAID_STRIPE_RANGE = (4 << 10, 16 << 20)                 # stripe-size's range
 RAID_MEMBER_SIZE_MAX = 64 << 40                         # member-size's range
 RAID_DEFAULTS = {"level": "10", "members": "8", "stripe-size": "64k"}
-RAID_PRESETS = {                                        # emulator/presets.c, kind "raid"
+RAID_PRESETS = {                                        # emulator/device/presets.c, kind "raid"
     "vsa-raid10-8x-sas10k": {"level": "10", "members": "8", "stripe-size": "64k"},
 }
 # Keys the lab owns: it starts every storlab plugin with its stats file and
