@@ -19,7 +19,7 @@ import pytest
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts")
 sys.path.insert(0, SCRIPTS)
 
-from storlab_cli import appliance  # noqa: E402
+from storlab_cli.lab import appliance  # noqa: E402
 
 QEMU = "qemu-system-x86_64"
 GUEST_MAC = "52:54:00:5c:00:00"

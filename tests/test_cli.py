@@ -9,7 +9,8 @@ import pytest
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts")
 sys.path.insert(0, SCRIPTS)
 
-from storlab_cli import check, fio_results  # noqa: E402
+from storlab_cli.commands import check  # noqa: E402
+from storlab_cli.results import fio_results  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
 
 STORLAB = os.path.join(SCRIPTS, "storlab")
@@ -206,8 +207,9 @@ def test_ctl_lab_form_errors_name_lab_node_and_device(tmp_path, args, message):
 
 
 def test_send_to_device_returns_ok_replies_and_raises_on_errors(tmp_path, monkeypatch):
-    from storlab_cli import ctl, lab_state
-    monkeypatch.setattr(lab_state, "RUN_BASE", str(tmp_path))
+    from storlab_cli.lab import state
+    from storlab_cli.live import ctl
+    monkeypatch.setattr(state, "RUN_BASE", str(tmp_path))
     path = fake_lab(tmp_path)
     thread, received = fake_controller(path, [b"ok battery=failed policy=write-back\n",
                                               b"error fail-member 9: no such member\n"])
@@ -224,14 +226,14 @@ def test_send_to_device_returns_ok_replies_and_raises_on_errors(tmp_path, monkey
 
 
 def test_status_lists_plugins_and_raid_control_sockets():
-    from storlab_cli import lab
+    from storlab_cli.lab import lifecycle
     report = {"name": "rlab", "phase": "ready", "accel": "tcg", "topology": "/x.toml",
               "profile": None, "nodes": [{
                   "node": "node1", "state": "running", "agent": True, "devices": [
                       {"device": "disk0", "plugin": "hdd", "server": "running", "ctl": None},
                       {"device": "lun0", "plugin": "raid", "server": "running",
                        "ctl": "/run/storlab/rlab/node1-lun0.ctl"}]}]}
-    text = lab.format_status(report)
+    text = lifecycle.format_status(report)
     assert "disk0(hdd, running), lun0(raid, running)" in text
     assert ("lun0 control socket /run/storlab/rlab/node1-lun0.ctl "
             "(storlab ctl rlab node1 lun0 COMMAND)") in text

@@ -1,4 +1,4 @@
-"""pytest for scripts/storlab_cli/device_window.py on real storlab-stats
+"""pytest for scripts/storlab_cli/results/device_window.py on real storlab-stats
 snapshots (tests/data/stats-*.json, trimmed to the fields used).
 
 Made with nbdkit serving build/plugins/nbdkit-raid-plugin.so
@@ -17,7 +17,7 @@ TESTS = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(TESTS, "data")
 sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "scripts"))
 
-from storlab_cli import device_window  # noqa: E402
+from storlab_cli.results import device_window  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
 
 

@@ -1,4 +1,4 @@
-"""pytest for scripts/storlab_cli/fio_merge.py: the cluster merge of fio
+"""pytest for scripts/storlab_cli/results/fio_merge.py: the cluster merge of fio
 json+ results checked against fio's own merges, on real fio runs (~5 s).
 
 1. Client mode: three `fio --server` on unix sockets, one client run; each
@@ -26,7 +26,7 @@ import pytest
 TESTS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "scripts"))
 
-from storlab_cli import fio_merge, fio_results  # noqa: E402
+from storlab_cli.results import fio_merge, fio_results  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
 
 PERCENTILES = (1, 5, 10, 25, 30, 50, 60, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99)

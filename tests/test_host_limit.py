@@ -1,5 +1,5 @@
-"""pytest: when a lab point measured the host (host_limit.py), and the
-windowed histogram reading it rests on (latency_buckets.py)."""
+"""pytest: when a lab point measured the host (results/host_limit.py), and the
+windowed histogram reading it rests on (results/latency_buckets.py)."""
 import json
 import os
 import subprocess
@@ -12,8 +12,8 @@ SOURCE = os.path.dirname(TESTS)
 BUILD = os.environ.get("STORLAB_BUILD_DIR", os.path.join(SOURCE, "build"))
 sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "scripts"))
 
-from storlab_cli import device_window, host_limit, latency_buckets  # noqa: E402
-from storlab_cli.host_limit import DeviceLoad  # noqa: E402
+from storlab_cli.results import device_window, host_limit, latency_buckets  # noqa: E402
+from storlab_cli.results.host_limit import DeviceLoad  # noqa: E402
 
 
 @pytest.mark.parametrize("kind, params", [("hdd", ["preset=sas10k-300g"]),

@@ -19,7 +19,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STORLAB = os.path.join(ROOT, "scripts", "storlab")
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
-from storlab_cli import libvirt_conn, paths  # noqa: E402
+from storlab_cli import paths  # noqa: E402
+from storlab_cli.lab import libvirt_conn  # noqa: E402
 
 SMOKE = os.path.join(ROOT, "topologies", "smoke.toml")
 RUN_BASE = os.environ.get("STORLAB_RUN_DIR", "/run/storlab")

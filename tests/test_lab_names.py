@@ -17,7 +17,7 @@ SOURCE = os.path.dirname(TESTS)
 STORLAB = os.path.join(SOURCE, "scripts", "storlab")
 sys.path.insert(0, os.path.join(SOURCE, "scripts"))
 
-from storlab_cli import lab, lab_state, libvirt_conn, nbdkit  # noqa: E402
+from storlab_cli.lab import libvirt_conn, lifecycle, nbdkit, state as lab_state  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
 
 BAD_LAB_NAMES = ["/", "", "..", ".", "../../tmp/canary", "a/b", "Lab", "x" * 25, "lab name",
@@ -80,7 +80,7 @@ def write_state(run_base, lab_name, nodes, devices=()):
 def test_down_refuses_what_is_not_a_lab_name(recorders, name):
     _, conn, removed, stopped = recorders
     with pytest.raises(UserError, match=r"not a lab name \(a topology's name: 1\.\.24 of a-z"):
-        lab.down(name)
+        lifecycle.down(name)
     assert (conn.log, removed, stopped) == ([], [], [])
 
 
@@ -88,10 +88,10 @@ def test_down_of_a_prefix_leaves_the_longer_lab_alone(recorders):
     run_base, conn, removed, _ = recorders
     write_state(run_base, "hw-wss", ["node1", "node2"])
     with pytest.raises(UserError, match=r"no lab named 'hw' is up \(known: hw-wss\)"):
-        lab.down("hw")
+        lifecycle.down("hw")
     assert (conn.log, removed) == ([], [])
     write_state(run_base, "hw", ["node1"])
-    lab.down("hw")
+    lifecycle.down("hw")
     assert conn.log == [("destroy", "storlab-hw-node1")]
     assert removed == [str(run_base / "hw")]
 
@@ -107,7 +107,7 @@ def test_down_acts_only_on_what_the_state_lists(recorders):
     state = json.loads((directory / "lab.json").read_text())
     state["domains"].append("other-domain")             # not a domain of this lab's nodes
     (directory / "lab.json").write_text(json.dumps(state))
-    lab.down("hw")
+    lifecycle.down("hw")
     assert conn.log == [("destroy", "storlab-hw-node1")]
     assert stopped == [inside]
     assert removed == [str(directory)]
@@ -119,7 +119,7 @@ def test_down_never_follows_a_run_directory_that_is_a_link(recorders, tmp_path):
     elsewhere.mkdir()
     (run_base / "hw").symlink_to(elsewhere)
     with pytest.raises(UserError, match="a symbolic link, not a lab's run directory"):
-        lab.down("hw")
+        lifecycle.down("hw")
     assert removed == [] and elsewhere.exists()
 
 

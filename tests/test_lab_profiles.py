@@ -15,7 +15,7 @@ STORLAB = os.path.join(ROOT, "scripts", "storlab")
 TOPOLOGIES = os.path.join(ROOT, "topologies")
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
-from storlab_cli import libvirt_conn  # noqa: E402
+from storlab_cli.lab import libvirt_conn  # noqa: E402
 
 RUN_BASE = os.environ.get("STORLAB_RUN_DIR", "/run/storlab")
 

@@ -10,7 +10,8 @@ TESTS = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(TESTS)
 sys.path.insert(0, os.path.join(SOURCE, "scripts"))
 
-from storlab_cli import nbdkit, paths  # noqa: E402
+from storlab_cli import paths  # noqa: E402
+from storlab_cli.lab import nbdkit  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
 
 

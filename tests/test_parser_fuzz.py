@@ -21,7 +21,8 @@ SOURCE = os.path.dirname(TESTS)
 STORLAB = os.path.join(SOURCE, "scripts", "storlab")
 sys.path.insert(0, os.path.join(SOURCE, "scripts"))
 
-from storlab_cli import sweep_plan, sweep_schema, topology  # noqa: E402
+from storlab_cli.schema import sweep as sweep_schema, topology  # noqa: E402
+from storlab_cli.sweep import plan  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
 
 TOPOLOGIES = sorted(glob.glob(os.path.join(SOURCE, "topologies", "*.toml")))
@@ -132,7 +133,7 @@ def test_mutated_sweeps_load_plan_or_are_refused_in_one_line(tmp_path, source):
             try:
                 sweep = sweep_schema.load(path)
                 topo = topology.load(sweep.topology_path)
-                sweep_plan.make(sweep, topo)
+                plan.make(sweep, topo)
             except UserError as e:
                 message = str(e)
                 assert "\n" not in message, f"a multi-line error for:\n{mutant}\n---\n{message}"

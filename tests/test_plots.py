@@ -1,6 +1,6 @@
 """pytest for storlab plot: figures (gnuplot) and the HTML report drawn from a
-results directory's CSVs and manifest alone (scripts/storlab_cli/plots.py,
-report.py, plot_command.py). Small results directories are built in tmp_path;
+results directory's CSVs and manifest alone (scripts/storlab_cli/report/plots.py,
+report/html.py, commands/plot.py). Small results directories are built in tmp_path;
 no lab, no simulator. The last test loads the report in headless Chromium."""
 import csv
 import json
@@ -16,7 +16,8 @@ import pytest
 TESTS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "scripts"))
 
-from storlab_cli import plot_command, plot_data, plots, report, report_check  # noqa: E402
+from storlab_cli.commands import plot  # noqa: E402
+from storlab_cli.report import check as report_check, html, plot_data, plots  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
 
 METRICS = ["units", "iops", "read_iops", "write_iops", "mb_s", "read_mb_s", "write_mb_s",
@@ -141,7 +142,7 @@ def gp(directory, name):
 
 def test_battery_sweep_draws_every_figure_with_simulator_and_events(tmp_path, capsys):
     directory = battery_sweep(tmp_path / "run")
-    assert plot_command.run([directory]) == 0
+    assert plot.run([directory]) == 0
     assert "3 figures" in capsys.readouterr().out
     names = ["hockey", "iops-latency", "timeline-003"]
     expected = sorted(f"{n}.{suffix}" for n in names for suffix in ("gp", "png", "svg"))
@@ -170,7 +171,7 @@ def test_bandwidth_versus_block_size_and_microseconds(tmp_path):
     for row in rows:             # fast device: latencies well under 1 ms
         row.update(lat_mean_us=120.5, lat_p99_us=480.0)
     directory = make_results(tmp_path / "bs", ["bs", "iodepth"], rows, x="bs")
-    figures, _ = plot_command.render(directory)
+    figures, _ = plot.render(directory)
     assert [f.name for f in figures] == ["iops-latency", "bandwidth", "hockey"]
     assert_png(os.path.join(directory, "plots", "bandwidth.png"))
     texts = svg_texts(os.path.join(directory, "plots", "bandwidth.svg"))
@@ -181,7 +182,7 @@ def test_bandwidth_versus_block_size_and_microseconds(tmp_path):
     rows = [dict(measured(qd, bs_bytes=size), bs=label, iodepth=qd)
             for label, size in sizes[:2] for qd in (1, 32)]
     directory = make_results(tmp_path / "qd", ["bs", "iodepth"], rows, x="iodepth")
-    plot_command.render(directory)
+    plot.render(directory)
     texts = svg_texts(os.path.join(directory, "plots", "bandwidth.svg"))
     assert "MB/s · iodepth=1" in texts and "MB/s · iodepth=32" in texts
 
@@ -190,7 +191,7 @@ def test_one_point_one_series_value_still_plots(tmp_path):
     rows = [dict(measured(4, "failed"), iodepth=4, **{"device.battery": "failed"})]
     directory = make_results(tmp_path / "one", ["iodepth", "device.battery"], rows,
                              x="iodepth", series="device.battery")
-    figures, _ = plot_command.render(directory)
+    figures, _ = plot.render(directory)
     assert [f.name for f in figures] == ["iops-latency", "hockey"]
     for name in ("iops-latency", "hockey"):
         assert_png(os.path.join(directory, "plots", f"{name}.png"))
@@ -201,13 +202,13 @@ def test_string_x_without_series_and_nothing_swept(tmp_path):
     rows = [dict(measured(8, battery), **{"device.battery": battery})
             for battery in ("ok", "learning", "failed")]
     directory = make_results(tmp_path / "strings", ["device.battery"], rows)
-    figures, _ = plot_command.render(directory)
+    figures, _ = plot.render(directory)
     assert [f.name for f in figures] == ["iops-latency", "hockey"]
     assert "set xtics ('ok' 0, 'learning' 1, 'failed' 2)" in gp(directory, "iops-latency")
     assert "IOPS" in svg_texts(os.path.join(directory, "plots", "iops-latency.svg"))
     # No swept key at all: the points themselves are the x axis.
     directory = make_results(tmp_path / "none", [], [measured(1), measured(2)])
-    figures, _ = plot_command.render(directory)
+    figures, _ = plot.render(directory)
     assert [f.name for f in figures] == ["iops-latency", "hockey"]
 
 
@@ -217,7 +218,7 @@ def test_empty_cells_are_not_available_not_errors(tmp_path):
         row.update(lat_mean_us="", lat_p99_us="")     # no latency measured at all
     rows[1]["iops"] = ""                                # and one point without IOPS
     directory = make_results(tmp_path / "gaps", ["iodepth"], rows)
-    figures, report_path = plot_command.render(directory)
+    figures, report_path = plot.render(directory)
     assert [f.name for f in figures] == ["iops-latency"]      # hockey needs latency
     script = gp(directory, "iops-latency")
     assert "NaN" in script and "y2" not in script
@@ -225,15 +226,15 @@ def test_empty_cells_are_not_available_not_errors(tmp_path):
         assert '<td class="na">n/a</td>' in f.read()
     # Nothing measured yet: no figures, still a report.
     directory = make_results(tmp_path / "empty", ["iodepth"], [])
-    figures, report_path = plot_command.render(directory)
+    figures, report_path = plot.render(directory)
     assert figures == [] and os.path.isfile(report_path)
 
 
 def test_rerender_removes_stale_figures(tmp_path):
     directory = battery_sweep(tmp_path / "run", sim=False)
-    plot_command.render(directory)
+    plot.render(directory)
     shutil.rmtree(os.path.join(directory, "points", "003"))
-    figures, _ = plot_command.render(directory)
+    figures, _ = plot.render(directory)
     assert [f.name for f in figures] == ["iops-latency", "hockey"]
     assert not any(n.startswith("timeline-") for n in figure_files(directory))
     assert "simulator" not in svg_texts(os.path.join(directory, "plots", "hockey.svg"))
@@ -291,13 +292,13 @@ def test_bad_results_are_one_line_errors_naming_the_file(tmp_path, breakage, exp
                              [dict(measured(qd), iodepth=qd) for qd in (1, 2)])
     breakage(directory)
     with pytest.raises(UserError, match=expected) as error:
-        plot_command.run([directory])
+        plot.run([directory])
     assert "\n" not in str(error.value)
 
 
 def test_usage_error_is_a_user_error():
     with pytest.raises(UserError, match="usage: storlab plot"):
-        plot_command.run([])
+        plot.run([])
 
 
 def test_gnuplot_failure_names_the_plot(tmp_path):
@@ -319,7 +320,7 @@ def test_report_is_escaped_self_contained_and_links_raw_files(tmp_path):
             for qd in (1, 4) for battery in ("ok", "<b>failed & gone</b>")]
     directory = make_results(tmp_path / "run", ["iodepth", "device.battery"], rows,
                              x="iodepth", series="device.battery", name="<script>x</script>")
-    figures, report_path = plot_command.render(directory)
+    figures, report_path = plot.render(directory)
     with open(report_path, encoding="utf-8") as f:
         page = f.read()
     assert "<script>x</script>" not in page and "&lt;script&gt;x&lt;/script&gt;" in page
@@ -330,8 +331,8 @@ def test_report_is_escaped_self_contained_and_links_raw_files(tmp_path):
     for label in ("Backend", "Topology", "Revision", "Version: qemu", "Accelerator", "Host"):
         assert f"<th>{label}</th>" in page
     assert "2 CPUs, 8.0 GiB memory, Debian 12" in page and "72923cd-dirty" in page
-    assert report.rounded("253.3051539304867") == "253.3" and report.rounded("55.5") == "55.5"
-    assert report.rounded("0.0123456") == "0.0123" and report.rounded("12") == "12"
+    assert html.rounded("253.3051539304867") == "253.3" and html.rounded("55.5") == "55.5"
+    assert html.rounded("0.0123456") == "0.0123" and html.rounded("12") == "12"
     for link in ("points/000/params.json", "points/003/fio-node1-u0.json", "points/003/done"):
         assert f'href="{link}"' in page
         assert os.path.isfile(os.path.join(directory, link))
@@ -341,7 +342,7 @@ def test_report_is_escaped_self_contained_and_links_raw_files(tmp_path):
                     reason="chromium is not installed (Debian package 'chromium')")
 def test_report_renders_in_headless_chromium(tmp_path):
     directory = battery_sweep(tmp_path / "run")
-    figures, report_path = plot_command.render(directory)
+    figures, report_path = plot.render(directory)
     result = report_check.check(report_path, timeout_s=60)
     assert result.checked
     assert result.images_total == len(figures) == 3
@@ -367,7 +368,7 @@ def test_report_says_which_lab_points_the_host_limited(tmp_path):
             for qd, flag in ((1, ""), (16, "host-queue"), (32, "nbd-16+host-queue+release-late"))]
     directory = make_results(tmp_path / "run", ["iodepth"], rows, x="iodepth",
                              metrics=HOST_METRICS)
-    _, report_path = plot_command.render(directory)
+    _, report_path = plot.render(directory)
     with open(report_path, encoding="utf-8") as f:
         page = f.read()
     assert "Where the host was the limit" in page and "2 of 3 lab points" in page

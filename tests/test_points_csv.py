@@ -1,4 +1,4 @@
-"""pytest for scripts/storlab_cli/points_csv.py (and csv_out.py): the
+"""pytest for scripts/storlab_cli/results/points_csv.py (and common/csv_out.py): the
 contract's points.csv, written from the merge modules' figures and read
 back the way the plots read it."""
 import os
@@ -10,7 +10,7 @@ TESTS = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(TESTS, "data")
 sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "scripts"))
 
-from storlab_cli import device_window, fio_merge, points_csv  # noqa: E402
+from storlab_cli.results import device_window, fio_merge, points_csv  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
 
 # The sweep contract's points.csv columns after the swept keys, verbatim.

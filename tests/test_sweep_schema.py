@@ -1,5 +1,5 @@
-"""pytest for sweep files (sweep_schema.py), their cross-checks against a
-topology (sweep_plan.py) and the fio job files of a point (fio_jobfile.py).
+"""pytest for sweep files (schema/sweep.py), their cross-checks against a
+topology (sweep/plan.py) and the fio job files of a point (sweep/fio_jobfile.py).
 No build, no VMs."""
 import os
 import sys
@@ -10,7 +10,8 @@ TESTS = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(TESTS)
 sys.path.insert(0, os.path.join(SOURCE, "scripts"))
 
-from storlab_cli import fio_jobfile, sweep_plan, sweep_schema, topology  # noqa: E402
+from storlab_cli.schema import sweep as sweep_schema, topology  # noqa: E402
+from storlab_cli.sweep import fio_jobfile, plan as sweep_plan  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
 
 TOPOLOGY = '''

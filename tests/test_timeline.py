@@ -1,4 +1,4 @@
-"""pytest for scripts/storlab_cli/timeline.py: per-second series from fio
+"""pytest for scripts/storlab_cli/results/timeline.py: per-second series from fio
 logs (hand-made, and real ones from a 3 s fio run) and from storlab-sim's
 storlab.timeline; timeline.csv and events.csv."""
 import csv
@@ -13,7 +13,7 @@ import pytest
 TESTS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "scripts"))
 
-from storlab_cli import timeline  # noqa: E402
+from storlab_cli.results import timeline  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
 
 

@@ -1,4 +1,4 @@
-"""pytest for `storlab top` (scripts/storlab_cli/top.py, top_frame.py).
+"""pytest for `storlab top` (scripts/storlab_cli/live/top.py, live/top_frame.py).
 
 Frames rendered from the committed storlab-stats snapshots
 (tests/data/stats-*.json, see test_device_window.py) are checked number by
@@ -27,8 +27,9 @@ SCRIPTS = os.path.join(os.path.dirname(TESTS), "scripts")
 STORLAB = os.path.join(SCRIPTS, "storlab")
 sys.path.insert(0, SCRIPTS)
 
-from storlab_cli import main, paths, top_frame  # noqa: E402
-from storlab_cli.raid_events import Event  # noqa: E402
+from storlab_cli import main, paths  # noqa: E402
+from storlab_cli.live import top_frame  # noqa: E402
+from storlab_cli.live.raid_events import Event  # noqa: E402
 
 ARRAY_EVENTS = [Event(0, None, "array: raid 10, 8 members, stripe 64 KiB, cache 512 MiB"),
                 Event(0, None, "start: policy write-back, battery ok"),

@@ -1,5 +1,5 @@
-"""pytest for lab topologies (scripts/storlab_cli/topology.py) and their libvirt
-domain XML (render.py + topologies/templates/domain.xml.j2). No build, no VMs.
+"""pytest for lab topologies (scripts/storlab_cli/schema/topology.py) and their libvirt
+domain XML (lab/render.py + topologies/templates/domain.xml.j2). No build, no VMs.
 
 Golden files: STORLAB_REGENERATE_GOLDEN=1 rewrites tests/golden/*.xml.
 """
@@ -20,7 +20,8 @@ TESTS = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(TESTS)
 sys.path.insert(0, os.path.join(SOURCE, "scripts"))
 
-from storlab_cli import lab_state, render, topology  # noqa: E402
+from storlab_cli.lab import render, state  # noqa: E402
+from storlab_cli.schema import topology  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
 
 TOPOLOGIES = sorted(glob.glob(os.path.join(SOURCE, "topologies", "*.toml")))
@@ -234,7 +235,7 @@ def test_raid_lun_size_matches_the_built_plugin(tmp_path, params):
 
 
 def test_raid_tables_match_the_c_sources():
-    """The copies in topology.py against emulator/presets.c and raid_params.c."""
+    """The copies in schema/topology.py against emulator/presets.c and raid_params.c."""
     with open(os.path.join(SOURCE, "emulator", "device", "presets.c")) as f:
         presets = f.read()
     found = {}
@@ -334,8 +335,8 @@ def test_node_names_and_defaults(tmp_path):
     assert [(n.name, n.index, n.vcpus, n.memory_mib, n.devices) for n in topo.nodes] == [
         ("alpha", 1, 1, 768, []), ("beta-2", 2, 1, 768, [])]
     assert (topo.accel, topo.boot_timeout_s, topo.description) == ("auto", 120, "")
-    assert lab_state.domain_name(topo.name, topo.nodes[1].name) == "storlab-n-beta-2"
-    assert lab_state.domain_name(topo.name, "alpha") == "storlab-n-alpha"
+    assert state.domain_name(topo.name, topo.nodes[1].name) == "storlab-n-beta-2"
+    assert state.domain_name(topo.name, "alpha") == "storlab-n-alpha"
 
 
 def test_per_node_overrides(tmp_path):

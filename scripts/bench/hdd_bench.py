@@ -19,8 +19,9 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from storlab_cli import fio_results, paths  # noqa: E402
-from storlab_cli.nbdkit import Nbdkit  # noqa: E402
+from storlab_cli import paths  # noqa: E402
+from storlab_cli.lab.nbdkit import Nbdkit  # noqa: E402
+from storlab_cli.results import fio_results  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
 
 PRESET = "preset=sas10k-300g"

@@ -39,9 +39,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
-from storlab_cli import fio_results, paths  # noqa: E402
+from storlab_cli import paths  # noqa: E402
+from storlab_cli.lab.nbdkit import Nbdkit  # noqa: E402
+from storlab_cli.results import fio_results  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
-from storlab_cli.nbdkit import Nbdkit  # noqa: E402
 
 TARGET_ERROR_PCT = 5.0
 GIB = 1 << 30

@@ -41,10 +41,11 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from storlab_cli import device_window, fio_results, paths  # noqa: E402
-from storlab_cli.ctl import send_command  # noqa: E402
+from storlab_cli import paths  # noqa: E402
+from storlab_cli.lab.nbdkit import Nbdkit  # noqa: E402
+from storlab_cli.live.ctl import send_command  # noqa: E402
+from storlab_cli.results import device_window, fio_results  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
-from storlab_cli.nbdkit import Nbdkit  # noqa: E402
 
 PRESET = "preset=vsa-raid10-8x-sas10k"
 BLOCK = 8192

@@ -14,8 +14,9 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from storlab_cli import fio_results, paths  # noqa: E402
-from storlab_cli.nbdkit import Nbdkit  # noqa: E402
+from storlab_cli import paths  # noqa: E402
+from storlab_cli.lab.nbdkit import Nbdkit  # noqa: E402
+from storlab_cli.results import fio_results  # noqa: E402
 
 # (preset, workload label, fio rw, block size, queue depth)
 CASES = [

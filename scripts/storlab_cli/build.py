@@ -2,8 +2,8 @@
 import os
 import subprocess
 
-from . import paths
-from .errors import UserError
+from storlab_cli import paths
+from storlab_cli.errors import UserError
 
 
 def _run(cmd, what):

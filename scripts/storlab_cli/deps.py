@@ -3,7 +3,7 @@ import os
 import shutil
 import subprocess
 
-from .errors import UserError
+from storlab_cli.errors import UserError
 
 # What building and testing need; one list so demo and check agree.
 BUILD_PACKAGES = [

@@ -1,23 +1,24 @@
 """Subcommand dispatch; user errors become one line and exit status 1."""
 import sys
 
-from . import check, ctl, demo, lab_commands, plot_command, sweep, top
-from .errors import UserError
+from storlab_cli.commands import check, demo, lab, plot, sweep
+from storlab_cli.live import ctl, top
+from storlab_cli.errors import UserError
 
 COMMANDS = {
     "demo": (demo.run, "the main job: bring the default 3-node lab up, sweep outstanding I/O "
              "1..16 on every node's RAID LUN with the controller cache on and off, plot it "
              "beside the simulator's prediction in an HTML report, take the lab down"),
     "check": (check.run, "install what is missing, build, and run every test"),
-    "up": (lab_commands.up, "bring a lab up: up TOPOLOGY.toml [--accel auto|kvm|tcg]"),
-    "down": (lab_commands.down, "stop everything a lab started: down LAB"),
-    "status": (lab_commands.status, "show labs: status [LAB] [--json]"),
-    "exec": (lab_commands.exec_, "run a command in a node: exec LAB NODE -- CMD [ARGS...]"),
-    "node": (lab_commands.node, "fail or restore a node: node LAB NODE down|up"),
-    "console": (lab_commands.console, "attach to a node's serial console: console LAB NODE"),
+    "up": (lab.up, "bring a lab up: up TOPOLOGY.toml [--accel auto|kvm|tcg]"),
+    "down": (lab.down, "stop everything a lab started: down LAB"),
+    "status": (lab.status, "show labs: status [LAB] [--json]"),
+    "exec": (lab.exec_, "run a command in a node: exec LAB NODE -- CMD [ARGS...]"),
+    "node": (lab.node, "fail or restore a node: node LAB NODE down|up"),
+    "console": (lab.console, "attach to a node's serial console: console LAB NODE"),
     "sweep": (sweep.run, "run a sweep on a lab or the simulator: sweep FILE [--out DIR] "
               "[--backend lab|sim]"),
-    "plot": (plot_command.run, "redraw a results directory's figures and report: plot DIR"),
+    "plot": (plot.run, "redraw a results directory's figures and report: plot DIR"),
     "top": (top.run, "live per-layer view of a running device: top STATS|LAB NODE DEVICE "
                      "[--interval S] [--once] [--count N]"),
     "ctl": (ctl.run, "control a running raid plugin: ctl SOCKET COMMAND... or "

@@ -1,0 +1,65 @@
+"""Argument parsing for the lab subcommands; the work is in lab/lifecycle.py."""
+
+from storlab_cli.common import cli_args
+from storlab_cli.lab import lifecycle
+from storlab_cli.errors import UserError
+
+
+def up(args):
+    p = cli_args.Parser(prog="storlab up", description="bring a lab up from a topology file")
+    p.add_argument("topology", help="topology TOML file (the lab is named by its name key)")
+    p.add_argument("--accel", choices=("auto", "kvm", "tcg"), help="override the topology's accel")
+    a = p.parse_args(args)
+    lifecycle.up(a.topology, a.accel)
+    return 0
+
+
+def down(args):
+    p = cli_args.Parser(prog="storlab down", description="stop everything a lab started")
+    p.add_argument("lab")
+    a = p.parse_args(args)
+    lifecycle.down(a.lab)
+    return 0
+
+
+def status(args):
+    p = cli_args.Parser(prog="storlab status", description="labs, nodes, domains, agents, devices")
+    p.add_argument("lab", nargs="?")
+    p.add_argument("--json", action="store_true")
+    a = p.parse_args(args)
+    return lifecycle.status(a.lab, a.json)
+
+
+def exec_(args):
+    if "--" not in args:
+        raise UserError("usage: storlab exec LAB NODE -- COMMAND [ARGS...]")
+    split = args.index("--")
+    p = cli_args.Parser(prog="storlab exec", description="run a command in a node (argv, no shell)")
+    p.add_argument("lab")
+    p.add_argument("node")
+    p.add_argument("--timeout", type=int, default=3600, help="seconds (default 3600)")
+    a = p.parse_args(args[:split])
+    command = args[split + 1:]
+    if not command:
+        raise UserError("storlab exec: no command after --")
+    return lifecycle.exec_in(a.lab, a.node, command, a.timeout)
+
+
+def console(args):
+    p = cli_args.Parser(prog="storlab console", description="attach to a node's serial console")
+    p.add_argument("lab")
+    p.add_argument("node")
+    a = p.parse_args(args)
+    lifecycle.console(a.lab, a.node)
+    return 0
+
+
+def node(args):
+    p = cli_args.Parser(prog="storlab node", description="take a node down (destroy its domain) or "
+                "bring it back (boot it on the same disks, rejoin its storage profile)")
+    p.add_argument("lab")
+    p.add_argument("node")
+    p.add_argument("action", choices=("down", "up"))
+    a = p.parse_args(args)
+    (lifecycle.node_down if a.action == "down" else lifecycle.node_up)(a.lab, a.node)
+    return 0

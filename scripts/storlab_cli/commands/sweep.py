@@ -1,0 +1,162 @@
+"""`storlab sweep FILE`: run every point of a sweep on a lab or in the
+simulator, keep each finished point on disk, and render plots and a report.
+
+A point is finished when its `done` marker exists; rerunning the same
+sweep into the same directory resumes at the first point without one, so
+Ctrl-C or a crash loses nothing measured."""
+import os
+import sys
+import time
+
+from storlab_cli import deps
+from storlab_cli.commands import plot
+from storlab_cli.common import cli_args
+from storlab_cli.lab import lifecycle
+from storlab_cli.results import directory as results, host_limit
+from storlab_cli.schema import sweep as sweep_schema, topology
+from storlab_cli.sweep import plan as sweep_plan, point_result
+from storlab_cli.sweep.backends import lab as sweep_lab, sim
+from storlab_cli.errors import UserError
+
+
+def _parse(argv):
+    parser = cli_args.Parser(prog="storlab sweep", add_help=True)
+    parser.add_argument("file", help="the sweep file (TOML)")
+    parser.add_argument("--out", help="results directory (default results/NAME-UTCSTAMP; "
+                        "an existing one of the same sweep resumes)")
+    parser.add_argument("--backend", choices=sweep_schema.BACKENDS,
+                        help="override the file's backend")
+    parser.add_argument("--keep-lab", action="store_true",
+                        help="leave a lab the sweep brought up running afterwards")
+    parser.add_argument("--no-predict", action="store_true",
+                        help="lab backend: skip the simulator's prediction")
+    return parser.parse_args(argv)
+
+
+class Progress:
+    """One line with a bar and an ETA; redrawn in place on a terminal."""
+
+    def __init__(self, total, done, label, stream=sys.stderr):
+        self.total, self.done, self.label, self.stream = total, done, label, stream
+        self.started_s = time.monotonic()
+        self.ran = 0
+        self.tty = stream.isatty()
+
+    def show(self, estimate_s=None):
+        width = 24
+        filled = width * self.done // max(1, self.total)
+        if self.ran:
+            per_point_s = (time.monotonic() - self.started_s) / self.ran
+            eta_s = per_point_s * (self.total - self.done)
+        else:
+            eta_s = estimate_s * (self.total - self.done) if estimate_s else None
+        eta = f"ETA {_duration(eta_s)}" if eta_s is not None else "ETA ?"
+        line = f"{self.label} [{'#' * filled}{'.' * (width - filled)}] " \
+               f"{self.done}/{self.total} points, {eta}"
+        if self.tty:
+            self.stream.write("\r" + line + ("\n" if self.done == self.total else ""))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def step(self):
+        self.done += 1
+        self.ran += 1
+        self.show()
+
+
+def _duration(seconds):
+    seconds = int(round(seconds))
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
+def _say(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def _note_host_path_cap(sweep):
+    deepest = max(w["units"] * w["workers"] * w["iodepth"]
+                  for w in (p.workload(sweep.workload) for p in sweep.points))
+    if sweep.backend == "lab" and sweep.target_is_device and deepest > host_limit.QEMU_NBD_IN_FLIGHT:
+        _say(f"note: up to {deepest} outstanding I/Os per device, but QEMU's NBD client keeps at "
+             f"most {host_limit.QEMU_NBD_IN_FLIGHT} in flight per disk: the rest queue in the guest "
+             "(the simulator's prediction shows the device at full depth)")
+
+
+def run_points(sweep, backend, out, label, needs_precondition):
+    """Runs what is missing of the sweep in out; returns the points.csv path."""
+    todo = [p for p in sweep.points if not results.point_done(out, p)]
+    done = len(sweep.points) - len(todo)
+    if done and todo:
+        _say(f"{label}: resuming at point {todo[0].index} ({done} of {len(sweep.points)} done)")
+    progress = Progress(len(sweep.points), done, label)
+    if todo:
+        if needs_precondition or done == 0:
+            note = backend.precondition()
+            if note:
+                _say(f"{label}: preconditioned: {note}")
+        progress.show(estimate_s=sweep.phases["ramp_s"] + sweep.phases["duration_s"]
+                      if backend.name == "lab" else None)
+    for point in todo:
+        directory = results.fresh_point_dir(out, point)
+        results.write_json(os.path.join(directory, "params.json"), point.params)
+        backend.run_point(point, directory)
+        point_result.summarize(directory, backend.name, sweep, point)
+        results.mark_done(directory)
+        point_result.write_points_csv(out, sweep)
+        progress.step()
+    return point_result.write_points_csv(out, sweep)
+
+
+def _predict(sweep, topo, out):
+    """The simulator's prediction of the same sweep, in out/sim."""
+    try:
+        plan = sweep_plan.make(sweep, topo, backend="sim")
+    except UserError as e:
+        _say(f"no simulator prediction: {e}")
+        return None
+    sim_out = os.path.join(out, "sim")
+    results.prepare(sim_out, sweep.path)
+    with sim.SimBackend(sweep, topo, plan, _say) as backend:
+        results.write_json(os.path.join(sim_out, "manifest.json"),
+                           results.manifest(sweep, topo, "sim", backend.facts(),
+                                            len(sweep.points)))
+        return run_points(sweep, backend, sim_out, "simulator prediction", False)
+
+
+def run(argv):
+    args = _parse(argv)
+    sweep = sweep_schema.load(args.file, args.backend)
+    topo = topology.load(sweep.topology_path)
+    plan = sweep_plan.make(sweep, topo)
+    packages = deps.BUILD_PACKAGES + deps.PLOT_PACKAGES
+    if sweep.backend == "lab":
+        packages += lifecycle.LAB_PACKAGES
+    deps.ensure_packages(packages)
+    out = os.path.abspath(args.out or results.default_dir(sweep))
+    resumed = results.prepare(out, sweep.path)
+    _say(f"sweep '{sweep.name}': {len(sweep.points)} points on the {sweep.backend} backend "
+         f"({'resuming in' if resumed else 'results in'} {out})")
+    if sweep.backend == "lab":
+        backend = sweep_lab.LabBackend(sweep, topo, plan, _say, keep_lab=args.keep_lab)
+    else:
+        backend = sim.SimBackend(sweep, topo, plan, _say)
+    _note_host_path_cap(sweep)
+    with backend:
+        done = sum(results.point_done(out, p) for p in sweep.points)
+        facts = backend.facts()
+        results.write_json(os.path.join(out, "manifest.json"),
+                           results.manifest(sweep, topo, backend.name, facts, done))
+        run_points(sweep, backend, out, "sweep", getattr(backend, "brought_up", False))
+        results.write_json(os.path.join(out, "manifest.json"),
+                           results.manifest(sweep, topo, backend.name, facts,
+                                            len(sweep.points)))
+    if sweep.backend == "lab" and sweep.predict and not args.no_predict \
+            and sweep.target_is_device:
+        _predict(sweep, topo, out)
+    figures, report_path = plot.render(out)
+    print(f"results: {out}")
+    print(f"  points.csv  {os.path.join(out, 'points.csv')}")
+    print(f"  plots       {os.path.join(out, 'plots')} ({len(figures)} figures)")
+    print(f"  report      {report_path}")
+    return 0

@@ -1,0 +1,419 @@
+"""Lab lifecycle: up, down, status, exec, console.
+
+One topology file gives one lab.  Everything a lab starts is recorded in its
+run directory as it is started (lab.json, nbdkit pidfiles, sockets, console
+logs), so `down` can stop all of it even after an `up` that failed half-way;
+`down` acts only on what that state file lists (lab/state.py owns it, the
+lab's names and its domains' names).  Guests are transient libvirt domains:
+destroying one leaves no definition.
+`storlab ctl LAB NODE DEVICE COMMAND` (ctl.send_to_device) finds a device's
+control socket in the state's device entries.
+"""
+import grp
+import json
+import os
+import shutil
+import socket
+import sys
+import time
+
+from storlab_cli import build, deps
+from storlab_cli.lab import (accel, agent, appliance, libvirt_conn, nbdkit, profile_status,
+                             profiles, render, state as lab_state)
+from storlab_cli.schema import topology
+from storlab_cli.errors import UserError
+
+QEMU_GROUP = "libvirt-qemu"
+LAB_PACKAGES = ["qemu-system-x86", "libvirt-daemon-system", "libvirt-clients",
+                "python3-libvirt", "python3-jinja2"]
+CONSOLE_TAIL_LINES = 25
+# Everything `up` needs on the host: building, libvirt and QEMU, the appliance's contents.
+UP_PACKAGES = deps.BUILD_PACKAGES + LAB_PACKAGES + appliance.APPLIANCE_PACKAGES
+
+run_dir = lab_state.run_dir
+load_state = lab_state.load
+_save_state = lab_state.save
+known_labs = lab_state.known_labs
+
+
+def _qemu_gid():
+    try:
+        return grp.getgrnam(QEMU_GROUP).gr_gid
+    except KeyError:
+        raise UserError(f"group {QEMU_GROUP} does not exist (is libvirt-daemon-system installed?)") from None
+
+
+def _existing_domains(conn, names):
+    """The domains of these exact names that libvirt knows (running or not)."""
+    wanted = set(names)
+    return [d for d in conn.listAllDomains() if d.name() in wanted]
+
+
+def _domain_names(topo):
+    return [lab_state.domain_name(topo.name, node.name) for node in topo.nodes]
+
+
+def _check_ports_free(topo):
+    for link in topo.links:
+        for port in (link.port_a, link.port_b):
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                raise UserError(f"udp port 127.0.0.1:{port} (link {link.a}-{link.b}) is in use") from None
+            finally:
+                s.close()
+
+
+def _say(message):
+    print(f"storlab: {message}", flush=True)
+
+
+def _console_tail(lab, node):
+    path = os.path.join(run_dir(lab), f"{node}.console.log")
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()[-CONSOLE_TAIL_LINES:]
+    except OSError:
+        return f"(no console log at {path})"
+    return "\n".join("    " + line for line in lines) or "(console log is empty)"
+
+
+def _start_devices(topo, state, directory, gid):
+    for node in topo.nodes:
+        for device in node.devices:
+            stem = os.path.join(directory, f"{node.name}-{device.name}")
+            params = [f"{k}={v}" for k, v in device.params.items()]
+            if device.plugin in nbdkit.STORLAB_PLUGINS:
+                params.append(f"stats={stem}.stats")
+            # ctl: the raid plugin's control socket (it makes it 0600, root's:
+            # only root, `storlab ctl`, talks to it; the run dir is 0750).
+            ctl = stem + ".ctl" if device.plugin in nbdkit.CONTROL_PLUGINS else None
+            if ctl is not None:
+                params.append(f"ctl={ctl}")
+            entry = {"node": node.name, "device": device.name, "plugin": device.plugin,
+                     "socket": stem + ".sock", "pidfile": stem + ".pid",
+                     "stats": stem + ".stats" if device.plugin in nbdkit.STORLAB_PLUGINS else None,
+                     "ctl": ctl}
+            state["devices"].append(entry)
+            _save_state(state)
+            nbdkit.start_daemon(device.plugin, params, entry["socket"], entry["pidfile"], gid,
+                                wait_for=[ctl] if ctl else [])
+
+
+def _wait_for_agents(topo, conn, started_s, nodes=None):
+    pending = {node.name: conn.lookupByName(lab_state.domain_name(topo.name, node.name))
+               for node in (nodes or topo.nodes)}
+    deadline = started_s + topo.boot_timeout_s
+    last_report = time.monotonic()
+    while pending:
+        for name in [n for n, dom in pending.items() if agent.answers(dom)]:
+            del pending[name]
+            _say(f"  {name}: guest agent answers ({time.monotonic() - started_s:.1f} s)")
+        if not pending:
+            return
+        now = time.monotonic()
+        if now > deadline:
+            name = sorted(pending)[0]
+            raise UserError(
+                f"gate 'guest agent answers' failed for {', '.join(sorted(pending))} after "
+                f"{topo.boot_timeout_s} s (boot_timeout_s); console of {name}:\n"
+                + _console_tail(topo.name, name))
+        if now - last_report > 10:
+            _say(f"  waiting for guest agents: {', '.join(sorted(pending))} "
+                 f"({now - started_s:.0f}/{topo.boot_timeout_s} s)")
+            last_report = now
+        time.sleep(0.25)
+
+
+def up(topology_path, requested_accel=None):
+    topo = topology.load(topology_path)             # every validation error before anything runs
+    deps.ensure_packages(UP_PACKAGES)
+    build.build()
+    libvirt_conn.ensure_daemons()
+    conn = libvirt_conn.connect()
+    if (load_state(topo.name) is not None or _existing_domains(conn, _domain_names(topo))
+            or os.path.isdir(run_dir(topo.name))):
+        raise UserError(f"lab '{topo.name}' is already up (see `storlab status {topo.name}`; "
+                        f"`storlab down {topo.name}` first)")
+    _check_ports_free(topo)
+    image = appliance.ensure()
+    chosen, reason = accel.choose(requested_accel or topo.accel, image.kernel_path,
+                                  os.path.join(lab_state.RUN_BASE, "accel-probe.json"))
+    _say(f"accelerator: {chosen} ({reason})")
+
+    gid = _qemu_gid()
+    directory = run_dir(topo.name)
+    os.makedirs(lab_state.RUN_BASE, mode=0o755, exist_ok=True)
+    os.makedirs(directory, mode=0o750)
+    os.chown(directory, 0, gid)
+    started_s = time.monotonic()
+    state = {"name": topo.name, "topology": os.path.abspath(topology_path), "accel": chosen,
+             "appliance": image.content_hash, "created": time.time(), "phase": "starting",
+             "domains": [], "devices": []}
+    _save_state(state)
+    try:
+        _say(f"starting {sum(len(n.devices) for n in topo.nodes)} emulated devices")
+        _start_devices(topo, state, directory, gid)
+        for node in topo.nodes:
+            xml = render.domain_xml(topo, node, image, directory, chosen)
+            name = lab_state.domain_name(topo.name, node.name)
+            state["domains"].append(name)
+            _save_state(state)
+            conn.createXML(xml, 0)
+            _say(f"  {node.name}: domain {name} started")
+        _wait_for_agents(topo, conn, started_s)
+        if topo.profile is not None:
+            state["phase"] = "provisioning"
+            _save_state(state)
+            state["profile"] = profiles.provision(topo, _domains_of(topo, conn), _say)
+            state["provisioned_after_s"] = round(time.monotonic() - started_s, 1)
+    except BaseException as failure:
+        _say(f"up failed; rolling back lab '{topo.name}'")
+        try:
+            _teardown(state, conn)
+        except Exception as cleanup_error:  # noqa: BLE001 - report both, keep the first
+            _say(f"rollback incomplete: {cleanup_error}")
+        if isinstance(failure, libvirt_conn.error_type()):
+            raise UserError(f"libvirt: {failure.get_error_message()}") from None
+        raise
+    state["phase"] = "ready"
+    state["ready_after_s"] = round(time.monotonic() - started_s, 1)
+    _save_state(state)
+    _say(f"lab '{topo.name}' is up: {len(topo.nodes)} nodes ready in {state['ready_after_s']} s")
+    return state
+
+
+def _domains_of(topo, conn):
+    return {node.name: conn.lookupByName(lab_state.domain_name(topo.name, node.name)) for node in topo.nodes}
+
+
+def _running_domains(topo, conn):
+    """node -> domain of the lab's nodes that are running now."""
+    running = {}
+    for node in topo.nodes:
+        try:
+            dom = conn.lookupByName(lab_state.domain_name(topo.name, node.name))
+        except libvirt_conn.error_type():
+            continue
+        if dom.isActive():
+            running[node.name] = dom
+    return running
+
+
+def _lab_topology(lab, node):
+    """(state, topology) of a lab that is up and has node."""
+    state = lab_state.require(lab)
+    lab_state.require_node(state, node)
+    topo = topology.load(state["topology"])
+    if topo.name != lab or node not in [n.name for n in topo.nodes]:
+        raise UserError(f"lab '{lab}' has no node '{node}' in {state['topology']}")
+    return state, topo
+
+
+def node_down(lab, node):
+    """Destroys one node's domain (a node failure); its disks keep running.
+    The replicated volumes it served fail over to a running peer, also when
+    the domain was already gone (a guest that crashed or was destroyed
+    behind storlab's back): this is how its volumes move."""
+    state, topo = _lab_topology(lab, node)
+    libvirt_conn.ensure_daemons()
+    conn = libvirt_conn.connect()
+    running = _running_domains(topo, conn)
+    if node in running:
+        running.pop(node).destroy()
+        _say(f"node {node} of lab '{lab}' is down (its disks stay up)")
+    else:
+        _say(f"node {node} of lab '{lab}' was already down (its disks stay up)")
+    if state.get("profile") and state["profile"].get("replicas"):
+        try:
+            profiles.failover(topo, state["profile"], running, node, _say)
+        finally:
+            _save_state(state)      # what moved is recorded even when a later step failed
+
+
+def node_up(lab, node):
+    """Boots a node that went down again, on the same disks, and brings its
+    storage profile back: its stack reassembled, replicas resyncing."""
+    state, topo = _lab_topology(lab, node)
+    libvirt_conn.ensure_daemons()
+    conn = libvirt_conn.connect()
+    name = lab_state.domain_name(lab, node)
+    if any(d.isActive() for d in _existing_domains(conn, [name])):
+        raise UserError(f"node {node} of lab '{lab}' is already running")
+    image = appliance.ensure()
+    started_s = time.monotonic()
+    try:
+        conn.createXML(render.domain_xml(topo, topo.node(node), image, run_dir(lab),
+                                         state["accel"]), 0)
+    except libvirt_conn.error_type() as e:
+        raise UserError(f"libvirt: {e.get_error_message()}") from None
+    _wait_for_agents(topo, conn, started_s, [topo.node(node)])
+    if topo.profile is not None:
+        try:
+            profiles.rejoin(topo, state.get("profile"), _running_domains(topo, conn), node, _say)
+        finally:
+            _save_state(state)
+    _say(f"node {node} of lab '{lab}' is up again ({time.monotonic() - started_s:.1f} s)")
+
+
+def _teardown(state, conn):
+    """Stops the domains and nbdkit servers the lab's state lists and removes
+    its run directory.  Returns what it stopped."""
+    lab = state["name"]
+    stopped = {"domains": [], "devices": []}
+    listed = set(state["domains"])
+    names = [lab_state.domain_name(lab, node) for node in lab_state.nodes_of(state)]
+    for dom in _existing_domains(conn, [n for n in names if n in listed]):
+        name = dom.name()
+        try:
+            persistent = dom.isPersistent()      # ask first: a destroyed transient domain is gone
+            if dom.isActive():
+                dom.destroy()
+            if persistent:
+                dom.undefine()
+        except libvirt_conn.error_type() as e:
+            if "not found" not in e.get_error_message().lower():
+                raise UserError(f"cannot stop domain {name}: {e.get_error_message()}") from None
+        stopped["domains"].append(name)
+    for pidfile in lab_state.own_files(state, "pidfile"):
+        if nbdkit.stop_daemon(pidfile):
+            stopped["devices"].append(os.path.basename(pidfile)[:-len(".pid")])
+    _remove_run_dir(lab)
+    return stopped
+
+
+def _check_not_a_link(directory):
+    if os.path.islink(directory):
+        raise UserError(f"{directory}: a symbolic link, not a lab's run directory: left alone")
+
+
+def _remove_run_dir(lab):
+    directory = run_dir(lab)                    # the name was checked: RUN_BASE/<lab>
+    _check_not_a_link(directory)
+    if os.path.isdir(directory):
+        shutil.rmtree(directory)
+
+
+def down(lab):
+    _check_not_a_link(run_dir(lab))
+    state = load_state(lab)
+    if state is None:
+        if os.path.isdir(run_dir(lab)):
+            # an `up` that died before its first state write started nothing
+            _remove_run_dir(lab)
+            _say(f"lab '{lab}' had a run directory and no state: removed it")
+            return {"domains": [], "devices": []}
+        raise lab_state.no_such_lab(lab)
+    libvirt_conn.ensure_daemons()
+    conn = libvirt_conn.connect()
+    stopped = _teardown(state, conn)
+    _say(f"lab '{lab}' is down: stopped {len(stopped['domains'])} domains and "
+         f"{len(stopped['devices'])} device servers")
+    return stopped
+
+
+_DOMAIN_STATES = {0: "nostate", 1: "running", 2: "blocked", 3: "paused", 4: "shutdown",
+                  5: "shutoff", 6: "crashed", 7: "pmsuspended"}
+
+
+def lab_status(lab, conn):
+    state = lab_state.require(lab)
+    nodes = []
+    for node in lab_state.nodes_of(state):
+        name = lab_state.domain_name(lab, node)
+        entry = {"node": node, "domain": name, "state": "absent", "agent": False}
+        try:
+            dom = conn.lookupByName(name)
+            entry["state"] = _DOMAIN_STATES.get(dom.state()[0], "unknown")
+            entry["agent"] = entry["state"] == "running" and agent.answers(dom)
+        except libvirt_conn.error_type():
+            pass
+        entry["devices"] = [
+            {"device": d["device"], "plugin": d["plugin"], "socket": d["socket"],
+             "stats": d["stats"], "ctl": d.get("ctl"),
+             "server": "running" if nbdkit.is_nbdkit(nbdkit.read_pid(d["pidfile"]) or -1) else "stopped"}
+            for d in state["devices"] if d["node"] == node]
+        if state.get("profile") is not None:
+            entry["storage"] = profile_status.node_status(dom, node) if entry["agent"] else \
+                {"error": f"node is {entry['state']}"}
+        nodes.append(entry)
+    return {"name": lab, "phase": state["phase"], "accel": state["accel"],
+            "topology": state["topology"], "ready_after_s": state.get("ready_after_s"),
+            "provisioned_after_s": state.get("provisioned_after_s"),
+            "profile": state.get("profile"), "nodes": nodes}
+
+
+def format_status(report):
+    lines = [f"lab {report['name']}: {report['phase']}, accel {report['accel']}, "
+             f"topology {report['topology']}",
+             f"  {'node':10} {'domain state':13} {'agent':6} devices"]
+    for n in report["nodes"]:
+        devices = ", ".join(f"{d['device']}({d['plugin']}, {d['server']})" for d in n["devices"])
+        lines.append(f"  {n['node']:10} {n['state']:13} {'yes' if n['agent'] else 'no':6} {devices}")
+        for d in n["devices"]:
+            if d.get("ctl"):
+                lines.append(f"  {'':10} {d['device']} control socket {d['ctl']} "
+                             f"(storlab ctl {report['name']} {n['node']} {d['device']} COMMAND)")
+        if "storage" in n:
+            lines.append(f"  {'':10} {profile_status.summary(n['storage'])}")
+    profile = report.get("profile")
+    if profile:
+        for node, entry in profile["nodes"].items():
+            if entry["local"]:
+                lines.append(f"  volumes of {node}: local {entry['local']}"
+                             + (f", workload {' '.join(entry['volumes'])}" if entry["volumes"] else ""))
+        running = {n["node"] for n in report["nodes"] if n["state"] == "running"}
+        for r in profile.get("replicas", []):
+            lines.append(f"  {profile_status.volume_summary(r)}")
+            if r["serving"] and r["primary"] not in running:
+                lines.append(f"    {r['primary']} is not running: `storlab node {report['name']} "
+                             f"{r['primary']} down` fails volume {r['volume']} over")
+    return "\n".join(lines)
+
+
+def status(lab=None, as_json=False):
+    labs = [lab] if lab else known_labs()
+    if not labs:
+        if as_json:
+            print("[]")
+        else:
+            print("no labs are up")
+        return 0
+    for name in labs:                # an unknown lab is an error before touching libvirt
+        lab_state.require(name)
+    libvirt_conn.ensure_daemons()
+    conn = libvirt_conn.connect()
+    reports = [lab_status(name, conn) for name in labs]
+    if as_json:
+        print(json.dumps(reports if lab is None else reports[0], indent=2))
+    else:
+        print("\n".join(format_status(r) for r in reports))
+    return 0
+
+
+def _domain_for(lab, node):
+    state = lab_state.require(lab)
+    lab_state.require_node(state, node)
+    name = lab_state.domain_name(lab, node)
+    libvirt_conn.ensure_daemons()
+    conn = libvirt_conn.connect()
+    try:
+        return conn.lookupByName(name)
+    except libvirt_conn.error_type():
+        raise UserError(f"domain {name} of lab '{lab}' is not running") from None
+
+
+def exec_in(lab, node, argv, timeout_s=3600):
+    """Runs argv in the node; relays its output; returns its exit code."""
+    code, out, err = agent.run(_domain_for(lab, node), argv, timeout_s=timeout_s)
+    sys.stdout.buffer.write(out)
+    sys.stdout.flush()
+    sys.stderr.buffer.write(err)
+    sys.stderr.flush()
+    return code
+
+
+def console(lab, node):
+    dom = _domain_for(lab, node)
+    os.execvp("virsh", ["virsh", "-c", libvirt_conn.URI, "console", dom.name()])

@@ -1,0 +1,119 @@
+"""One nbdkit process serving on a private unix socket, stopped by its PID."""
+import os
+import signal
+import subprocess
+import time
+
+from storlab_cli import paths
+from storlab_cli.errors import UserError
+
+STORLAB_PLUGINS = ("hdd", "ssd", "raid")
+# Plugins with a live control socket (ctl=PATH; `storlab ctl`).
+CONTROL_PLUGINS = ("raid",)
+
+
+def plugin_argument(plugin):
+    """What nbdkit is told: the built .so for storlab's kinds, else the name."""
+    return paths.plugin(plugin) if plugin in STORLAB_PLUGINS else plugin
+
+
+class Nbdkit:
+    def __init__(self, workdir, plugin, params, options=(), threads=64):
+        """plugin: a storlab kind ("hdd") or any installed nbdkit plugin name."""
+        name = plugin
+        self.socket = os.path.join(workdir, f"{name}.sock")
+        self.stderr_path = os.path.join(workdir, f"{name}.stderr")
+        target = plugin_argument(plugin)
+        # "--": nbdkit's options end here; no parameter can be read as one
+        cmd = (["nbdkit", "--foreground", "--exit-with-parent", f"--threads={threads}",
+                "-U", self.socket] + list(options) + ["--", target] + list(params))
+        self._stderr = open(self.stderr_path, "w", encoding="utf-8")
+        self.process = subprocess.Popen(cmd, stderr=self._stderr)
+        deadline = time.monotonic() + 10
+        while not os.path.exists(self.socket):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                with open(self.stderr_path, encoding="utf-8") as err:
+                    raise UserError(f"nbdkit {plugin} did not start: {err.read().strip()}")
+            time.sleep(0.05)
+
+    @property
+    def uri(self):
+        return f"nbd+unix:///?socket={self.socket}"
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._stderr.close()
+        if os.path.exists(self.socket):
+            os.unlink(self.socket)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+# ---- daemonised servers for labs: outlive the CLI, stopped by pidfile ----
+
+def start_daemon(plugin, params, socket_path, pidfile, socket_group_id, threads=64,
+                 timeout_s=15, wait_for=()):
+    """Starts a backgrounded nbdkit serving plugin on socket_path; the socket
+    is made reachable by socket_group_id (libvirt's qemu user) and nobody else.
+    wait_for: more paths the plugin creates once running (a ctl= socket),
+    waited for like the socket. Raises UserError with nbdkit's own message
+    when it refuses to start."""
+    target = plugin_argument(plugin)
+    cmd = ["nbdkit", f"--threads={threads}", "-U", socket_path, "-P", pidfile,
+           "--", target] + list(params)
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        message = " ".join(result.stderr.strip().splitlines()) or f"exit {result.returncode}"
+        raise UserError(f"nbdkit {plugin} {' '.join(params)}: {message}")
+    deadline = time.monotonic() + timeout_s
+    for path in (socket_path, pidfile, *wait_for):
+        while not os.path.exists(path):
+            if time.monotonic() > deadline:
+                raise UserError(f"nbdkit {plugin}: no {path} after {timeout_s} s")
+            time.sleep(0.02)
+    os.chown(socket_path, 0, socket_group_id)
+    os.chmod(socket_path, 0o660)
+    return read_pid(pidfile)
+
+
+def read_pid(pidfile):
+    try:
+        with open(pidfile, encoding="ascii") as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def is_nbdkit(pid):
+    try:
+        with open(f"/proc/{pid}/comm", encoding="ascii") as f:
+            return f.read().strip() == "nbdkit"
+    except OSError:
+        return False
+
+
+def stop_daemon(pidfile, timeout_s=15):
+    """Stops the nbdkit named by pidfile (only if that PID still is nbdkit).
+    Returns True when one was stopped."""
+    pid = read_pid(pidfile)
+    if pid is None or not is_nbdkit(pid):
+        return False
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    while is_nbdkit(pid):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            break
+        time.sleep(0.02)
+    return True

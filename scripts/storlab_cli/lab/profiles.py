@@ -1,0 +1,277 @@
+"""Storage profiles in the guests: the host side.
+
+The topology's [profile] table (validated in profile_schema) says what to
+build; the guest scripts in scripts/profiles/ (in the appliance at
+/usr/lib/storlab/profiles/) build it, one concern a script. This module
+only calls them through the guest agent, in order, and parses what they
+print ("key value" lines).
+
+Mechanisms, and why (see also README "Storage profiles"):
+- local RAID: md (mdadm), the Linux software RAID the studies' RAID LUNs map to.
+- disk group, hybrid: lvmcache (dm-cache, writethrough) on read_cache_percent
+  of the cache device serves and keeps reads; dm-writecache on the rest
+  absorbs writes in front of it. Two real kernel mechanisms give the
+  studies' 70 % read cache / 30 % write buffer split exactly, where a single
+  dm-cache or bcache shares one pool between reads and dirty data.
+- disk group, all-flash: dm-writecache alone: a write buffer that never
+  caches reads, as the all-flash studies' cache tier.
+- replicas: md RAID-1 on the node serving the volume over its own copy and
+  each peer's copy, exported by the peer's kernel NVMe-over-TCP target
+  (nvmet) and imported by the kernel's nvme-tcp initiator. One mechanism for
+  1..3 peers (DRBD 8.4 stops at two nodes), no userspace daemon in the guest
+  (the appliance has no NBD server), and md's write-intent bitmap resyncs
+  only what a returning copy missed. md acknowledges a write when every
+  working leg has it; remote legs are write-mostly, so reads stay local.
+- failover: when the node serving a volume goes down (`storlab node LAB NODE
+  down`), this module plays the cluster's failover manager: the first
+  running peer stops exporting its copy, assembles the array from it and the
+  other survivors' copies, and takes over the NFS export; the clients
+  remount. The old primary comes back as a peer and resyncs from the bitmap.
+  A volume with no running copy goes offline and waits for the node that
+  served it last (a copy that was down before it may be stale).
+- NFS: the kernel NFSv4 server on the serving node exports ext4 on the
+  array; every node sees volume V at <mount_point>/V.
+"""
+import concurrent.futures
+
+from storlab_cli.lab import agent
+from storlab_cli.schema import profile as profile_schema, topology
+from storlab_cli.errors import UserError
+
+GUEST_DIR = "/usr/lib/storlab/profiles"
+STEP_TIMEOUT_S = 900
+LOCAL_DEVICES = {"raid": "/dev/md0", "disk_group": "/dev/mapper/diskgroup"}
+EXPORT_ROOT = "/export"
+
+
+def nqn(lab, volume, holder):
+    """The NVMe subsystem of holder's copy of a replicated volume."""
+    return f"nqn.2024-01.org.storlab:{lab}:{volume}:{holder}"
+
+
+def _link_addr(topo, node, peer):
+    """node's own address on its link to peer (no prefix)."""
+    for end in topology.link_ends(topo, node):
+        if end.peer == peer:
+            return end.addr.split("/")[0]
+    raise UserError(f"node {node} has no link to {peer}")
+
+
+def run_step(domain, node, script, args, timeout_s=STEP_TIMEOUT_S):
+    """Runs one guest script; returns its "key value" lines as a dict of lists."""
+    argv = ["/bin/sh", f"{GUEST_DIR}/{script}"] + [str(a) for a in args]
+    code, out, err = agent.run(domain, argv, timeout_s=timeout_s)
+    if code != 0:
+        detail = err.decode(errors="replace").strip().splitlines() or [f"exit status {code}"]
+        raise UserError(f"profile step {script} on {node} failed: {detail[-1]}")
+    result = {}
+    for line in out.decode(errors="replace").splitlines():
+        key, _, value = line.partition(" ")
+        if key:
+            result.setdefault(key, []).append(value)
+    return result
+
+
+def _local_stack(topo, domain, node):
+    """The node's local volume, volume group and workload volumes: what of
+    the profile applies to this node (see profile_schema's nodes keys)."""
+    profile = topo.profile
+    entry = {"local": None, "volumes": []}
+    if profile.raid is not None and node in profile.raid.devices:
+        raid = profile.raid
+        out = run_step(domain, node, "raid.sh",
+                       [raid.level, raid.chunk_kib] + raid.devices[node])
+        entry["local"] = out["device"][0]
+    elif profile.disk_group is not None and node in profile.disk_group.capacity:
+        group = profile.disk_group
+        out = run_step(domain, node, "disk-group.sh",
+                       [group.mode, group.cache, group.cache_mib[node], group.read_cache_percent,
+                        group.stripe_width, group.stripe_kib] + group.capacity[node])
+        entry["local"] = out["device"][0]
+    if profile.needs_volume_group(node):
+        base = entry["local"] or f"serial:{topo.node(node).devices[0].name}"
+        out = run_step(domain, node, "volume-group.sh", [base])
+        entry["local"] = entry["local"] or out["device"][0]
+    if profile.volumes is not None and node in profile.volumes.nodes:
+        v = profile.volumes
+        out = run_step(domain, node, "volumes.sh", [v.units, v.per_unit, v.size_mib])
+        entry["volumes"] = out.get("volume", [])
+    return entry
+
+
+def _each_node(nodes, work):
+    """work(node) for every node at once (each guest works on its own)."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(nodes))) as pool:
+        futures = {node: pool.submit(work, node) for node in nodes}
+        return {node: future.result() for node, future in futures.items()}
+
+
+def provision(topo, domains, say):
+    """Builds the profile in every guest (domains: node -> libvirt domain).
+    Returns the profile's live state, kept in lab.json: where each node's
+    volumes are and, per replicated volume, which node serves it."""
+    profile = topo.profile
+    if profile is None:
+        return None
+    say("provisioning the storage profile")
+    names = [n.name for n in topo.nodes]
+    nodes = _each_node(names, lambda node: _local_stack(topo, domains[node], node))
+    result = {"nodes": nodes}
+    if profile.replicas is not None:
+        volumes = [_volume_state(topo, v) for v in profile.replicas.volumes]
+        result["replicas"] = volumes
+        # every node exports its copies of the others' volumes, then each
+        # primary builds its array over them (nodes at once, a node's steps in turn)
+        _each_node(names, lambda node: [_export_copy(topo, domains, v, node)
+                                        for v in volumes if node in v["peers"]])
+        _each_volume(volumes, lambda v: _mirror(topo, domains, v, say))
+        for v in volumes:
+            say(f"  replicated volume {v['volume']}: {v['device']} on {v['primary']}, "
+                f"copies on {', '.join(v['peers']) or 'no other node'}")
+    if profile.nfs is not None:
+        result["nfs"] = {"mount_point": profile.nfs.mount_point, "export_root": EXPORT_ROOT}
+        _each_volume(volumes, lambda v: _serve_nfs(topo, domains, v))
+        _each_node(names, lambda node: _mount_all(topo, domains, result, node))
+        say(f"  NFS: every node sees volume V at {profile.nfs.mount_point}/V "
+            f"({', '.join(v['volume'] for v in volumes)})")
+    for node, entry in nodes.items():
+        if entry["local"] or entry["volumes"]:
+            say(f"  {node}: local volume {entry['local']}, {len(entry['volumes'])} workload volumes")
+    return result
+
+
+def _volume_state(topo, volume):
+    state = {"volume": volume.name, "index": volume.index, "device": f"/dev/md{volume.index}",
+             "home": volume.primary, "primary": volume.primary, "peers": list(volume.peers),
+             "ftt": topo.profile.replicas.ftt, "serving": True, "missing": []}
+    if topo.profile.nfs is not None:
+        state["export"] = f"{EXPORT_ROOT}/{volume.name}"
+        state["mount"] = f"{topo.profile.nfs.mount_point}/{volume.name}"
+    return state
+
+
+def _each_volume(volumes, work):
+    """work(volume) for volumes served by different nodes at once."""
+    by_node = {}
+    for v in volumes:
+        by_node.setdefault(v["primary"], []).append(v)
+    _each_node(list(by_node), lambda node: [work(v) for v in by_node[node]])
+
+
+def _export_copy(topo, domains, volume, holder):
+    run_step(domains[holder], holder, "replica-export.sh",
+             [volume["volume"], topo.profile.replicas.size_mib,
+              nqn(topo.name, volume["volume"], holder)])
+
+
+def _mirror(topo, domains, volume, say):
+    """The array on the node serving volume, over every running peer's copy
+    it has a link to; records the copies it could not reach."""
+    primary = volume["primary"]
+    legs, unreachable = [], []
+    for peer in volume["peers"]:
+        if peer in domains and profile_schema.linked(topo, primary, peer):
+            legs.append(f"{nqn(topo.name, volume['volume'], peer)}@"
+                        f"{_link_addr(topo, peer, primary)}")
+        else:
+            unreachable.append(peer)
+    out = run_step(domains[primary], primary, "replica-mirror.sh",
+                   [volume["volume"], volume["index"], topo.profile.replicas.size_mib] + legs)
+    # "missing NQN@[ADDR]:PORT": the holder is the NQN's last field
+    volume["missing"] = unreachable + [m.split("@")[0].rsplit(":", 1)[-1]
+                                       for m in out.get("missing", [])]
+    if volume["missing"]:
+        say(f"  volume {volume['volume']} on {primary} runs without the copies of "
+            f"{', '.join(volume['missing'])}")
+    return out["device"][0]
+
+
+def _serve_nfs(topo, domains, volume):
+    primary = volume["primary"]
+    run_step(domains[primary], primary, "nfs-export.sh",
+             [volume["volume"], volume["index"], volume["device"], topo.profile.nfs.mount_point])
+
+
+def _mount_all(topo, domains, state, node):
+    """Mounts on node every serving volume another running node serves."""
+    for volume in state.get("replicas", []):
+        primary = volume["primary"]
+        if (volume["serving"] and primary != node and primary in domains
+                and profile_schema.linked(topo, primary, node)):
+            run_step(domains[node], node, "nfs-mount.sh",
+                     [volume["volume"], _link_addr(topo, primary, node),
+                      topo.profile.nfs.mount_point])
+
+
+def _remount(topo, domains, volume):
+    """Every other running node mounts volume from the node now serving it."""
+    _each_node([n for n in domains if n != volume["primary"]],
+               lambda n: _mount_all(topo, domains, {"replicas": [volume]}, n))
+
+
+def failover(topo, state, domains, node, say):
+    """node went down: every volume it served moves to its first running
+    peer; then the nodes serving the volumes it held a copy of drop that
+    copy (md would notice only at its next write to it; dropping waits for
+    the dead copy's transport to time out, so the moves go first).
+    domains: the running nodes. Changes state (lab.json's profile)."""
+    volumes = [v for v in (state or {}).get("replicas", []) if v["serving"]]
+    served = [v for v in volumes if v["primary"] == node]
+    held = [v for v in volumes if node in v["peers"] and v["primary"] in domains]
+    for volume in served:
+        _move(topo, domains, volume, node, say)
+    for volume in held:
+        _mirror(topo, domains, volume, say)
+
+
+def _move(topo, domains, volume, node, say):
+    """volume, served by node that went down, to its first running peer."""
+    survivors = [p for p in volume["peers"] if p in domains]
+    if not survivors:
+        volume["serving"] = False
+        say(f"  volume {volume['volume']} is offline: no running node holds a copy; "
+            f"it comes back with {node}")
+        return
+    new = survivors[0]
+    volume["primary"] = new
+    volume["peers"] = [p for p in volume["peers"] if p != new] + [node]
+    run_step(domains[new], new, "replica-unexport.sh",
+             [nqn(topo.name, volume["volume"], new)])
+    _mirror(topo, domains, volume, say)
+    say(f"  volume {volume['volume']} failed over from {node} to {new} "
+        f"({volume['device']}; copies on {', '.join(volume['peers'])})")
+    if "export" in volume:
+        _serve_nfs(topo, domains, volume)
+        _remount(topo, domains, volume)
+        say(f"  {volume['mount']} now served by {new}")
+
+
+def rejoin(topo, state, domains, node, say):
+    """node came back (fresh guest, same disks): its local stack reassembled,
+    its copies exported again and re-added by the nodes serving them
+    (bitmap resync), the volumes it still serves reassembled, the NFS
+    exports mounted. domains: the running nodes, node included."""
+    if topo.profile is None:
+        return
+    state = state or {}
+    _local_stack(topo, domains[node], node)
+    for volume in state.get("replicas", []):
+        if node == volume["primary"]:
+            # it served the volume when it went down: no peer could take over
+            _mirror(topo, domains, volume, say)
+            volume["serving"] = True
+            if "export" in volume:
+                _serve_nfs(topo, domains, volume)
+                _remount(topo, domains, volume)
+            say(f"  {node}: serves volume {volume['volume']} again")
+        elif node in volume["peers"]:
+            if not volume["serving"] or volume["primary"] not in domains:
+                say(f"  {node}: volume {volume['volume']} stays offline until "
+                    f"{volume['primary']}, which served it last, is up")
+                continue
+            _export_copy(topo, domains, volume, node)
+            _mirror(topo, domains, volume, say)
+            say(f"  {node}: copy of volume {volume['volume']} re-added on "
+                f"{volume['primary']}; resync runs in the background")
+    if topo.profile.nfs is not None:
+        _mount_all(topo, domains, state, node)

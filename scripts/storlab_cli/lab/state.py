@@ -1,0 +1,131 @@
+"""A lab's names and state file: the one owner of what a lab is called, where
+its run directory is, what its domains are named and what lab.json holds.
+
+Every name a user types (a lab, a node) is checked here against the
+topology's own rules before it becomes a path or a libvirt lookup, and a lab
+is acted on only through what its state file lists: a lab named "hw" never
+touches the domains of a lab named "hw-wss", and "../x" or "/" is an error,
+not a directory to remove.
+
+Lab state (<run dir>/lab.json): name, topology, accel, appliance, created,
+phase, domains, and devices: one entry per emulated device, in start order:
+    {"node", "device", "plugin", "socket": its NBD unix socket, "pidfile",
+     "stats": stats file (storlab plugins) or None,
+     "ctl": control socket (raid: <run dir>/<node>-<device>.ctl) or None}
+"""
+import json
+import os
+
+from storlab_cli.schema.topology import LAB_NAME_RE, LAB_NAME_RULE, NODE_NAME_RE, NODE_NAME_RULE
+from storlab_cli.errors import UserError
+
+RUN_BASE = os.environ.get("STORLAB_RUN_DIR", "/run/storlab")
+DOMAIN_PREFIX = "storlab-"
+STATE_FILE = "lab.json"
+
+
+def _show(name):
+    return repr(name) if isinstance(name, str) else repr(str(name))
+
+
+def check_lab_name(lab):
+    """lab, or a UserError when it is not a name a topology can give."""
+    if not isinstance(lab, str) or not LAB_NAME_RE.fullmatch(lab):
+        raise UserError(f"lab name {_show(lab)}: not a lab name (a topology's name: "
+                        f"{LAB_NAME_RULE})")
+    return lab
+
+
+def check_node_name(node):
+    if not isinstance(node, str) or not NODE_NAME_RE.fullmatch(node):
+        raise UserError(f"node name {_show(node)}: not a node name ({NODE_NAME_RULE})")
+    return node
+
+
+def run_dir(lab):
+    return os.path.join(RUN_BASE, check_lab_name(lab))
+
+
+def state_path(lab):
+    return os.path.join(run_dir(lab), STATE_FILE)
+
+
+def domain_name(lab, node):
+    return f"{DOMAIN_PREFIX}{check_lab_name(lab)}-{check_node_name(node)}"
+
+
+def load(lab):
+    """The lab's state, or None when no lab of that name is up."""
+    path = state_path(lab)
+    try:
+        with open(path, encoding="utf-8") as f:
+            state = json.load(f)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        raise UserError(f"{path}: unreadable lab state ({e})") from None
+    if not isinstance(state, dict) or state.get("name") != lab \
+            or not isinstance(state.get("domains"), list) \
+            or not isinstance(state.get("devices"), list):
+        raise UserError(f"{path}: not a lab state of lab '{lab}'")
+    return state
+
+
+def save(state):
+    path = state_path(state["name"])
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(state, f, indent=2)
+    os.replace(tmp, path)
+
+
+def known_labs():
+    try:
+        entries = os.listdir(RUN_BASE)
+    except FileNotFoundError:
+        return []
+    return sorted(e for e in entries if LAB_NAME_RE.fullmatch(e)
+                  and os.path.exists(os.path.join(RUN_BASE, e, STATE_FILE)))
+
+
+def no_such_lab(lab):
+    return UserError(f"no lab named '{lab}' is up (known: {', '.join(known_labs()) or 'none'})")
+
+
+def require(lab):
+    """The state of a lab that is up, or a UserError naming the labs that are."""
+    state = load(lab)
+    if state is None:
+        raise no_such_lab(lab)
+    return state
+
+
+def nodes_of(state):
+    """The lab's node names, in topology order (its domains', then any node
+    that has devices and no domain yet: an `up` that failed half-way)."""
+    prefix = f"{DOMAIN_PREFIX}{state['name']}-"
+    nodes = [d[len(prefix):] for d in state["domains"] if d.startswith(prefix)]
+    nodes += [n for n in dict.fromkeys(d["node"] for d in state["devices"]) if n not in nodes]
+    return nodes
+
+
+def require_node(state, node):
+    """node, when the lab has it; else a UserError listing the lab's nodes."""
+    check_node_name(node)
+    nodes = nodes_of(state)
+    if node not in nodes:
+        raise UserError(f"lab '{state['name']}' has no node '{node}' "
+                        f"(nodes: {', '.join(nodes) or 'none'})")
+    return node
+
+
+def own_files(state, key):
+    """The paths in the lab's device entries under key ("pidfile", "socket")
+    that lie in its run directory: nothing outside it is ever touched."""
+    directory = run_dir(state["name"])
+    paths = []
+    for entry in state["devices"]:
+        path = entry.get(key)
+        if isinstance(path, str) and os.path.dirname(os.path.abspath(path)) == directory:
+            paths.append(path)
+    return paths

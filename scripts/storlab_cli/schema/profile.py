@@ -1,0 +1,444 @@
+"""The [profile] table of a topology file: what storage stack `storlab up`
+builds in the guests, validated strictly before anything starts.
+
+    [profile.raid]          md RAID over a node's disks            -> /dev/md0
+    level = 10              0 | 1 | 10 | 5 | 6
+    chunk_kib = 64          4..4096, a power of two (not for level 1)
+    devices = ["disk0", ...] optional; default every disk of the node
+    nodes = ["node1", ...]  optional; the nodes that build it (default every node)
+
+    [profile.disk_group]    a cache device in front of capacity devices -> /dev/mapper/diskgroup
+    mode = "hybrid"         "hybrid" (read cache + write buffer) | "all-flash" (write buffer only)
+    cache = "cache0"        the cache device
+    capacity = [...]        optional; default every other disk of the node
+    cache_size = "256M"     optional; default the whole cache device (less LVM's share)
+    read_cache_percent = 70 hybrid only, 10..90: the read cache's share, the rest buffers writes
+    stripe_width = 1        1..len(capacity): capacity devices an extent is striped over
+    stripe_kib = 64         stripe unit, 4..4096, a power of two
+    nodes = ["node1", ...]  optional; the nodes that build it (default every node)
+
+    [profile.replicas]      replicated volumes, each mirrored synchronously to ftt other nodes
+    ftt = 1                 failures to tolerate, 0..3 (copies = ftt + 1)
+    primary = "node1"       optional; the node whose volume is replicated (default the first)
+    primaries = "all"       instead of primary: "all" or a list of nodes, one replicated
+                            volume each (the VSA shape: every host's share mirrored)
+    peers = ["node2"]       optional with one primary; default the next ftt nodes after
+                            the primary (in node order, wrapping) linked to it
+    size = "256M"           each replicated volume
+
+    [profile.nfs]           each replicated volume exported over NFSv4 by the node serving
+    mount_point = "/mnt/storlab"   it; every node sees volume V at <mount_point>/V
+
+A replicated volume is named by its primary node (its home) and is
+/dev/md<index> on whichever node serves it: the primary, or after that node
+fails the first running peer (`storlab node LAB NODE down` fails it over).
+
+    [profile.volumes]       workload volumes ("VMDKs") on every node, written once
+    units = 1               workload units per node, 1..16
+    per_unit = 8            volumes per unit, 1..64
+    size = "32M"
+    nodes = ["node1", ...]  optional; the nodes that get them (default every node)
+
+Each node's local volume is its RAID, else its disk group, else its first
+disk; the replica copies it holds and its workload volumes are LVM volumes
+on it. A node that holds neither needs no disk (an NFS client, say).
+"""
+from dataclasses import dataclass, field
+
+MIB = 1 << 20
+RAID_LEVELS = (0, 1, 10, 5, 6)
+RAID_MIN_DEVICES = {0: 2, 1: 2, 10: 2, 5: 3, 6: 4}
+DISK_GROUP_MODES = ("hybrid", "all-flash")
+PROFILE_KEYS = ("raid", "disk_group", "replicas", "nfs", "volumes")
+RAID_KEYS = ("level", "chunk_kib", "devices", "nodes")
+DISK_GROUP_KEYS = ("mode", "cache", "capacity", "cache_size", "read_cache_percent",
+                   "stripe_width", "stripe_kib", "nodes")
+REPLICAS_KEYS = ("ftt", "primary", "primaries", "peers", "size")
+NFS_KEYS = ("mount_point",)
+VOLUMES_KEYS = ("units", "per_unit", "size", "nodes")
+DEFAULT_CHUNK_KIB = 64
+DEFAULT_READ_CACHE_PERCENT = 70        # the hybrid studies' 70 % read / 30 % write split
+READ_CACHE_PERCENT_RANGE = (10, 90)
+FTT_RANGE = (0, 3)
+UNITS_RANGE = (1, 16)
+PER_UNIT_RANGE = (1, 64)
+DEFAULT_MOUNT_POINT = "/mnt/storlab"
+# LVM keeps 1 MiB of metadata per PV and allocates 4 MiB extents.
+LVM_OVERHEAD_BYTES = 8 * MIB
+# md's superblock, bitmap and data offset: mdadm leaves up to 128 MiB, less
+# on small members; an eighth plus 4 MiB is a safe bound for lab-sized disks.
+MD_DATA_OFFSET_MAX_BYTES = 128 * MIB
+MIN_CACHE_PART_BYTES = 8 * MIB
+
+
+@dataclass
+class Raid:
+    level: int
+    chunk_kib: int
+    devices: dict          # node -> [device names], for the nodes that build it
+
+
+@dataclass
+class DiskGroup:
+    mode: str
+    cache: str
+    capacity: dict         # node -> [device names], for the nodes that build it
+    cache_mib: dict        # node -> MiB of the cache device used
+    read_cache_percent: int
+    stripe_width: int
+    stripe_kib: int
+
+
+@dataclass
+class ReplicatedVolume:
+    name: str              # its home node's name: the primary it starts on
+    index: int             # 1..: /dev/md<index> wherever it is served; its NFS fsid
+    primary: str
+    peers: list            # the nodes holding the other copies, in failover order
+
+    @property
+    def holders(self):
+        return [self.primary] + self.peers
+
+
+@dataclass
+class Replicas:
+    ftt: int
+    size_mib: int
+    volumes: list          # ReplicatedVolume, one per primary
+
+    def held_by(self, node):
+        return [v for v in self.volumes if node in v.holders]
+
+
+@dataclass
+class Nfs:
+    mount_point: str
+
+
+@dataclass
+class Volumes:
+    units: int
+    per_unit: int
+    size_mib: int
+    nodes: list            # the nodes that get them
+
+
+@dataclass
+class Profile:
+    raid: Raid | None = None
+    disk_group: DiskGroup | None = None
+    replicas: Replicas | None = None
+    nfs: Nfs | None = None
+    volumes: Volumes | None = None
+    local_bytes: dict = field(default_factory=dict)   # node -> estimated local volume size
+
+    def needs_volume_group(self, node):
+        """Whether node holds a replica copy or workload volumes (LVs)."""
+        return bool((self.replicas is not None and self.replicas.held_by(node))
+                    or (self.volumes is not None and node in self.volumes.nodes))
+
+
+def _mib_up(size_bytes):
+    """Bytes -> MiB, rounded up to LVM's 4 MiB extents."""
+    return -(-size_bytes // (4 * MIB)) * 4
+
+
+def raid_usable_bytes(level, member_bytes, count):
+    member = member_bytes - min(MD_DATA_OFFSET_MAX_BYTES, member_bytes // 8 + 4 * MIB)
+    factor = {0: count, 1: 1, 10: count / 2, 5: count - 1, 6: count - 2}[level]
+    return int(member * factor)
+
+
+def parse(loader, raw, topo):
+    """The validated Profile of raw (the [profile] table) for topo, or None.
+    loader is topology's _Loader: its fail() names the file and key."""
+    table = loader.table(raw, "profile")
+    loader.check_keys(table, PROFILE_KEYS, "profile")
+    if not table:
+        return None
+    profile = Profile()
+    if "raid" in table and "disk_group" in table:
+        loader.fail("profile", "give at most one of profile.raid and profile.disk_group "
+                    "(each builds the node's local volume)")
+    if "raid" in table:
+        profile.raid = _raid(loader, table["raid"], topo)
+    if "disk_group" in table:
+        profile.disk_group = _disk_group(loader, table["disk_group"], topo)
+    if "replicas" in table:
+        profile.replicas = _replicas(loader, table["replicas"], topo)
+    if "nfs" in table:
+        if profile.replicas is None:
+            loader.fail("profile.nfs", "needs profile.replicas (it exports the replicated volume)")
+        profile.nfs = _nfs(loader, table["nfs"], topo, profile.replicas)
+    if "volumes" in table:
+        profile.volumes = _volumes(loader, table["volumes"], topo)
+    _check_space(loader, profile, topo)
+    return profile
+
+
+def _nodes(loader, table, key_path, topo):
+    """The topology's nodes a profile part applies to: table's nodes key,
+    default every node."""
+    if "nodes" not in table:
+        return list(topo.nodes)
+    listed = _node_names(loader, table["nodes"], key_path, topo)
+    return [n for n in topo.nodes if n.name in listed]
+
+
+def _node_names(loader, value, key_path, topo, expected="a non-empty list of node names"):
+    """value, checked to be a list of the topology's node names, each once."""
+    names = [n.name for n in topo.nodes]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        loader.fail(key_path, f"must be {expected}", value)
+    for name in value:
+        if name not in names or value.count(name) > 1:
+            loader.fail(key_path, f"'{name}' is not a node, once (nodes: {', '.join(names)})",
+                        value)
+    return list(value)
+
+
+def _device_list(loader, value, key_path, node):
+    names = [d.name for d in node.devices]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        loader.fail(key_path, "must be a non-empty list of device names", value)
+    seen = set()
+    for name in value:
+        if name not in names:
+            loader.fail(key_path, f"node {node.name} has no device '{name}' "
+                        f"(devices: {', '.join(names) or 'none'})", value)
+        if name in seen:
+            loader.fail(key_path, f"device '{name}' listed twice", value)
+        seen.add(name)
+    return list(value)
+
+
+def _power_of_two(loader, value, key_path):
+    loader.integer(value, key_path, (4, 4096))
+    if value & (value - 1):
+        loader.fail(key_path, "must be a power of two", value)
+    return value
+
+
+def _size(loader, value, key_path):
+    from storlab_cli.schema.topology import parse_size_bytes  # noqa: PLC0415 - topology imports this module
+    loader.string(value, key_path)
+    size_bytes = parse_size_bytes(value)
+    if not size_bytes or size_bytes < 4 * MIB:
+        loader.fail(key_path, "not a size of at least 4M (examples: 64M, 1G)", value)
+    return size_bytes
+
+
+def _raid(loader, value, topo):
+    table = loader.table(value, "profile.raid")
+    loader.check_keys(table, RAID_KEYS, "profile.raid")
+    if "level" not in table:
+        loader.fail("profile.raid.level", "missing (0, 1, 10, 5 or 6)")
+    level = table["level"]
+    if isinstance(level, bool) or level not in RAID_LEVELS:
+        loader.fail("profile.raid.level", "unknown RAID level (known: 0, 1, 10, 5, 6)", level)
+    chunk_kib = _power_of_two(loader, table.get("chunk_kib", DEFAULT_CHUNK_KIB),
+                              "profile.raid.chunk_kib")
+    devices = {}
+    for node in _nodes(loader, table, "profile.raid.nodes", topo):
+        if "devices" in table:
+            names = _device_list(loader, table["devices"], "profile.raid.devices", node)
+        else:
+            names = [d.name for d in node.devices]
+        if len(names) < RAID_MIN_DEVICES[level]:
+            loader.fail("profile.raid.level", f"RAID {level} needs at least "
+                        f"{RAID_MIN_DEVICES[level]} devices; node {node.name} has "
+                        f"{len(names)}", level)
+        devices[node.name] = names
+    return Raid(level, chunk_kib, devices)
+
+
+def _disk_group(loader, value, topo):
+    path = "profile.disk_group"
+    table = loader.table(value, path)
+    loader.check_keys(table, DISK_GROUP_KEYS, path)
+    for required in ("mode", "cache"):
+        if required not in table:
+            loader.fail(f"{path}.{required}", "missing")
+    mode = loader.choice(table["mode"], f"{path}.mode", DISK_GROUP_MODES, "disk group mode")
+    cache = loader.string(table["cache"], f"{path}.cache")
+    if "read_cache_percent" in table and mode != "hybrid":
+        loader.fail(f"{path}.read_cache_percent", f"only with mode = 'hybrid' (mode '{mode}' "
+                    "has no read cache)", table["read_cache_percent"])
+    read_percent = loader.integer(table.get("read_cache_percent", DEFAULT_READ_CACHE_PERCENT),
+                                  f"{path}.read_cache_percent", READ_CACHE_PERCENT_RANGE)
+    stripe_kib = _power_of_two(loader, table.get("stripe_kib", DEFAULT_CHUNK_KIB),
+                               f"{path}.stripe_kib")
+    cache_size = _size(loader, table["cache_size"], f"{path}.cache_size") \
+        if "cache_size" in table else None
+    capacity, cache_mib, stripe_width = {}, {}, None
+    for node in _nodes(loader, table, f"{path}.nodes", topo):
+        _device_list(loader, [cache], f"{path}.cache", node)
+        if "capacity" in table:
+            names = _device_list(loader, table["capacity"], f"{path}.capacity", node)
+            if cache in names:
+                loader.fail(f"{path}.capacity", f"the cache device '{cache}' cannot also be "
+                            "a capacity device", table["capacity"])
+        else:
+            names = [d.name for d in node.devices if d.name != cache]
+            if not names:
+                loader.fail(path, f"node {node.name} has no capacity device besides "
+                            f"the cache '{cache}'")
+        stripe_width = loader.integer(table.get("stripe_width", 1), f"{path}.stripe_width",
+                                      (1, len(names)))
+        capacity[node.name] = names
+        device_bytes = next(d.size_bytes for d in node.devices if d.name == cache)
+        usable = device_bytes - LVM_OVERHEAD_BYTES
+        size = usable if cache_size is None else cache_size
+        if size > usable:
+            loader.fail(f"{path}.cache_size", f"larger than its device: '{cache}' of node "
+                        f"{node.name} holds {device_bytes // MIB} MiB, at most "
+                        f"{max(usable, 0) // MIB} MiB usable", table["cache_size"])
+        parts = [size * read_percent // 100, size - size * read_percent // 100] \
+            if mode == "hybrid" else [size]
+        if min(parts) < MIN_CACHE_PART_BYTES:
+            loader.fail(f"{path}.cache_size", f"too small: every cache part needs "
+                        f"{MIN_CACHE_PART_BYTES // MIB} MiB (node {node.name}: "
+                        f"{size // MIB} MiB)", table.get("cache_size", f"{size // MIB}M"))
+        cache_mib[node.name] = size // (4 * MIB) * 4
+    return DiskGroup(mode, cache, capacity, cache_mib, read_percent, stripe_width, stripe_kib)
+
+
+def linked(topo, a, b):
+    """Whether topo has a link between nodes a and b."""
+    return any({link.a, link.b} == {a, b} for link in topo.links)
+
+
+def _replicas(loader, value, topo):
+    path = "profile.replicas"
+    table = loader.table(value, path)
+    loader.check_keys(table, REPLICAS_KEYS, path)
+    names = [n.name for n in topo.nodes]
+    ftt = loader.integer(table.get("ftt", 1), f"{path}.ftt", FTT_RANGE)
+    if ftt > len(names) - 1:
+        loader.fail(f"{path}.ftt", f"{ftt + 1} copies need {ftt + 1} nodes; the lab has "
+                    f"{len(names)}", ftt)
+    if "size" not in table:
+        loader.fail(f"{path}.size", 'missing: the replicated volume\'s size, e.g. "256M"')
+    size_mib = _mib_up(_size(loader, table["size"], f"{path}.size"))
+    primaries = _primaries(loader, table, topo)
+    if "peers" in table and len(primaries) > 1:
+        loader.fail(f"{path}.peers", "only with a single primary (with several, each "
+                    "volume's peers are the next nodes after its primary)", table["peers"])
+    volumes = []
+    for index, primary in enumerate(primaries, start=1):
+        peers = _peers(loader, table, topo, primary, ftt) if "peers" in table else \
+            _next_linked(topo, names, primary)[:ftt]
+        if len(peers) < ftt:
+            loader.fail(f"{path}.ftt", f"the primary {primary} has links to {len(peers)} "
+                        f"nodes; ftt = {ftt} needs {ftt}", ftt)
+        volumes.append(ReplicatedVolume(primary, index, primary, list(peers)))
+    return Replicas(ftt, size_mib, volumes)
+
+
+def _primaries(loader, table, topo):
+    path = "profile.replicas"
+    names = [n.name for n in topo.nodes]
+    if "primary" in table and "primaries" in table:
+        loader.fail(path, "give primary (one replicated volume) or primaries (several), "
+                    "not both")
+    if "primaries" not in table:
+        primary = loader.string(table.get("primary", names[0]), f"{path}.primary")
+        if primary not in names:
+            loader.fail(f"{path}.primary", f"no such node (nodes: {', '.join(names)})", primary)
+        return [primary]
+    primaries = table["primaries"]
+    if primaries == "all":
+        return [n.name for n in topo.nodes if n.devices]      # a diskless node holds no copy
+    return _node_names(loader, primaries, f"{path}.primaries", topo,
+                       expected='"all" or a non-empty list of node names')
+
+
+def _next_linked(topo, names, primary):
+    """The other nodes with a disk linked to primary, starting after it in
+    node order and wrapping, so primaries = "all" spreads the copies round
+    the ring."""
+    at = names.index(primary)
+    ring = names[at + 1:] + names[:at]
+    return [n for n in ring if linked(topo, primary, n) and topo.node(n).devices]
+
+
+def _peers(loader, table, topo, primary, ftt):
+    path = "profile.replicas.peers"
+    names = [n.name for n in topo.nodes]
+    peers = table["peers"]
+    if not isinstance(peers, list) or not all(isinstance(p, str) for p in peers):
+        loader.fail(path, "must be a list of node names", peers)
+    if len(peers) != ftt:
+        loader.fail(path, f"ftt = {ftt} needs exactly {ftt} peers", peers)
+    for peer in peers:
+        if peer not in names or peer == primary or peers.count(peer) > 1:
+            loader.fail(path, f"'{peer}' is not another node, once "
+                        f"(nodes: {', '.join(names)}; primary {primary})", peers)
+        if not linked(topo, primary, peer):
+            loader.fail(path, f"peer {peer} has no link to the primary {primary} "
+                        "(see [links])", peers)
+    return peers
+
+
+def _nfs(loader, value, topo, replicas):
+    table = loader.table(value, "profile.nfs")
+    loader.check_keys(table, NFS_KEYS, "profile.nfs")
+    mount_point = loader.string(table.get("mount_point", DEFAULT_MOUNT_POINT),
+                                "profile.nfs.mount_point")
+    if (not mount_point.startswith("/") or mount_point == "/"
+            or not all(c.isalnum() or c in "/-_." for c in mount_point)):
+        loader.fail("profile.nfs.mount_point", "must be an absolute path of a-z, 0-9, '/-_.'",
+                    mount_point)
+    for volume in replicas.volumes:
+        if not any(linked(topo, volume.primary, n.name) for n in topo.nodes):
+            loader.fail("profile.nfs", f"no node has a link to the primary {volume.primary} "
+                        "to mount its export")
+    return Nfs(mount_point)
+
+
+def _volumes(loader, value, topo):
+    table = loader.table(value, "profile.volumes")
+    loader.check_keys(table, VOLUMES_KEYS, "profile.volumes")
+    if "size" not in table:
+        loader.fail("profile.volumes.size", 'missing: each volume\'s size, e.g. "32M"')
+    return Volumes(loader.integer(table.get("units", 1), "profile.volumes.units", UNITS_RANGE),
+                   loader.integer(table.get("per_unit", 1), "profile.volumes.per_unit",
+                                  PER_UNIT_RANGE),
+                   _mib_up(_size(loader, table["size"], "profile.volumes.size")),
+                   [n.name for n in _nodes(loader, table, "profile.volumes.nodes", topo)])
+
+
+def local_volume_bytes(profile, node):
+    """About how much the node's local volume holds (conservative)."""
+    sizes = {d.name: d.size_bytes for d in node.devices}
+    if profile.raid is not None and node.name in profile.raid.devices:
+        names = profile.raid.devices[node.name]
+        return raid_usable_bytes(profile.raid.level, min(sizes[n] for n in names), len(names))
+    if profile.disk_group is not None and node.name in profile.disk_group.capacity:
+        group = profile.disk_group
+        names = group.capacity[node.name]
+        per_device = min(sizes[n] for n in names) - LVM_OVERHEAD_BYTES
+        return len(names) // group.stripe_width * group.stripe_width * per_device
+    return node.devices[0].size_bytes if node.devices else 0
+
+
+def _check_space(loader, profile, topo):
+    for node in topo.nodes:
+        local = local_volume_bytes(profile, node)
+        profile.local_bytes[node.name] = local
+        if not profile.needs_volume_group(node.name):
+            continue
+        if not node.devices:
+            loader.fail("profile", f"node {node.name} has no disk to hold its replica copies "
+                        "and workload volumes")
+        need_mib = 0
+        if profile.replicas:
+            need_mib += len(profile.replicas.held_by(node.name)) * profile.replicas.size_mib
+        if profile.volumes and node.name in profile.volumes.nodes:
+            need_mib += profile.volumes.units * profile.volumes.per_unit * profile.volumes.size_mib
+        usable = local - LVM_OVERHEAD_BYTES
+        if need_mib * MIB > usable:
+            loader.fail("profile", f"node {node.name} needs {need_mib} MiB for its replica "
+                        f"and workload volumes but its local volume holds about "
+                        f"{max(usable, 0) // MIB} MiB")

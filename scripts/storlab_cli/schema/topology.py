@@ -1,0 +1,574 @@
+"""Lab topology files: TOML in, validated dataclasses out.
+
+A topology names a lab's nodes, the disks each node gets (nbdkit plugins) and
+the udp links between nodes. Everything the renderer and the lab lifecycle
+must agree on (device names, udp ports, MACs, guest addresses) is derived
+here, once, so they agree by construction.
+
+Validation is strict: unknown keys, wrong types and out-of-range values are
+a UserError of one line naming the file, the key path and the problem.
+
+Device sizes: hdd, ssd and memory disks give params.size; a raid device's
+size is the plugin's own capacity rule (raid_lun_bytes), from level,
+members, stripe-size and member-size, so the guest sees exactly the LUN the
+plugin serves. A raid device has a live control socket (ctl=, set by the
+lab, never by the topology): `storlab ctl LAB NODE DEVICE COMMAND`.
+"""
+import ipaddress
+import math
+import os
+import re
+import zlib
+from dataclasses import dataclass
+
+from storlab_cli.common import toml_file
+from storlab_cli.lab.nbdkit import STORLAB_PLUGINS
+from storlab_cli.schema import plugin_keys, profile as profile_schema
+from storlab_cli.errors import UserError
+
+PLUGINS = ("hdd", "ssd", "raid", "memory")
+BUSES = ("virtio", "scsi", "sata")
+ACCELS = ("auto", "kvm", "tcg")
+LINK_MODES = ("full-mesh", "none", "pairs")
+
+# Spindle speeds of the catalog's HDD presets (emulator/device/presets.c), copied so
+# the CLI can render a lab without the C build. An unknown preset name gets
+# the default here and is rejected by the plugin when `up` starts it.
+HDD_PRESET_RPM = {
+    "sas10k-300g": 10000,
+    "wd-xe-900g": 10000,
+    "hgst-7k1000-1t": 7200,
+    "sata7200-2t": 7200,
+}
+HDD_DEFAULT_RPM = 10000  # sl_hdd_config_defaults()
+
+# The raid plugin's capacity rule (emulator/raid/raid_map.c sl_raid_capacity_bytes,
+# emulator/raid/raid.c sl_raid_model_new): each member's bytes are rounded down to
+# whole strips (rows), and the LUN is rows x stripe-size x data members, the
+# data members of each level below (RAID 1 mirrors all, 10 mirrors pairs,
+# 5/6 give one/two members' worth to parity). Parameters apply as in the
+# plugin: built-in defaults (sl_raid_config_defaults), then preset=, then the
+# other keys. The values copied here are the ones the size depends on.
+RAID_DATA_MEMBERS = {
+    0: lambda n: n,
+    1: lambda n: 1,
+    5: lambda n: n - 1,
+    6: lambda n: n - 2,
+    10: lambda n: n // 2,
+}
+RAID_MIN_MEMBERS = {0: 1, 1: 2, 5: 3, 6: 4, 10: 4}      # sl_raid_min_members()
+RAID_MAX_MEMBERS = 32                                   # SL_RAID_MAX_MEMBERS
+RAID_STRIPE_RANGE = (4 << 10, 16 << 20)                 # stripe-size's range
+RAID_MEMBER_SIZE_MAX = 64 << 40                         # member-size's range
+RAID_DEFAULTS = {"level": "10", "members": "8", "stripe-size": "64k"}
+RAID_PRESETS = {                                        # emulator/device/presets.c, kind "raid"
+    "vsa-raid10-8x-sas10k": {"level": "10", "members": "8", "stripe-size": "64k"},
+}
+# Keys the lab owns: it starts every storlab plugin with its stats file and
+# every raid plugin with its control socket in the run directory.
+LAB_KEYS = ("stats", "ctl")
+# A plugin parameter key as the plugins spell them (preset, member-size): it
+# can never be read as an nbdkit option ('-') or split ('=', spaces).
+PARAM_KEY_RE = re.compile(r"[a-z][a-z0-9-]{0,63}")
+PARAM_KEY_RULE = "a-z, then up to 63 of a-z, 0-9, '-'"
+# nbdkit's own memory plugin (a zero-latency disk): its keys.
+MEMORY_PLUGIN_KEYS = ("size", "allocator")
+
+DEFAULT_VCPUS = 1
+DEFAULT_MEMORY_MIB = 768
+DEFAULT_BOOT_TIMEOUT_S = 120
+VCPUS_RANGE = (1, 8)
+MEMORY_MIB_RANGE = (256, 16384)
+BOOT_TIMEOUT_S_RANGE = (10, 1800)
+NODE_COUNT_RANGE = (1, 16)
+DEVICE_COUNT_RANGE = (1, 16)
+MAX_DEVICE_ENTRIES = 16
+
+# udp ports: a lab owns a slot of PORT_SLOT_WIDTH ports chosen by its name's
+# crc32. 396 slots keep the highest port of the biggest lab (16 nodes, full
+# mesh: 120 links = 240 ports) below 65536: 40000 + 395*64 + 239 = 65519.
+PORT_BASE = 40000
+PORT_SLOT_WIDTH = 64
+PORT_SLOTS = 396
+
+LAB_NAME_RE = re.compile(r"[a-z0-9-]{1,24}")
+LAB_NAME_RULE = "1..24 of a-z, 0-9, '-'"
+NODE_NAME_RE = re.compile(r"[a-z][a-z0-9-]{0,15}")
+NODE_NAME_RULE = "a-z then up to 15 of a-z, 0-9, '-'"
+DEVICE_NAME_RE = re.compile(r"[a-z][a-z0-9]{0,11}")
+# nbdkit's size grammar as storlab parses it: DIGITS [SUFFIX ["i"]] ["b"|"B"].
+SIZE_RE = re.compile(r"([0-9]+)(?:([kKmMgGtTpPeE])(?:i(?=[bB]))?)?[bB]?")
+SIZE_SHIFTS = {"k": 10, "m": 20, "g": 30, "t": 40, "p": 50, "e": 60}
+# XML 1.0 cannot carry these even escaped; argv should not either.
+CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+TOP_KEYS = ("name", "description", "accel", "boot_timeout_s", "defaults", "nodes", "node",
+            "links", "profile")
+DEFAULTS_KEYS = ("vcpus", "memory_mib", "devices")
+NODES_KEYS = ("count", "names")
+DEVICE_KEYS = ("name", "plugin", "count", "bus", "params")
+LINKS_KEYS = ("mode", "pairs")
+
+
+@dataclass
+class Device:
+    name: str            # "disk0": the entry's name plus its index
+    plugin: str          # "hdd" | "ssd" | "raid" | "memory"
+    params: dict         # plugin KEY=VALUE parameters, values as strings
+    bus: str             # "virtio" | "scsi" | "sata"
+    size_bytes: int      # what the guest sees (raid: the LUN, from the plugin's rule)
+    rotation_rpm: int | None  # hdd: its rpm; otherwise None (raid: see device_entry)
+
+
+@dataclass
+class Link:
+    a: str
+    b: str
+    index: int
+    port_a: int
+    port_b: int
+    mac_a: str
+    mac_b: str
+    addr_a: str          # "fd5c:...::1/64"
+    addr_b: str
+
+
+@dataclass
+class Node:
+    name: str
+    index: int           # 1-based
+    vcpus: int
+    memory_mib: int
+    devices: list
+
+    @property
+    def disk_bytes(self):
+        return sum(d.size_bytes for d in self.devices)
+
+
+@dataclass
+class Topology:
+    name: str
+    path: str            # absolute path of the file it was loaded from
+    nodes: list
+    links: list
+    accel: str           # "auto" | "kvm" | "tcg"
+    boot_timeout_s: int
+    description: str = ""
+    profile: object = None   # profile_schema.Profile: the storage stack `up` builds, or None
+
+    def node(self, name):
+        for node in self.nodes:
+            if node.name == name:
+                return node
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class LinkEnd:
+    """One node's side of a link: what its interface and its guest address use."""
+    link: Link
+    peer: str
+    port: int            # udp port this end listens on (libvirt <local>)
+    peer_port: int       # udp port the peer listens on (libvirt <source>)
+    mac: str
+    addr: str
+
+
+def link_ends(topology, node):
+    """This node's link ends, in link order."""
+    node_name = node if isinstance(node, str) else node.name
+    ends = []
+    for link in topology.links:
+        if link.a == node_name:
+            ends.append(LinkEnd(link, link.b, link.port_a, link.port_b, link.mac_a, link.addr_a))
+        elif link.b == node_name:
+            ends.append(LinkEnd(link, link.a, link.port_b, link.port_a, link.mac_b, link.addr_b))
+    return ends
+
+
+def parse_size_bytes(text):
+    """nbdkit-style size ("512", "4k", "2G", "1GiB"; powers of 1024) -> bytes, or None."""
+    match = SIZE_RE.fullmatch(text)
+    if match is None:
+        return None
+    shift = SIZE_SHIFTS[match.group(2).lower()] if match.group(2) else 0
+    return int(match.group(1)) << shift
+
+
+def raid_lun_bytes(level, members, stripe_bytes, member_bytes):
+    """The raid plugin's LUN size: whole strips of each member x data members."""
+    return (member_bytes // stripe_bytes) * stripe_bytes * RAID_DATA_MEMBERS[level](members)
+
+
+def _count(text):
+    """A whole number as the plugins parse counts ("8", "8.0", "8e0"), or None."""
+    if not text or any(c not in "0123456789.eE+-" for c in text):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if not math.isfinite(value) or value != int(value) or value < 0:
+        return None
+    return int(value)
+
+
+def lab_hash(name):
+    return zlib.crc32(name.encode())
+
+
+def lab_port_offset(name):
+    return (lab_hash(name) % PORT_SLOTS) * PORT_SLOT_WIDTH
+
+
+def make_link(lab_name, index, a, b):
+    lab = lab_hash(lab_name)
+    lab_byte = lab & 0xFF
+    lab_group = lab & 0xFFFF
+    port_a = PORT_BASE + 2 * index + lab_port_offset(lab_name)
+
+    def address(host):
+        # canonical text, as `ip addr` prints it
+        return str(ipaddress.IPv6Interface(f"fd5c:{lab_group:x}:{index:x}::{host}/64"))
+
+    return Link(a=a, b=b, index=index, port_a=port_a, port_b=port_a + 1,
+                mac_a=f"52:54:00:{lab_byte:02x}:{index:02x}:00",
+                mac_b=f"52:54:00:{lab_byte:02x}:{index:02x}:01",
+                addr_a=address(1), addr_b=address(2))
+
+
+def load(path):
+    path = os.fspath(path)
+    return _Loader(path).topology(toml_file.read(path))
+
+
+def _show(value):
+    """A value as the user wrote it in TOML (near enough for a message)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "{...}"
+    return repr(value)
+
+
+class _Loader:
+    def __init__(self, path):
+        self.path = path
+
+    # ---- errors and typed getters -------------------------------------------------
+
+    def fail(self, key_path, reason, *value):
+        where = f"{key_path} = {_show(value[0])}" if value else key_path
+        raise UserError(f"{self.path}: {where}: {reason}")
+
+    def check_keys(self, table, known, key_path):
+        for key in table:
+            if key not in known:
+                prefix = f"{key_path}: " if key_path else ""
+                raise UserError(f"{self.path}: {prefix}unknown key '{key}' "
+                                f"(known: {', '.join(known)})")
+
+    def table(self, value, key_path):
+        if not isinstance(value, dict):
+            self.fail(key_path, "must be a table", value)
+        return value
+
+    def string(self, value, key_path):
+        if not isinstance(value, str):
+            self.fail(key_path, "must be a string", value)
+        return value
+
+    def integer(self, value, key_path, bounds):
+        lo, hi = bounds
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(key_path, "must be an integer", value)
+        if not lo <= value <= hi:
+            self.fail(key_path, f"must be {lo}..{hi}", value)
+        return value
+
+    def choice(self, value, key_path, choices, what):
+        self.string(value, key_path)
+        if value not in choices:
+            self.fail(key_path, f"unknown {what} (known: {', '.join(choices)})", value)
+        return value
+
+    def name(self, value, key_path, pattern, rule):
+        self.string(value, key_path)
+        if not pattern.fullmatch(value):
+            self.fail(key_path, f"must be {rule}", value)
+        return value
+
+    def array_of_tables(self, value, key_path):
+        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+            self.fail(key_path, "must be an array of tables ([[...]])", value)
+        return value
+
+    # ---- the file -----------------------------------------------------------------
+
+    def topology(self, data):
+        self.check_keys(data, TOP_KEYS, "")
+        if "name" not in data:
+            self.fail("name", f"missing (a lab name: {LAB_NAME_RULE})")
+        name = self.name(data["name"], "name", LAB_NAME_RE, LAB_NAME_RULE)
+        description = self.string(data.get("description", ""), "description")
+        if CONTROL_RE.search(description):
+            self.fail("description", "contains a control character")
+        accel = self.choice(data.get("accel", "auto"), "accel", ACCELS, "accelerator")
+        boot_timeout_s = self.integer(data.get("boot_timeout_s", DEFAULT_BOOT_TIMEOUT_S),
+                                      "boot_timeout_s", BOOT_TIMEOUT_S_RANGE)
+
+        defaults = self.table(data.get("defaults", {}), "defaults")
+        self.check_keys(defaults, DEFAULTS_KEYS, "defaults")
+        vcpus = self.integer(defaults.get("vcpus", DEFAULT_VCPUS), "defaults.vcpus", VCPUS_RANGE)
+        memory_mib = self.integer(defaults.get("memory_mib", DEFAULT_MEMORY_MIB),
+                                  "defaults.memory_mib", MEMORY_MIB_RANGE)
+        devices = self.devices(defaults.get("devices", []), "defaults.devices")
+
+        node_names = self.node_names(data)
+        overrides = self.overrides(data.get("node", {}), node_names)
+        nodes = []
+        for index, node_name in enumerate(node_names, start=1):
+            override = overrides.get(node_name, {})
+            key_path = f"node.{node_name}"
+            node_devices = devices
+            if "devices" in override:
+                node_devices = self.devices(override["devices"], f"{key_path}.devices")
+            nodes.append(Node(
+                name=node_name, index=index,
+                vcpus=self.integer(override.get("vcpus", vcpus), f"{key_path}.vcpus", VCPUS_RANGE),
+                memory_mib=self.integer(override.get("memory_mib", memory_mib),
+                                        f"{key_path}.memory_mib", MEMORY_MIB_RANGE),
+                # each node owns its Device objects: callers may annotate them
+                devices=[Device(d.name, d.plugin, dict(d.params), d.bus, d.size_bytes,
+                                d.rotation_rpm) for d in node_devices]))
+
+        pairs = self.link_pairs(data.get("links", {}), node_names)
+        links = [make_link(name, i, a, b) for i, (a, b) in enumerate(pairs)]
+        topo = Topology(name=name, path=os.path.abspath(self.path), nodes=nodes, links=links,
+                        accel=accel, boot_timeout_s=boot_timeout_s, description=description)
+        if "profile" in data:
+            topo.profile = profile_schema.parse(self, data["profile"], topo)
+        return topo
+
+    def node_names(self, data):
+        if "nodes" not in data:
+            self.fail("nodes", "missing (give nodes.count or nodes.names)")
+        nodes = self.table(data["nodes"], "nodes")
+        self.check_keys(nodes, NODES_KEYS, "nodes")
+        if ("count" in nodes) == ("names" in nodes):
+            self.fail("nodes", "give exactly one of count and names")
+        if "count" in nodes:
+            count = self.integer(nodes["count"], "nodes.count", NODE_COUNT_RANGE)
+            return [f"node{i}" for i in range(1, count + 1)]
+        names = nodes["names"]
+        lo, hi = NODE_COUNT_RANGE
+        if not isinstance(names, list) or not lo <= len(names) <= hi:
+            self.fail("nodes.names", f"must be a list of {lo}..{hi} node names", names)
+        seen = set()
+        for i, node_name in enumerate(names):
+            key_path = f"nodes.names[{i}]"
+            self.name(node_name, key_path, NODE_NAME_RE, NODE_NAME_RULE)
+            if node_name in seen:
+                self.fail(key_path, "duplicate node name", node_name)
+            seen.add(node_name)
+        return list(names)
+
+    def overrides(self, value, node_names):
+        node_tables = self.table(value, "node")
+        for node_name, override in node_tables.items():
+            key_path = f"node.{node_name}"
+            if node_name not in node_names:
+                self.fail(key_path, f"no such node (nodes: {', '.join(node_names)})")
+            self.table(override, key_path)
+            self.check_keys(override, DEFAULTS_KEYS, key_path)
+        return node_tables
+
+    # ---- devices ------------------------------------------------------------------
+
+    def devices(self, value, key_path):
+        entries = self.array_of_tables(value, key_path)
+        if len(entries) > MAX_DEVICE_ENTRIES:
+            self.fail(key_path, f"at most {MAX_DEVICE_ENTRIES} device entries "
+                      f"(use count), not {len(entries)}")
+        devices = []
+        first_entry_of = {}
+        for i, entry in enumerate(entries):
+            entry_path = f"{key_path}[{i}]"
+            for device in self.device_entry(entry, entry_path):
+                if device.name in first_entry_of:
+                    self.fail(f"{entry_path}.name", f"device '{device.name}' already comes from "
+                              f"{key_path}[{first_entry_of[device.name]}]", entry["name"])
+                first_entry_of[device.name] = i
+                devices.append(device)
+        return devices
+
+    def device_entry(self, entry, key_path):
+        self.check_keys(entry, DEVICE_KEYS, key_path)
+        for required in ("name", "plugin"):
+            if required not in entry:
+                self.fail(f"{key_path}.{required}", "missing")
+        base = self.name(entry["name"], f"{key_path}.name", DEVICE_NAME_RE,
+                         "a-z then up to 11 of a-z, 0-9")
+        plugin = self.choice(entry["plugin"], f"{key_path}.plugin", PLUGINS, "plugin")
+        count = self.integer(entry.get("count", 1), f"{key_path}.count", DEVICE_COUNT_RANGE)
+        # A RAID LUN is a SCSI logical unit (a MegaRAID-class controller's
+        # virtual disk): scsi by default, like hdd, so the guest's sd driver
+        # reads its block characteristics.
+        bus = self.choice(entry.get("bus", "scsi" if plugin in ("hdd", "raid") else "virtio"),
+                          f"{key_path}.bus", BUSES, "bus")
+        params = self.params(entry.get("params", {}), f"{key_path}.params", plugin)
+
+        if plugin == "raid":
+            size_bytes = self.raid_size(params, entry.get("params", {}), f"{key_path}.params")
+        else:
+            size_path = f"{key_path}.params.size"
+            if "size" not in params:
+                self.fail(size_path, 'missing: give every disk a size, e.g. size = "1G" '
+                          "(labs should be small)")
+            size_bytes = parse_size_bytes(params["size"])
+            if not size_bytes:
+                self.fail(size_path, "not a size > 0 (examples: 512, 4k, 2G)", params["size"])
+        # raid: None. A controller's virtual disk reports no rotation rate
+        # (VPD page B1 "not reported"; MegaRAID does so for HDD arrays), and
+        # Linux then treats it as rotational, as it does real HDD RAID LUNs
+        # (the plugin's NBD rotational flag says the same). The members' rpm
+        # would be a claim about one spindle the LUN does not have.
+        rotation_rpm = self.rotation_rpm(plugin, params, entry.get("params", {}).get("rpm"),
+                                         f"{key_path}.params")
+        return [Device(name=f"{base}{n}", plugin=plugin, params=dict(params), bus=bus,
+                       size_bytes=size_bytes, rotation_rpm=rotation_rpm)
+                for n in range(count)]
+
+    def params(self, value, key_path, plugin):
+        table = self.table(value, key_path)
+        params = {}
+        for key, raw in table.items():
+            key_path_k = f"{key_path}.{key}"
+            if not PARAM_KEY_RE.fullmatch(key):
+                self.fail(key_path_k, f"not a plugin parameter key ({PARAM_KEY_RULE})")
+            if key in LAB_KEYS and plugin != "memory":
+                self.fail(key_path_k, "set by the lab (the device's file in the lab's run "
+                          "directory: `storlab top`/`storlab ctl LAB NODE DEVICE`): remove it",
+                          raw)
+            if plugin == "memory" and key not in MEMORY_PLUGIN_KEYS:
+                self.fail(key_path_k, "not a key of nbdkit's memory plugin (known: "
+                          f"{', '.join(MEMORY_PLUGIN_KEYS)})", raw)
+            # (a raid LUN's size= gets raid_size's own, better, reason)
+            if plugin in STORLAB_PLUGINS and (plugin, key) != ("raid", "size"):
+                reason = plugin_keys.unknown_key_reason(plugin, key)
+                if reason:
+                    self.fail(key_path_k, reason, raw)
+            if isinstance(raw, bool):
+                text = "true" if raw else "false"
+            elif isinstance(raw, (int, float, str)):
+                text = str(raw)
+            else:
+                self.fail(key_path_k, "must be a string, number or boolean", raw)
+            if CONTROL_RE.search(text) or "\n" in text:
+                self.fail(key_path_k, "contains a control character", raw)
+            params[key] = text
+        return params
+
+    def raid_size(self, params, raw, key_path):
+        """The LUN size the raid plugin serves for these params (see RAID_DATA_MEMBERS)."""
+        if "size" in params:
+            self.fail(f"{key_path}.size", "not a raid parameter: the LUN's size follows from "
+                      "level, members, stripe-size and member-size", raw["size"])
+        effective = dict(RAID_DEFAULTS)
+        if "preset" in params:
+            if params["preset"] not in RAID_PRESETS:
+                self.fail(f"{key_path}.preset", "unknown raid preset (known: "
+                          f"{', '.join(RAID_PRESETS)})", raw["preset"])
+            effective.update(RAID_PRESETS[params["preset"]])
+        effective.update({k: v for k, v in params.items() if k in RAID_DEFAULTS})
+
+        def blame(*keys):
+            """The key path to name: the first of keys the topology gives."""
+            key = next((k for k in keys if k in params), keys[0])
+            return f"{key_path}.{key}", (raw[key],) if key in raw else ()
+
+        level = _count(effective["level"])
+        if level not in RAID_MIN_MEMBERS:
+            where, value = blame("level", "preset")
+            self.fail(where, "unknown RAID level (known: 0, 1, 5, 6, 10)", *value)
+        members = _count(effective["members"])
+        if members is None:
+            self.fail(f"{key_path}.members", "not a whole number", raw["members"])
+        if not RAID_MIN_MEMBERS[level] <= members <= RAID_MAX_MEMBERS:
+            where, value = blame("members", "level", "preset")
+            self.fail(where, f"RAID {level} needs {RAID_MIN_MEMBERS[level]}..{RAID_MAX_MEMBERS} "
+                      f"members (members = {members})", *value)
+        if level == 10 and members % 2:
+            where, value = blame("members", "level", "preset")
+            self.fail(where, f"RAID 10 needs an even number of members (mirrored pairs; "
+                      f"members = {members})", *value)
+        stripe = parse_size_bytes(effective["stripe-size"])
+        lo, hi = RAID_STRIPE_RANGE
+        if stripe is None or not lo <= stripe <= hi or stripe & (stripe - 1):
+            self.fail(f"{key_path}.stripe-size", "must be a power of two, 4k..16M",
+                      raw["stripe-size"])
+
+        size_path = f"{key_path}.member-size"
+        if "member-size" not in params:
+            self.fail(size_path, 'missing: give the members a size, e.g. member-size = "1G" '
+                      "(the LUN's size follows from it; labs should be small)")
+        member = parse_size_bytes(params["member-size"])
+        if not member or member > RAID_MEMBER_SIZE_MAX:
+            self.fail(size_path, "not a size 1..64T (examples: 64M, 1G)", raw["member-size"])
+        if member < stripe:
+            self.fail(size_path, f"smaller than stripe-size ({stripe} bytes)", raw["member-size"])
+        return raid_lun_bytes(level, members, stripe, member)
+
+    def rotation_rpm(self, plugin, params, raw_rpm, key_path):
+        if plugin != "hdd":
+            return None
+        if "rpm" in params:
+            try:
+                rpm = float(params["rpm"])
+            except ValueError:
+                rpm = None
+            if rpm is None or not math.isfinite(rpm) or rpm != int(rpm) or rpm <= 0:
+                self.fail(f"{key_path}.rpm", "must be a whole number of revolutions per minute",
+                          raw_rpm)
+            return int(rpm)
+        return HDD_PRESET_RPM.get(params.get("preset"), HDD_DEFAULT_RPM)
+
+    # ---- links --------------------------------------------------------------------
+
+    def link_pairs(self, value, node_names):
+        links = self.table(value, "links")
+        self.check_keys(links, LINKS_KEYS, "links")
+        mode = self.choice(links.get("mode", "full-mesh"), "links.mode", LINK_MODES, "link mode")
+        if mode != "pairs":
+            if "pairs" in links:
+                self.fail("links.pairs", f"only with mode = 'pairs' (mode is '{mode}')")
+            if mode == "none":
+                return []
+            return [(a, b) for i, a in enumerate(node_names) for b in node_names[i + 1:]]
+
+        if "pairs" not in links:
+            self.fail("links.pairs", "missing (mode = 'pairs' needs pairs = [[\"a\", \"b\"], ...])")
+        pairs = links["pairs"]
+        if not isinstance(pairs, list) or not pairs:
+            self.fail("links.pairs", "must be a non-empty list of [node, node] pairs", pairs)
+        seen = {}
+        result = []
+        for i, pair in enumerate(pairs):
+            key_path = f"links.pairs[{i}]"
+            if (not isinstance(pair, list) or len(pair) != 2
+                    or not all(isinstance(n, str) for n in pair)):
+                self.fail(key_path, "must be a pair of node names", pair)
+            for node_name in pair:
+                if node_name not in node_names:
+                    self.fail(key_path, f"no such node '{node_name}' "
+                              f"(nodes: {', '.join(node_names)})", pair)
+            a, b = pair
+            if a == b:
+                self.fail(key_path, "a node cannot link to itself", pair)
+            key = frozenset(pair)
+            if key in seen:
+                self.fail(key_path, f"duplicate of links.pairs[{seen[key]}]", pair)
+            seen[key] = i
+            result.append((a, b))
+        return result

@@ -1,0 +1,281 @@
+"""The lab backend of `storlab sweep`: fio in every active guest at once
+(through the guest agent), the device knobs and live events sent to the
+raid devices' control sockets, and the plugins' stats read at the start
+and end of the measured window.
+
+Timing: the fio processes of all units are started back to back, then
+one loop on the host clock takes the stats snapshots (ramp end, fio exit)
+and sends the events (ramp end + at_s). Host and guests agree on that
+clock to within the agent's round trip (milliseconds under TCG)."""
+import json
+import os
+import subprocess
+import time
+
+from storlab_cli import paths
+from storlab_cli.lab import agent, libvirt_conn, lifecycle, state as lab_state
+from storlab_cli.live import ctl
+from storlab_cli.schema.sweep import LIVE_KNOBS, TARGET_SHARE, TARGET_VOLUMES
+from storlab_cli.schema.topology import parse_size_bytes
+from storlab_cli.sweep import fio_jobfile, plan as sweep_plan
+from storlab_cli.errors import UserError
+
+GUEST_DIR = "/tmp/storlab-sweep"
+PROFILE_LIB = "/usr/lib/storlab/profiles/lib.sh"
+POLL_S = 0.1
+# fio's own start-up and JSON output, on top of ramp + duration, under TCG.
+FIO_SLACK_S = 300
+PRECONDITION_TIMEOUT_S = 3600
+
+
+class LabBackend:
+    name = "lab"
+
+    def __init__(self, sweep, topo, plan, say, keep_lab=False):
+        self.sweep, self.topo, self.plan, self.say = sweep, topo, plan, say
+        self.keep_lab = keep_lab
+        self.brought_up = False
+        self.domains = {}
+        self.running = []          # (domain, pid) of fio processes now in the guests
+        self.state = None
+
+    # ---- lab lifecycle -----------------------------------------------------------
+
+    def __enter__(self):
+        state = lifecycle.load_state(self.topo.name)
+        if state is None:
+            self.say(f"bringing lab '{self.topo.name}' up for the sweep")
+            lifecycle.up(self.topo.path)
+            self.brought_up = True
+            state = lifecycle.load_state(self.topo.name)
+        elif state.get("phase") != "ready":
+            raise UserError(f"lab '{self.topo.name}' is {state.get('phase')}, not ready "
+                            f"(`storlab down {self.topo.name}` and retry)")
+        elif os.path.realpath(state["topology"]) != os.path.realpath(self.topo.path):
+            raise UserError(f"lab '{self.topo.name}' is up from {state['topology']}, not "
+                            f"{self.topo.path}: take it down first")
+        else:
+            self.say(f"reusing lab '{self.topo.name}' (it stays up afterwards)")
+        self.state = state
+        try:
+            conn = libvirt_conn.connect()
+            for node in self.plan.nodes:
+                self.domains[node] = conn.lookupByName(
+                    lab_state.domain_name(self.topo.name, node))
+            self.paths = {node: self._resolve_target(node) for node in self.plan.nodes}
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self._kill_running()
+        if self.brought_up and not self.keep_lab:
+            self.say(f"taking lab '{self.topo.name}' down")
+            lifecycle.down(self.topo.name)
+        return False
+
+    def _kill_running(self):
+        for domain, pid in self.running:
+            try:
+                agent.run(domain, ["/bin/kill", str(pid)], timeout_s=10)
+            except Exception:  # noqa: BLE001 - best effort: the guest may be gone
+                pass
+        self.running = []
+
+    # ---- facts and paths ---------------------------------------------------------
+
+    def _guest(self, node, argv, stdin_bytes=None, timeout_s=60):
+        code, out, err = agent.run(self.domains[node], argv, timeout_s=timeout_s,
+                                   stdin_bytes=stdin_bytes)
+        if code != 0:
+            lines = err.decode(errors="replace").strip().splitlines() or [f"exit {code}"]
+            raise UserError(f"{node}: {' '.join(argv[:2])}: {lines[-1]}")
+        return out.decode(errors="replace")
+
+    def _resolve_target(self, node):
+        target = self.sweep.workload["target"]
+        if target == TARGET_VOLUMES:
+            return None
+        if target == TARGET_SHARE:
+            share = f"{self.topo.profile.nfs.mount_point}/{node}"
+            self._guest(node, ["/bin/sh", "-c", f". {PROFILE_LIB}; mounted {share} || "
+                               f"{{ echo 'share {share} is not mounted' >&2; exit 1; }}"])
+            return share
+        script = f". {PROFILE_LIB}; disk_by_serial {target}"
+        try:
+            return self._guest(node, ["/bin/sh", "-c", script]).strip()
+        except UserError:
+            raise UserError(f"{node}: the guest shows no disk with serial '{target}'") from None
+
+    def facts(self):
+        node = self.plan.nodes[0]
+        kernel = self._guest(node, ["/bin/uname", "-r"]).strip()
+        fio = self._guest(node, ["/usr/bin/fio", "--version"]).strip()
+        return {"accelerator": self.state.get("accel"),
+                "versions": {"kernel": kernel, "fio_guest": fio}}
+
+    # ---- stats and control -------------------------------------------------------
+
+    def _stats_path(self, node, device):
+        for entry in self.state["devices"]:
+            if entry["node"] == node and entry["device"] == device:
+                return entry.get("stats")
+        return None
+
+    def _snapshot(self):
+        """storlab-stats JSON of every device the point touches."""
+        snaps = {}
+        for node, name in self.plan.stats_devices:
+            path = self._stats_path(node, name)
+            if path is not None:
+                result = subprocess.run([paths.stats_tool(), path], capture_output=True,
+                                        text=True, check=False)
+                if result.returncode == 0:
+                    snaps[(node, name)] = json.loads(result.stdout)
+        return snaps
+
+    def _control(self, node, device, command):
+        return ctl.send_to_device(self.topo.name, node, device, command)
+
+    def _apply_knobs(self, point):
+        for knob, value in point.device_knobs().items():
+            for node in self.plan.nodes:
+                self._control(node, self.sweep.workload["target"], f"{LIVE_KNOBS[knob]} {value}")
+
+    # ---- running fio -------------------------------------------------------------
+
+    def _workers(self, node, unit, workload):
+        if self.sweep.workload["target"] == TARGET_SHARE:
+            return fio_jobfile.file_workers(node, unit, workload["workers"], self.paths[node])
+        if self.paths[node] is not None:
+            return fio_jobfile.region_workers(node, unit, workload, self.paths[node])
+        volumes = self.topo.profile.volumes
+        names = [f"/dev/storlab/u{unit}v{n}" for n in range(1, volumes.per_unit + 1)]
+        return fio_jobfile.volume_workers(node, unit, names)
+
+    def _start(self, node, stem, job_text):
+        self._guest(node, ["/bin/sh", "-c", f"mkdir -p {GUEST_DIR} && rm -f {stem}_* && "
+                           f"cat > {stem}.fio"], stdin_bytes=job_text.encode())
+        pid = agent.start(self.domains[node], ["/usr/bin/fio", "--output-format=json+",
+                                               f"{stem}.fio"])
+        self.running.append((self.domains[node], pid))
+        return pid
+
+    def _wait_all(self, started, timeout_s, timers=()):
+        """Polls every fio until all exit, firing (due_s, fn) timers on the way."""
+        t0 = time.monotonic()
+        pending = dict(started)
+        timers = sorted(timers, key=lambda t: t[0])
+        results = {}
+        while pending:
+            now_s = time.monotonic() - t0
+            while timers and timers[0][0] <= now_s:
+                timers.pop(0)[1]()
+            for key, (node, pid) in list(pending.items()):
+                result = agent.poll(self.domains[node], pid)
+                if result is not None:
+                    results[key] = result
+                    del pending[key]
+                    self.running.remove((self.domains[node], pid))
+            if now_s > timeout_s:
+                self._kill_running()
+                raise UserError(f"fio still running after {timeout_s:.0f} s in "
+                                f"{', '.join(sorted({n for n, _ in pending.values()}))}")
+            time.sleep(POLL_S)
+        for due_s, fn in timers:          # fio ended early: fire what is left
+            fn()
+        return results
+
+    def _check(self, key, result, point_label):
+        code, out, err = result
+        if code != 0:
+            lines = err.decode(errors="replace").strip().splitlines() or [f"exit {code}"]
+            raise UserError(f"fio on {key[0]} unit {key[1]} ({point_label}): {lines[-1]}")
+        return out
+
+    def precondition(self):
+        """Sequential 1M writes over the regions every point uses, all
+        nodes at once. The profile's volumes were written when provisioned."""
+        if self.sweep.workload["target"] == TARGET_VOLUMES:
+            return "volumes written once when the profile was provisioned"
+        workloads = [p.workload(self.sweep.workload) for p in self.sweep.points]
+        started = {}
+        for node in self.plan.nodes:
+            if self.sweep.workload["target"] == TARGET_SHARE:
+                # every file any point uses, each at the largest size
+                workers = [worker for unit in range(1, max(w["units"] for w in workloads) + 1)
+                           for worker in fio_jobfile.file_workers(
+                               node, unit, max(w["workers"] for w in workloads), self.paths[node])]
+                text = fio_jobfile.precondition(
+                    max(parse_size_bytes(w["size"]) for w in workloads), workers)
+            else:
+                span_bytes = max(w["units"] * w["workers"] * parse_size_bytes(w["size"])
+                                 for w in workloads)
+                text = fio_jobfile.precondition(
+                    span_bytes, [fio_jobfile.Worker(f"{node}-fill", self.paths[node], 0)])
+            started[(node, 0)] = (node, self._start(node, f"{GUEST_DIR}/{node}-fill", text))
+        for key, result in self._wait_all(started, PRECONDITION_TIMEOUT_S).items():
+            self._check(key, result, "precondition")
+        return "sequential fill of every worker's region"
+
+    def run_point(self, point, point_dir):
+        workload = point.workload(self.sweep.workload)
+        phases = self.sweep.phases
+        self._apply_knobs(point)
+        started = {}
+        for node in sweep_plan.point_nodes(self.plan, workload):
+            for unit in range(1, workload["units"] + 1):
+                stem = f"{GUEST_DIR}/{node}-u{unit}"
+                text = fio_jobfile.measured(workload, phases, self._workers(node, unit, workload),
+                                            randseed=1000 * unit + len(started), log_prefix=stem)
+                with open(os.path.join(point_dir, f"job-{node}-u{unit}.fio"), "w",
+                          encoding="utf-8") as f:
+                    f.write(text)
+                started[(node, unit)] = (node, self._start(node, stem, text))
+        snapshots, events = {}, []
+
+        def snap_before():
+            snapshots["before"] = self._snapshot()
+
+        def fire(event):
+            def send():
+                sent_s = time.monotonic() - measured_t0[0]
+                for node in self.plan.nodes:
+                    reply = self._control(node, event.device, event.command)
+                    events.append({"t_s": round(sent_s, 3), "node": node,
+                                   "device": event.device, "command": event.command,
+                                   "reply": reply})
+            return send
+
+        measured_t0 = [time.monotonic() + phases["ramp_s"]]
+        timers = [(phases["ramp_s"], snap_before)]
+        timers += [(phases["ramp_s"] + e.at_s, fire(e)) for e in point.events]
+        timeout_s = phases["ramp_s"] + phases["duration_s"] + FIO_SLACK_S
+        results = self._wait_all(started, timeout_s, timers)
+        snapshots["after"] = self._snapshot()
+        for (node, unit), result in sorted(results.items()):
+            out = self._check((node, unit), result, f"point {point.index}")
+            with open(os.path.join(point_dir, f"fio-{node}-u{unit}.json"), "wb") as f:
+                f.write(out)
+            self._fetch_logs(node, f"{GUEST_DIR}/{node}-u{unit}",
+                             os.path.join(point_dir, f"fio-{node}-u{unit}-logs"))
+        for (node, device), after in snapshots["after"].items():
+            before = snapshots.get("before", {}).get((node, device))
+            with open(os.path.join(point_dir, f"device-{node}-{device}.json"), "w",
+                      encoding="utf-8") as f:
+                json.dump({"before": before, "after": after}, f)
+        with open(os.path.join(point_dir, "events.json"), "w", encoding="utf-8") as f:
+            json.dump(events, f, indent=1)
+
+    def _fetch_logs(self, node, stem, local_dir):
+        """fio's per-interval logs of one unit, copied next to its JSON."""
+        if self.sweep.phases["interval_s"] <= 0:
+            return
+        listing = self._guest(node, ["/bin/sh", "-c", f"ls {stem}_*.log 2>/dev/null || true"])
+        os.makedirs(local_dir, exist_ok=True)
+        for path in listing.split():
+            with open(os.path.join(local_dir, os.path.basename(path)), "w",
+                      encoding="utf-8") as f:
+                f.write(self._guest(node, ["/bin/cat", path], timeout_s=120))
+        self._guest(node, ["/bin/sh", "-c", f"rm -f {stem}_*.log"])

@@ -1,0 +1,78 @@
+"""fio job files of a sweep point: the same text for a guest's fio and for
+storlab-sim (which ignores the options that only say how fio reaches the
+device). One job section per worker, each on its own region or volume, so
+workers never share blocks and the working set is exactly what the sweep
+file says."""
+from dataclasses import dataclass
+
+from storlab_cli.schema.topology import parse_size_bytes
+
+# fio's own percentiles are not used (cluster figures come from merged
+# bins), but these make a single unit's JSON readable on its own.
+PERCENTILES = "50:90:99:99.9:99.99"
+PRECONDITION_BS = "1M"
+PRECONDITION_IODEPTH = 8
+
+
+@dataclass
+class Worker:
+    name: str           # fio job name
+    filename: str | None  # guest path; None in the simulator (its one device)
+    offset_bytes: int
+
+
+def _section(worker):
+    lines = [f"[{worker.name}]"]
+    if worker.filename is not None:
+        lines.append(f"filename={worker.filename}")
+    lines.append(f"offset={worker.offset_bytes}")
+    return lines
+
+
+def measured(workload, phases, workers, randseed, log_prefix=None):
+    """A point's job: ramp_s of warm-up, then duration_s measured."""
+    lines = ["[global]", "ioengine=libaio", "direct=1", "thread=1", "group_reporting=1",
+             f"rw={workload['rw']}", f"rwmixread={workload['rwmixread']}",
+             f"percentage_random={workload['random_percent']}", f"bs={workload['bs']}",
+             f"iodepth={workload['iodepth']}", f"size={workload['size']}",
+             "time_based=1", f"ramp_time={phases['ramp_s']}", f"runtime={phases['duration_s']}",
+             f"randseed={randseed}", f"percentile_list={PERCENTILES}"]
+    if log_prefix is not None and phases["interval_s"] > 0:
+        lines += [f"write_iops_log={log_prefix}", f"write_lat_log={log_prefix}",
+                  f"log_avg_msec={phases['interval_s'] * 1000}"]
+    for worker in workers:
+        lines += [""] + _section(worker)
+    return "\n".join(lines) + "\n"
+
+
+def precondition(size_bytes, workers):
+    """Sequential fill of every worker's region, once, so reads never hit
+    never-written blocks and every cache below has seen the data."""
+    lines = ["[global]", "ioengine=libaio", "direct=1", "thread=1", "group_reporting=1",
+             "rw=write", f"bs={PRECONDITION_BS}", f"iodepth={PRECONDITION_IODEPTH}",
+             f"size={size_bytes}"]
+    for worker in workers:
+        lines += [""] + _section(worker)
+    return "\n".join(lines) + "\n"
+
+
+def region_workers(node, unit, workload, filename):
+    """Workers of one unit on a raw device: unit u's worker w owns region
+    (u-1)*workers + (w-1), each `size` bytes, in order from offset 0."""
+    size_bytes = parse_size_bytes(workload["size"])
+    workers = []
+    for w in range(1, workload["workers"] + 1):
+        region = (unit - 1) * workload["workers"] + (w - 1)
+        workers.append(Worker(f"{node}-u{unit}w{w}", filename, region * size_bytes))
+    return workers
+
+
+def file_workers(node, unit, workers, directory):
+    """Workers of one unit on a file system: worker w owns its own file."""
+    return [Worker(f"{node}-u{unit}w{w}", f"{directory}/{node}-u{unit}w{w}.fio", 0)
+            for w in range(1, workers + 1)]
+
+
+def volume_workers(node, unit, volumes):
+    """Workers of one unit on the profile's volumes: one per volume."""
+    return [Worker(f"{node}-u{unit}v{n}", path, 0) for n, path in enumerate(volumes, start=1)]

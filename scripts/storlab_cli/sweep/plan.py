@@ -1,0 +1,166 @@
+"""A sweep against its topology: which nodes and devices take part, and
+every cross-check between the two files, before anything starts."""
+from dataclasses import dataclass
+
+from storlab_cli.lab import nbdkit
+from storlab_cli.schema import plugin_keys
+from storlab_cli.schema.sweep import TARGET_SHARE, TARGET_VOLUMES
+from storlab_cli.schema.topology import parse_size_bytes
+from storlab_cli.errors import UserError
+
+MIB = 1 << 20
+
+
+# ext4's own share of a replicated volume (journal, inode tables, reserve).
+EXT4_OVERHEAD = 0.10
+
+
+@dataclass
+class Plan:
+    nodes: list               # active node names
+    devices: dict             # node -> the target Device (None for "volumes" and "share")
+    event_devices: dict       # node -> {device name: Device} controlled live
+    stats_devices: list       # (node, device name) whose stats frame each point
+
+
+def _device(topo_node, name):
+    for device in topo_node.devices:
+        if device.name == name:
+            return device
+    return None
+
+
+def _check_knob_keys(sweep, device):
+    """In the simulator a knob is a parameter of the device's model: one it takes."""
+    for point in sweep.points:
+        for knob in point.device_knobs():
+            reason = plugin_keys.unknown_key_reason(device.plugin, knob)
+            if reason:
+                raise UserError(f"{sweep.path}: device.{knob}: {reason}")
+
+
+def _check_fits(sweep, capacity_bytes, what):
+    """Every point's working set (units x workers x size) fits capacity_bytes
+    of what (e.g. "node1's lun0 (1024 MiB)")."""
+    for point in sweep.points:
+        w = point.workload(sweep.workload)
+        need_bytes = w["units"] * w["workers"] * parse_size_bytes(w["size"])
+        if need_bytes > capacity_bytes:
+            raise UserError(
+                f"{sweep.path}: point {point.index}: {w['units']} units x {w['workers']} workers"
+                f" x size {w['size']} = {need_bytes // MIB} MiB does not fit {what}")
+
+
+def _check_volumes(sweep, topo, active):
+    volumes = topo.profile.volumes if topo.profile is not None else None
+    if volumes is None:
+        raise UserError(f"{sweep.path}: workload.target = 'volumes' but {topo.path} has no "
+                        "[profile.volumes]")
+    for name in active:
+        if name not in volumes.nodes:
+            raise UserError(f"{sweep.path}: workload.target = 'volumes': {name} has no workload "
+                            f"volumes (profile.volumes.nodes: {', '.join(volumes.nodes)}; "
+                            "see workload.nodes)")
+    for point in sweep.points:
+        w = point.workload(sweep.workload)
+        if w["units"] > volumes.units:
+            raise UserError(f"{sweep.path}: point {point.index}: units = {w['units']} but the "
+                            f"profile has {volumes.units} workload units per node")
+        if parse_size_bytes(w["size"]) > volumes.size_mib * MIB:
+            raise UserError(f"{sweep.path}: point {point.index}: size = {w['size']} is larger "
+                            f"than a workload volume ({volumes.size_mib} MiB)")
+
+
+def _check_shares(sweep, topo, active):
+    """target "share": each active node drives files on its own replicated
+    volume (the one whose home it is), through the NFS mount every node has."""
+    profile = topo.profile
+    if profile is None or profile.nfs is None:
+        raise UserError(f"{sweep.path}: workload.target = 'share' but {topo.path} has no "
+                        "[profile.nfs] (the shares are its replicated volumes over NFS)")
+    homes = [v.name for v in profile.replicas.volumes]
+    for name in active:
+        if name not in homes:
+            raise UserError(f"{sweep.path}: workload.target = 'share': {name} has no share of "
+                            f"its own (replicated volumes: {', '.join(homes)}; see "
+                            "profile.replicas.primaries, or workload.nodes)")
+    usable_bytes = int(profile.replicas.size_mib * MIB * (1 - EXT4_OVERHEAD))
+    _check_fits(sweep, usable_bytes, f"a share (about {usable_bytes // MIB} MiB of a "
+                f"{profile.replicas.size_mib} MiB volume)")
+
+
+def point_nodes(plan, workload):
+    """The nodes that run a point's workload: the first active_nodes of the
+    sweep's active nodes (all by default). Devices of the others still take
+    the point's knobs and events: they are hosts, not workloads."""
+    return plan.nodes[:workload["active_nodes"] or len(plan.nodes)]
+
+
+def make(sweep, topo, backend=None):
+    backend = backend or sweep.backend
+    names = [n.name for n in topo.nodes]
+    active = sweep.workload["nodes"] or names
+    for name in active:
+        if name not in names:
+            raise UserError(f"{sweep.path}: workload.nodes: no node '{name}' in {topo.path} "
+                            f"(nodes: {', '.join(names)})")
+    for point in sweep.points:
+        count = point.workload(sweep.workload)["active_nodes"]
+        if count is not None and count > len(active):
+            raise UserError(f"{sweep.path}: point {point.index}: active_nodes = {count} but the "
+                            f"sweep has {len(active)} active nodes ({', '.join(active)})")
+    target = sweep.workload["target"]
+    if target == TARGET_VOLUMES:
+        _check_volumes(sweep, topo, active)
+    if target == TARGET_SHARE:
+        _check_shares(sweep, topo, active)
+    devices, event_devices = {}, {}
+    for name in active:
+        topo_node = topo.node(name)
+        if target in (TARGET_VOLUMES, TARGET_SHARE):
+            devices[name] = None
+        else:
+            device = _device(topo_node, target)
+            if device is None:
+                raise UserError(f"{sweep.path}: workload.target = {target!r}: {name} has no such "
+                                f"device (devices: "
+                                f"{', '.join(d.name for d in topo_node.devices) or 'none'})")
+            if backend == "sim" and device.plugin not in nbdkit.STORLAB_PLUGINS:
+                raise UserError(f"{sweep.path}: workload.target = {target!r}: plugin "
+                                f"{device.plugin!r} has no model for the simulator (storlab "
+                                f"plugins: {', '.join(nbdkit.STORLAB_PLUGINS)})")
+            _check_fits(sweep, device.size_bytes,
+                        f"{name}'s {device.name} ({device.size_bytes // MIB} MiB)")
+            devices[name] = device
+            if backend == "sim" and device.plugin in nbdkit.STORLAB_PLUGINS:
+                _check_knob_keys(sweep, device)
+        controlled = {}
+        if any(p.device_knobs() for p in sweep.points) and backend == "lab":
+            if devices[name] is None:
+                raise UserError(f"{sweep.path}: device knobs change the target device live; "
+                                f"workload.target = {target!r} names none (target a raid "
+                                "device, or send events to one)")
+            controlled[target] = devices[name]
+        for point in sweep.points:
+            for event in point.events:
+                device = _device(topo_node, event.device)
+                if device is None:
+                    raise UserError(f"{sweep.path}: point {point.index}: event device "
+                                    f"{event.device!r}: {name} has no such device")
+                if backend == "sim" and device is not devices[name]:
+                    raise UserError(f"{sweep.path}: point {point.index}: event device "
+                                    f"{event.device!r}: the simulator runs only the target "
+                                    f"device ({target})")
+                controlled[event.device] = device
+        for device in controlled.values():
+            if device.plugin != "raid":
+                raise UserError(f"{sweep.path}: {name}'s {device.name} is "
+                                f"{device.plugin}: live control (events; device knobs in a lab) needs a "
+                                "raid device")
+        event_devices[name] = controlled
+    stats = {(n, d) for n in active for d in event_devices[n]}
+    stats |= {(n, devices[n].name) for n in active if devices[n] is not None}
+    if target == TARGET_SHARE:
+        # a share's writes land on every node holding a copy: all of them count
+        stats |= {(n.name, d.name) for n in topo.nodes for d in n.devices}
+    return Plan(active, devices, event_devices, sorted(stats))
