@@ -238,3 +238,25 @@ def test_status_lists_plugins_and_raid_control_sockets():
     assert ("lun0 control socket /run/storlab/rlab/node1-lun0.ctl "
             "(storlab ctl rlab node1 lun0 COMMAND)") in text
     assert text.count("control socket") == 1
+
+
+# ---- the CLI asks the built library about itself: built first on a fresh machine ----
+
+def test_a_missing_build_is_installed_and_built_before_it_is_asked(tmp_path, monkeypatch):
+    from storlab_cli import build, deps
+    calls = []
+    monkeypatch.setattr(deps, "ensure_packages", lambda packages: calls.append("packages"))
+    artifact = tmp_path / "nbdkit-hdd-plugin.so"
+    monkeypatch.setattr(build, "build", lambda: (calls.append("build"), artifact.touch()))
+    build.ensure_built(str(artifact))
+    assert calls == ["packages", "build"]
+    build.ensure_built(str(artifact))          # there now: nothing installed or built again
+    assert calls == ["packages", "build"]
+
+
+def test_a_build_that_does_not_make_the_artifact_is_one_clear_error(tmp_path, monkeypatch):
+    from storlab_cli import build, deps
+    monkeypatch.setattr(deps, "ensure_packages", lambda packages: None)
+    monkeypatch.setattr(build, "build", lambda: None)
+    with pytest.raises(UserError, match="nbdkit-ssd-plugin.so: not built by meson compile"):
+        build.ensure_built(str(tmp_path / "nbdkit-ssd-plugin.so"))

@@ -2,7 +2,7 @@
 import os
 import subprocess
 
-from storlab_cli import paths
+from storlab_cli import deps, paths
 from storlab_cli.errors import UserError
 
 
@@ -18,3 +18,14 @@ def build():
     if not os.path.exists(os.path.join(paths.BUILD_DIR, "build.ninja")):
         _run(["meson", "setup", paths.BUILD_DIR, paths.SOURCE_DIR], "meson setup")
     _run(["meson", "compile", "-C", paths.BUILD_DIR], "meson compile")
+
+
+def ensure_built(artifact):
+    """artifact (a path in the build) exists: on a fresh machine the
+    packages are installed and the C side built first, since the CLI asks
+    the built library about itself (a plugin's keys) before anything runs."""
+    if not os.path.exists(artifact):
+        deps.ensure_packages(deps.BUILD_PACKAGES)
+        build()
+    if not os.path.exists(artifact):
+        raise UserError(f"{artifact}: not built by meson compile -C {paths.BUILD_DIR}")

@@ -6,7 +6,7 @@ import difflib
 import functools
 import subprocess
 
-from storlab_cli import paths
+from storlab_cli import build, paths
 from storlab_cli.errors import UserError
 
 KEY_PREFIXES = ("storlab_key_", "storlab_default_")
@@ -16,6 +16,7 @@ KEY_PREFIXES = ("storlab_key_", "storlab_default_")
 def known(kind):
     """The keys of storlab plugin `kind` ("hdd", "ssd", "raid"), sorted."""
     plugin = paths.plugin(kind)
+    build.ensure_built(plugin)
     try:
         result = subprocess.run(["nbdkit", plugin, "--dump-plugin"], capture_output=True,
                                 text=True, timeout=30, check=False)
