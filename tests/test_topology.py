@@ -5,6 +5,7 @@ Golden files: STORLAB_REGENERATE_GOLDEN=1 rewrites tests/golden/*.xml.
 """
 import glob
 import ipaddress
+import json
 import os
 import re
 import shutil
@@ -20,6 +21,7 @@ TESTS = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(TESTS)
 sys.path.insert(0, os.path.join(SOURCE, "scripts"))
 
+from storlab_cli import catalog, paths  # noqa: E402
 from storlab_cli.lab import render, state  # noqa: E402
 from storlab_cli.schema import topology  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
@@ -212,7 +214,7 @@ def test_raid_bus_can_be_chosen(tmp_path):
 
 def plugin_lun_bytes(params):
     """The size the built raid plugin serves for params (nbdkit + nbdinfo)."""
-    plugin = os.path.join(SOURCE, "build", "plugins", "nbdkit-raid-plugin.so")
+    plugin = paths.plugin("raid")
     if not (os.path.exists(plugin) and shutil.which("nbdkit") and shutil.which("nbdinfo")):
         pytest.skip("raid plugin not built (or nbdkit/nbdinfo missing)")
     result = subprocess.run(["nbdkit", "-U", "-", plugin, *params, "--run",
@@ -234,23 +236,40 @@ def test_raid_lun_size_matches_the_built_plugin(tmp_path, params):
     assert node.devices[0].size_bytes == plugin_lun_bytes([f"{k}={v}" for k, v in params.items()])
 
 
-def test_raid_tables_match_the_c_sources():
-    """The copies in schema/topology.py against emulator/presets.c and raid_params.c."""
-    with open(os.path.join(SOURCE, "emulator", "device", "presets.c")) as f:
-        presets = f.read()
-    found = {}
-    for name, params in re.findall(r'\.name = "([^"]+)",\s*\.kind = "raid",.*?\.params =\s*'
-                                   r'((?:"[^"]*"\s*)+)', presets, re.S):
-        keys = dict(kv.split("=", 1) for kv in "".join(re.findall(r'"([^"]*)"', params)).split())
-        found[name] = {k: keys[k] for k in ("level", "members", "stripe-size")}
-    assert found == topology.RAID_PRESETS
-    with open(os.path.join(SOURCE, "emulator", "raid", "raid_params.c")) as f:
-        defaults = f.read()
-    assert ".level = 10," in defaults and ".members = 8," in defaults
-    assert ".stripe_bytes = 64 * KIB," in defaults
-    assert topology.RAID_DEFAULTS == {"level": "10", "members": "8", "stripe-size": "64k"}
-    with open(os.path.join(SOURCE, "emulator", "raid", "raid.h")) as f:
-        assert f"#define SL_RAID_MAX_MEMBERS {topology.RAID_MAX_MEMBERS}u" in f.read()
+def simulated_model(tmp_path, kind, params):
+    """storlab-sim's report of the model it built from params: what the
+    library itself settled on (defaults, preset, keys)."""
+    simulator = paths.simulator()
+    if not os.path.exists(simulator):
+        pytest.skip(f"{simulator} not built")
+    job = tmp_path / "one.fio"
+    job.write_text("[one]\nrw=randread\nbs=4k\nnumber_ios=1\nsize=1m\n")
+    result = subprocess.run([simulator, kind, *params, str(job)], capture_output=True,
+                            text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)["storlab"]["device"]["model"]
+
+
+@pytest.mark.parametrize("preset", sorted(catalog.presets("hdd")) + [None])
+def test_a_disks_rotation_rate_is_the_one_the_library_settles_on(tmp_path, preset):
+    """The catalog's preset and defaults give the rpm the model itself uses."""
+    params = ([f"preset={preset}"] if preset else []) + ["size=1G"]
+    text = ONE_DISK.replace('preset = "sas10k-300g"\n',
+                            f'preset = "{preset}"\n' if preset else "")
+    node = load_text(tmp_path, text).nodes[0]
+    revolution_ns = simulated_model(tmp_path, "hdd", params)["revolution_ns"]
+    assert node.devices[0].rotation_rpm == round(60e9 / revolution_ns)
+
+
+@pytest.mark.parametrize("preset", [None, *sorted(catalog.presets("raid"))])
+def test_raid_presets_and_defaults_are_the_librarys(tmp_path, preset):
+    params = {"preset": preset} if preset else {}
+    model = simulated_model(tmp_path, "raid", [f"{k}={v}" for k, v in params.items()]
+                            + ["member-size=16M"])
+    effective = catalog.effective("raid", params)
+    assert (int(effective["level"]), int(effective["members"]),
+            topology.parse_size_bytes(effective["stripe-size"])) == \
+        (model["level"], model["members"], model["stripe_bytes"])
 
 
 # ---- derived values -----------------------------------------------------------------

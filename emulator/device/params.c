@@ -462,8 +462,8 @@ sl_params_dump (const struct sl_param *table, size_t table_len,
 }
 
 /* "key=<unit>", or "key=<a|b>" for a choice. */
-static void
-param_syntax (const struct sl_param *p, char *out, size_t out_bytes)
+void
+sl_param_syntax (const struct sl_param *p, char *out, size_t out_bytes)
 {
   if (p->type == SL_PARAM_CHOICE)
     snprintf (out, out_bytes, "%s=<%.*s>", p->key, (int) choice_list_length (p), p->help);
@@ -478,15 +478,28 @@ sl_params_help (const struct sl_param *table, size_t table_len,
   size_t width = 0;
   char left[128], value[64];
   for (size_t i = 0; i < table_len; i++) {
-    param_syntax (&table[i], left, sizeof left);
+    sl_param_syntax (&table[i], left, sizeof left);
     if (strlen (left) > width)
       width = strlen (left);
   }
   for (size_t i = 0; i < table_len; i++) {
     const struct sl_param *p = &table[i];
-    param_syntax (p, left, sizeof left);
+    sl_param_syntax (p, left, sizeof left);
     format_value (p, defaults, true, value, sizeof value);
     const char *help = p->type == SL_PARAM_CHOICE ? choice_help (p) : p->help;
     fprintf (out, "  %-*s  %s (default %s)\n", (int) width, left, help ? help : "", value);
   }
+}
+
+const char *
+sl_param_help_text (const struct sl_param *p)
+{
+  return p->help ? choice_help (p) : "";
+}
+
+void
+sl_param_value_text (const struct sl_param *p, const void *config, char *out,
+                     size_t out_bytes)
+{
+  format_value (p, config, false, out, out_bytes);
 }

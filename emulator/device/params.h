@@ -57,6 +57,13 @@ int sl_params_check_ranges (const struct sl_param *table, size_t table_len,
 /* Writes "key=<current value>" lines (for --dump-plugin) */
 void sl_params_dump (const struct sl_param *table, size_t table_len,
                      const void *config, const char *prefix, FILE *out);
+/* One key, as help and catalogs show it: its syntax ("rpm=<n>",
+ * "interface=<sata|nvme>"), its help without a choice list, and the value
+ * config holds in the key's own spelling (as --dump-plugin writes it). */
+void sl_param_syntax (const struct sl_param *p, char *out, size_t out_bytes);
+const char *sl_param_help_text (const struct sl_param *p);
+void sl_param_value_text (const struct sl_param *p, const void *config, char *out,
+                          size_t out_bytes);
 /* Formats the help text: "key=<unit>  help (default X)" one per line. */
 void sl_params_help (const struct sl_param *table, size_t table_len,
                      const void *defaults, FILE *out);

@@ -22,6 +22,7 @@ import zlib
 from dataclasses import dataclass
 
 from storlab_cli.common import toml_file
+from storlab_cli import catalog
 from storlab_cli.lab.nbdkit import STORLAB_PLUGINS
 from storlab_cli.schema import plugin_keys, profile as profile_schema
 from storlab_cli.errors import UserError
@@ -31,39 +32,8 @@ BUSES = ("virtio", "scsi", "sata")
 ACCELS = ("auto", "kvm", "tcg")
 LINK_MODES = ("full-mesh", "none", "pairs")
 
-# Spindle speeds of the catalog's HDD presets (emulator/device/presets.c), copied so
-# the CLI can render a lab without the C build. An unknown preset name gets
-# the default here and is rejected by the plugin when `up` starts it.
-HDD_PRESET_RPM = {
-    "sas10k-300g": 10000,
-    "wd-xe-900g": 10000,
-    "hgst-7k1000-1t": 7200,
-    "sata7200-2t": 7200,
-}
-HDD_DEFAULT_RPM = 10000  # sl_hdd_config_defaults()
-
-# The raid plugin's capacity rule (emulator/raid/raid_map.c sl_raid_capacity_bytes,
-# emulator/raid/raid.c sl_raid_model_new): each member's bytes are rounded down to
-# whole strips (rows), and the LUN is rows x stripe-size x data members, the
-# data members of each level below (RAID 1 mirrors all, 10 mirrors pairs,
-# 5/6 give one/two members' worth to parity). Parameters apply as in the
-# plugin: built-in defaults (sl_raid_config_defaults), then preset=, then the
-# other keys. The values copied here are the ones the size depends on.
-RAID_DATA_MEMBERS = {
-    0: lambda n: n,
-    1: lambda n: 1,
-    5: lambda n: n - 1,
-    6: lambda n: n - 2,
-    10: lambda n: n // 2,
-}
-RAID_MIN_MEMBERS = {0: 1, 1: 2, 5: 3, 6: 4, 10: 4}      # sl_raid_min_members()
-RAID_MAX_MEMBERS = 32                                   # SL_RAID_MAX_MEMBERS
-RAID_STRIPE_RANGE = (4 << 10, 16 << 20)                 # stripe-size's range
-RAID_MEMBER_SIZE_MAX = 64 << 40                         # member-size's range
-RAID_DEFAULTS = {"level": "10", "members": "8", "stripe-size": "64k"}
-RAID_PRESETS = {                                        # emulator/device/presets.c, kind "raid"
-    "vsa-raid10-8x-sas10k": {"level": "10", "members": "8", "stripe-size": "64k"},
-}
+# Facts of the C library (presets, defaults, parameter ranges, RAID level
+# arithmetic) come from its catalog (storlab_cli/catalog.py), never typed here.
 # Keys the lab owns: it starts every storlab plugin with its stats file and
 # every raid plugin with its control socket in the run directory.
 LAB_KEYS = ("stats", "ctl")
@@ -197,8 +167,19 @@ def parse_size_bytes(text):
 
 
 def raid_lun_bytes(level, members, stripe_bytes, member_bytes):
-    """The raid plugin's LUN size: whole strips of each member x data members."""
-    return (member_bytes // stripe_bytes) * stripe_bytes * RAID_DATA_MEMBERS[level](members)
+    """The raid plugin's LUN size (emulator/raid/raid_map.c sl_raid_capacity_bytes):
+    each member's bytes rounded down to whole strips, times the level's data
+    members."""
+    return ((member_bytes // stripe_bytes) * stripe_bytes
+            * catalog.raid_data_members(level, members))
+
+
+def _size_text(size_bytes):
+    """4096 -> "4k", 16777216 -> "16M": the largest whole unit."""
+    for suffix, shift in (("T", 40), ("G", 30), ("M", 20), ("k", 10)):
+        if size_bytes >= 1 << shift and size_bytes % (1 << shift) == 0:
+            return f"{size_bytes >> shift}{suffix}"
+    return str(size_bytes)
 
 
 def _count(text):
@@ -471,17 +452,16 @@ class _Loader:
         return params
 
     def raid_size(self, params, raw, key_path):
-        """The LUN size the raid plugin serves for these params (see RAID_DATA_MEMBERS)."""
+        """The LUN size the raid plugin serves for these params (raid_lun_bytes),
+        from the values the plugin settles on: defaults, preset, keys."""
         if "size" in params:
             self.fail(f"{key_path}.size", "not a raid parameter: the LUN's size follows from "
                       "level, members, stripe-size and member-size", raw["size"])
-        effective = dict(RAID_DEFAULTS)
-        if "preset" in params:
-            if params["preset"] not in RAID_PRESETS:
-                self.fail(f"{key_path}.preset", "unknown raid preset (known: "
-                          f"{', '.join(RAID_PRESETS)})", raw["preset"])
-            effective.update(RAID_PRESETS[params["preset"]])
-        effective.update({k: v for k, v in params.items() if k in RAID_DEFAULTS})
+        known_presets = catalog.presets("raid")
+        if "preset" in params and params["preset"] not in known_presets:
+            self.fail(f"{key_path}.preset", "unknown raid preset (known: "
+                      f"{', '.join(known_presets)})", raw["preset"])
+        effective = catalog.effective("raid", params)
 
         def blame(*keys):
             """The key path to name: the first of keys the topology gives."""
@@ -489,33 +469,39 @@ class _Loader:
             return f"{key_path}.{key}", (raw[key],) if key in raw else ()
 
         level = _count(effective["level"])
-        if level not in RAID_MIN_MEMBERS:
+        levels = catalog.raid_levels()
+        if level not in levels:
             where, value = blame("level", "preset")
-            self.fail(where, "unknown RAID level (known: 0, 1, 5, 6, 10)", *value)
+            self.fail(where, f"unknown RAID level (known: {', '.join(map(str, levels))})",
+                      *value)
         members = _count(effective["members"])
         if members is None:
             self.fail(f"{key_path}.members", "not a whole number", raw["members"])
-        if not RAID_MIN_MEMBERS[level] <= members <= RAID_MAX_MEMBERS:
+        least, most = catalog.raid_min_members(level), catalog.raid_max_members()
+        if not least <= members <= most:
             where, value = blame("members", "level", "preset")
-            self.fail(where, f"RAID {level} needs {RAID_MIN_MEMBERS[level]}..{RAID_MAX_MEMBERS} "
-                      f"members (members = {members})", *value)
+            self.fail(where, f"RAID {level} needs {least}..{most} members (members = {members})",
+                      *value)
         if level == 10 and members % 2:
             where, value = blame("members", "level", "preset")
             self.fail(where, f"RAID 10 needs an even number of members (mirrored pairs; "
                       f"members = {members})", *value)
         stripe = parse_size_bytes(effective["stripe-size"])
-        lo, hi = RAID_STRIPE_RANGE
+        stripe_range = catalog.param("raid", "stripe-size")
+        lo, hi = int(stripe_range["min"]), int(stripe_range["max"])
         if stripe is None or not lo <= stripe <= hi or stripe & (stripe - 1):
-            self.fail(f"{key_path}.stripe-size", "must be a power of two, 4k..16M",
-                      raw["stripe-size"])
+            self.fail(f"{key_path}.stripe-size", f"must be a power of two, {_size_text(lo)}.."
+                      f"{_size_text(hi)}", raw["stripe-size"])
 
         size_path = f"{key_path}.member-size"
         if "member-size" not in params:
             self.fail(size_path, 'missing: give the members a size, e.g. member-size = "1G" '
                       "(the LUN's size follows from it; labs should be small)")
         member = parse_size_bytes(params["member-size"])
-        if not member or member > RAID_MEMBER_SIZE_MAX:
-            self.fail(size_path, "not a size 1..64T (examples: 64M, 1G)", raw["member-size"])
+        member_max = int(catalog.param("raid", "member-size")["max"])
+        if not member or member > member_max:
+            self.fail(size_path, f"not a size 1..{_size_text(member_max)} (examples: 64M, 1G)",
+                      raw["member-size"])
         if member < stripe:
             self.fail(size_path, f"smaller than stripe-size ({stripe} bytes)", raw["member-size"])
         return raid_lun_bytes(level, members, stripe, member)
@@ -532,7 +518,9 @@ class _Loader:
                 self.fail(f"{key_path}.rpm", "must be a whole number of revolutions per minute",
                           raw_rpm)
             return int(rpm)
-        return HDD_PRESET_RPM.get(params.get("preset"), HDD_DEFAULT_RPM)
+        if params.get("preset", "") not in catalog.presets("hdd"):
+            return int(catalog.default("hdd", "rpm"))  # the plugin refuses the name at `up`
+        return int(catalog.effective("hdd", params)["rpm"])
 
     # ---- links --------------------------------------------------------------------
 
