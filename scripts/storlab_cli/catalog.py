@@ -11,7 +11,7 @@ from storlab_cli.errors import UserError
 
 @functools.lru_cache(maxsize=None)
 def load():
-    path = paths.built("emulator", "catalog.json")
+    path = paths.catalog()
     build.ensure_built(path)
     try:
         with open(path, encoding="utf-8") as f:

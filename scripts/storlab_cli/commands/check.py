@@ -5,6 +5,7 @@ import subprocess
 
 from storlab_cli import build, deps, paths
 from storlab_cli.lab import lifecycle
+from storlab_cli.errors import UserError
 
 
 def summarise(testlog_path):
@@ -26,6 +27,9 @@ def summarise(testlog_path):
 
 
 def run(args):
+    if paths.INSTALLED:
+        raise UserError("check builds and tests a source checkout; this storlab is installed "
+                        f"({paths.SOURCE_DIR}): run scripts/storlab check in a checkout")
     # the lab tests need what `up` needs; the plot and report tests gnuplot
     # and a headless browser
     deps.ensure_packages(lifecycle.UP_PACKAGES + deps.PLOT_PACKAGES + deps.REPORT_CHECK_PACKAGES)
