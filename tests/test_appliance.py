@@ -10,16 +10,14 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 
 import pytest
 
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts")
-sys.path.insert(0, SCRIPTS)
 
-from storlab_cli.lab import appliance  # noqa: E402
+from storlab_cli.lab import appliance
 
 QEMU = "qemu-system-x86_64"
 GUEST_MAC = "52:54:00:5c:00:00"

@@ -2,16 +2,14 @@
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts")
-sys.path.insert(0, SCRIPTS)
 
-from storlab_cli.commands import check  # noqa: E402
-from storlab_cli.results import fio_results  # noqa: E402
-from storlab_cli.errors import UserError  # noqa: E402
+from storlab_cli.commands import check
+from storlab_cli.results import fio_results
+from storlab_cli.errors import UserError
 
 STORLAB = os.path.join(SCRIPTS, "storlab")
 

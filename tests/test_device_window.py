@@ -9,16 +9,14 @@ QD8 for 4 s over 48 MiB (raid), snapshots taken 1.5 s and 3.5 s in.
 import copy
 import json
 import os
-import sys
 
 import pytest
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(TESTS, "data")
-sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "scripts"))
 
-from storlab_cli.results import device_window  # noqa: E402
-from storlab_cli.errors import UserError  # noqa: E402
+from storlab_cli.results import device_window
+from storlab_cli.errors import UserError
 
 
 def snapshot(name):

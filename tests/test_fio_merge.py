@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -24,10 +23,9 @@ from collections import Counter
 import pytest
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "scripts"))
 
-from storlab_cli.results import fio_merge, fio_results  # noqa: E402
-from storlab_cli.errors import UserError  # noqa: E402
+from storlab_cli.results import fio_merge, fio_results
+from storlab_cli.errors import UserError
 
 PERCENTILES = (1, 5, 10, 25, 30, 50, 60, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99)
 FIO_JOB = """[global]

@@ -3,17 +3,15 @@ windowed histogram reading it rests on (results/latency_buckets.py)."""
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(TESTS)
 BUILD = os.environ.get("STORLAB_BUILD_DIR", os.path.join(SOURCE, "build"))
-sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "scripts"))
 
-from storlab_cli.results import device_window, host_limit, latency_buckets  # noqa: E402
-from storlab_cli.results.host_limit import DeviceLoad  # noqa: E402
+from storlab_cli.results import device_window, host_limit, latency_buckets
+from storlab_cli.results.host_limit import DeviceLoad
 
 
 @pytest.mark.parametrize("kind, params", [("hdd", ["preset=sas10k-300g"]),

@@ -11,16 +11,14 @@ import json
 import os
 import stat
 import subprocess
-import sys
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STORLAB = os.path.join(ROOT, "scripts", "storlab")
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
-from storlab_cli import paths  # noqa: E402
-from storlab_cli.lab import libvirt_conn  # noqa: E402
+from storlab_cli import paths
+from storlab_cli.lab import libvirt_conn
 
 SMOKE = os.path.join(ROOT, "topologies", "smoke.toml")
 RUN_BASE = os.environ.get("STORLAB_RUN_DIR", "/run/storlab")

@@ -8,17 +8,15 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 
 import pytest
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(TESTS)
 STORLAB = os.path.join(SOURCE, "scripts", "storlab")
-sys.path.insert(0, os.path.join(SOURCE, "scripts"))
 
-from storlab_cli.lab import libvirt_conn, lifecycle, nbdkit, state as lab_state  # noqa: E402
-from storlab_cli.errors import UserError  # noqa: E402
+from storlab_cli.lab import libvirt_conn, lifecycle, nbdkit, state as lab_state
+from storlab_cli.errors import UserError
 
 BAD_LAB_NAMES = ["/", "", "..", ".", "../../tmp/canary", "a/b", "Lab", "x" * 25, "lab name",
                  "lab\n", "lab\x00"]

@@ -5,7 +5,6 @@ One lab per profile, shared by that profile's tests; each is torn down."""
 import json
 import os
 import subprocess
-import sys
 import time
 
 import pytest
@@ -13,9 +12,8 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STORLAB = os.path.join(ROOT, "scripts", "storlab")
 TOPOLOGIES = os.path.join(ROOT, "topologies")
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
-from storlab_cli.lab import libvirt_conn  # noqa: E402
+from storlab_cli.lab import libvirt_conn
 
 RUN_BASE = os.environ.get("STORLAB_RUN_DIR", "/run/storlab")
 

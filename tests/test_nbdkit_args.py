@@ -2,17 +2,15 @@
 parameter can be read as one of nbdkit's own options. A key "--run" once
 reached nbdkit as `--run=touch /tmp/x` and ran the command as root."""
 import os
-import sys
 
 import pytest
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(TESTS)
-sys.path.insert(0, os.path.join(SOURCE, "scripts"))
 
-from storlab_cli import paths  # noqa: E402
-from storlab_cli.lab import nbdkit  # noqa: E402
-from storlab_cli.errors import UserError  # noqa: E402
+from storlab_cli import paths
+from storlab_cli.lab import nbdkit
+from storlab_cli.errors import UserError
 
 
 @pytest.fixture

@@ -12,18 +12,16 @@ import os
 import random
 import shutil
 import subprocess
-import sys
 
 import pytest
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(TESTS)
 STORLAB = os.path.join(SOURCE, "scripts", "storlab")
-sys.path.insert(0, os.path.join(SOURCE, "scripts"))
 
-from storlab_cli.schema import sweep as sweep_schema, topology  # noqa: E402
-from storlab_cli.sweep import plan  # noqa: E402
-from storlab_cli.errors import UserError  # noqa: E402
+from storlab_cli.schema import sweep as sweep_schema, topology
+from storlab_cli.sweep import plan
+from storlab_cli.errors import UserError
 
 TOPOLOGIES = sorted(glob.glob(os.path.join(SOURCE, "topologies", "*.toml")))
 SWEEPS = sorted(glob.glob(os.path.join(SOURCE, "topologies", "sweeps", "*.toml")))

@@ -8,17 +8,15 @@ import math
 import os
 import re
 import shutil
-import sys
 import xml.etree.ElementTree as ET
 
 import pytest
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "scripts"))
 
-from storlab_cli.commands import plot  # noqa: E402
-from storlab_cli.report import check as report_check, html, plot_data, plots  # noqa: E402
-from storlab_cli.errors import UserError  # noqa: E402
+from storlab_cli.commands import plot
+from storlab_cli.report import check as report_check, html, plot_data, plots
+from storlab_cli.errors import UserError
 
 METRICS = ["units", "iops", "read_iops", "write_iops", "mb_s", "read_mb_s", "write_mb_s",
            "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_p99_9_us",

@@ -16,18 +16,16 @@ import concurrent.futures
 import os
 import socket
 import subprocess
-import sys
 import time
 
 import pytest
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "scripts"))
 
-from storlab_cli import paths  # noqa: E402
-from storlab_cli.lab.nbdkit import Nbdkit  # noqa: E402
-from storlab_cli.live import ctl  # noqa: E402
-from storlab_cli.errors import UserError  # noqa: E402
+from storlab_cli import paths
+from storlab_cli.lab.nbdkit import Nbdkit
+from storlab_cli.live import ctl
+from storlab_cli.errors import UserError
 
 NOBODY_UID = 65534
 RAID = ["level=1", "members=2", "member-preset=sas10k-300g", "member-size=32M",

@@ -2,16 +2,14 @@
 contract's points.csv, written from the merge modules' figures and read
 back the way the plots read it."""
 import os
-import sys
 
 import pytest
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(TESTS, "data")
-sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "scripts"))
 
-from storlab_cli.results import device_window, fio_merge, points_csv  # noqa: E402
-from storlab_cli.errors import UserError  # noqa: E402
+from storlab_cli.results import device_window, fio_merge, points_csv
+from storlab_cli.errors import UserError
 
 # The sweep contract's points.csv columns after the swept keys, verbatim.
 CONTRACT = """units iops read_iops write_iops mb_s read_mb_s write_mb_s

@@ -1,17 +1,15 @@
 """pytest for the [profile] table of topology files (schema/profile.py) and
 the parsing of the guests' status lines (lab/profiles.py). No build, no VMs."""
 import os
-import sys
 
 import pytest
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(TESTS)
-sys.path.insert(0, os.path.join(SOURCE, "scripts"))
 
-from storlab_cli.lab import profile_status, profiles  # noqa: E402
-from storlab_cli.schema import profile as profile_schema, topology  # noqa: E402
-from storlab_cli.errors import UserError  # noqa: E402
+from storlab_cli.lab import profile_status, profiles
+from storlab_cli.schema import profile as profile_schema, topology
+from storlab_cli.errors import UserError
 
 MIB = 1 << 20
 

@@ -11,14 +11,12 @@ them: say so in the commit).
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "scripts"))
 
-from storlab_cli import paths  # noqa: E402
+from storlab_cli import paths
 
 GOLDEN = os.path.join(TESTS, "golden", "sim")
 REGENERATE = os.environ.get("STORLAB_REGENERATE_GOLDEN") == "1"

@@ -2,17 +2,15 @@
 topology (sweep/plan.py) and the fio job files of a point (sweep/fio_jobfile.py).
 No build, no VMs."""
 import os
-import sys
 
 import pytest
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(TESTS)
-sys.path.insert(0, os.path.join(SOURCE, "scripts"))
 
-from storlab_cli.schema import sweep as sweep_schema, topology  # noqa: E402
-from storlab_cli.sweep import fio_jobfile, plan as sweep_plan  # noqa: E402
-from storlab_cli.errors import UserError  # noqa: E402
+from storlab_cli.schema import sweep as sweep_schema, topology
+from storlab_cli.sweep import fio_jobfile, plan as sweep_plan
+from storlab_cli.errors import UserError
 
 TOPOLOGY = '''
 name = "lab"

@@ -6,15 +6,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 
 import pytest
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "scripts"))
 
-from storlab_cli.results import timeline  # noqa: E402
-from storlab_cli.errors import UserError  # noqa: E402
+from storlab_cli.results import timeline
+from storlab_cli.errors import UserError
 
 
 def write(path, lines):

@@ -15,7 +15,6 @@ import select
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 
@@ -25,26 +24,17 @@ TESTS = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(TESTS, "data")
 SCRIPTS = os.path.join(os.path.dirname(TESTS), "scripts")
 STORLAB = os.path.join(SCRIPTS, "storlab")
-sys.path.insert(0, SCRIPTS)
 
-from storlab_cli import main, paths  # noqa: E402
-from storlab_cli.live import top_frame  # noqa: E402
-from storlab_cli.live.raid_events import Event  # noqa: E402
+from storlab_cli import paths
+from storlab_cli.live import top_frame
+from storlab_cli.live.raid_events import Event
 
 ARRAY_EVENTS = [Event(0, None, "array: raid 10, 8 members, stripe 64 KiB, cache 512 MiB"),
                 Event(0, None, "start: policy write-back, battery ok"),
                 Event(0, None, "cache now write-back")]
 
-# `scripts/storlab top ...`; until main.py lists `top` (the lead wires it),
-# the same main() with top registered.
-SHIM = ("import sys; sys.path.insert(0, sys.argv.pop(1)); from storlab_cli import main, top; "
-        "main.COMMANDS.setdefault('top', (top.run, '')); sys.exit(main.main(sys.argv[1:]))")
-
-
 def storlab_argv(*args):
-    if "top" in main.COMMANDS:
-        return ["/usr/bin/python3", STORLAB, *args]
-    return ["/usr/bin/python3", "-c", SHIM, SCRIPTS, *args]
+    return ["/usr/bin/python3", STORLAB, *args]
 
 
 def storlab(*args, env=None, timeout=60):

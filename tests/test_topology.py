@@ -10,7 +10,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 import zlib
 from dataclasses import dataclass
@@ -19,12 +18,11 @@ import pytest
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(TESTS)
-sys.path.insert(0, os.path.join(SOURCE, "scripts"))
 
-from storlab_cli import catalog, paths  # noqa: E402
-from storlab_cli.lab import render, state  # noqa: E402
-from storlab_cli.schema import topology  # noqa: E402
-from storlab_cli.errors import UserError  # noqa: E402
+from storlab_cli import catalog, paths
+from storlab_cli.lab import render, state
+from storlab_cli.schema import topology
+from storlab_cli.errors import UserError
 
 TOPOLOGIES = sorted(glob.glob(os.path.join(SOURCE, "topologies", "*.toml")))
 GOLDEN = os.path.join(TESTS, "golden")

@@ -1,0 +1,6 @@
+"""pytest: every test imports storlab_cli from this checkout's scripts/."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "scripts"))
