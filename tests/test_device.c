@@ -18,9 +18,8 @@
 #include "device/params.h"
 #include "device/presets.h"
 #include "hdd/hdd.h"
+#include "core/units.h"
 
-#define MIB (1024ull * 1024)
-#define GIB (1024ull * MIB)
 
 static const struct sl_device_kind *
 hdd (void)

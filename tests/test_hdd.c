@@ -23,9 +23,8 @@
 #include "core/stats.h"
 #include "device/device.h"
 #include "hdd/hdd.h"
+#include "core/units.h"
 
-#define KIB ((uint64_t) 1024)
-#define MIB (1024 * KIB)
 #define MS 1000000.0
 
 static bool

@@ -18,9 +18,8 @@
 #include "device/device.h"
 #include "raid/raid.h"
 #include "test_device_builder.h"
+#include "core/units.h"
 
-#define KIB ((uint64_t) 1024)
-#define MIB (1024 * KIB)
 #define S 1000000000ull
 
 /* ---------------------------------------------------------- driver -- */

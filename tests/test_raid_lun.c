@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "raid_lun.h"
+#include "core/units.h"
 
-#define MIB (1024ull * 1024ull)
 
 static void
 add_ok (struct raid_lun_table *t, const char *value)

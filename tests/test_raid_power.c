@@ -22,9 +22,8 @@
 #include "device/device.h"
 #include "raid/raid.h"
 #include "test_device_builder.h"
+#include "core/units.h"
 
-#define KIB ((uint64_t) 1024)
-#define MIB (1024 * KIB)
 
 /* Small array, members that keep their write cache until told. */
 #define ARRAY "member-size=64M stripe-size=64k member-options=idle-destage-delay-ms=10000 "

@@ -28,10 +28,8 @@
 #include "device/presets.h"
 #include "ssd/ssd.h"
 #include "ssd/ssd_ftl.h"
+#include "core/units.h"
 
-#define KIB ((uint64_t) 1024)
-#define MIB (1024 * KIB)
-#define GIB (1024 * MIB)
 #define US 1000ull
 
 #define assert_within(value, expected, relative)                               \

@@ -18,11 +18,9 @@
 #include <unistd.h>
 
 #include "core/store.h"
+#include "core/units.h"
 
 #define PAGE SL_STORE_PAGE_BYTES
-#define KIB UINT64_C (1024)
-#define MIB (KIB * KIB)
-#define TIB (MIB * MIB)
 
 enum backing { BACKING_MEMORY, BACKING_FILE, BACKING_COUNT };
 

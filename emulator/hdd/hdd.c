@@ -39,6 +39,7 @@
 #include "core/queues.h"
 #include "core/stats.h"
 #include "hdd_internal.h"
+#include "core/units.h"
 
 /* Added to a rotational wait in turns before truncating (see positioning). */
 #define ROTATION_OFFSET_TURNS 1024.0
@@ -161,8 +162,6 @@ struct hdd_model {
 
 /* ---------------------------------------------------------- small helpers -- */
 
-static inline uint64_t max_u64 (uint64_t a, uint64_t b) { return a > b ? a : b; }
-static inline uint64_t min_u64 (uint64_t a, uint64_t b) { return a < b ? a : b; }
 
 static inline uint64_t
 dirty_total (const struct hdd_model *m)
@@ -186,7 +185,7 @@ interface_ns (const struct hdd_model *m, uint64_t bytes)
 static uint64_t
 interface_transfer (struct hdd_model *m, uint64_t ready_ns, uint64_t bytes)
 {
-  uint64_t start = max_u64 (ready_ns, m->interface_free_ns);
+  uint64_t start = sl_max_u64 (ready_ns, m->interface_free_ns);
   m->interface_free_ns = start + interface_ns (m, bytes);
   return m->interface_free_ns;
 }
@@ -236,8 +235,8 @@ dirty_add (struct hdd_model *m, uint64_t start, uint64_t end)
   size_t j = i;
   uint64_t merged_start = start, merged_end = end, absorbed = 0;
   while (j < m->dirty_count && m->dirty[j].start_byte <= end) {
-    merged_start = min_u64 (merged_start, m->dirty[j].start_byte);
-    merged_end = max_u64 (merged_end, m->dirty[j].end_byte);
+    merged_start = sl_min_u64 (merged_start, m->dirty[j].start_byte);
+    merged_end = sl_max_u64 (merged_end, m->dirty[j].end_byte);
     absorbed += m->dirty[j].end_byte - m->dirty[j].start_byte;
     j++;
   }
@@ -279,7 +278,7 @@ ra_frontier (const struct hdd_model *m, uint64_t t)
     return m->ra_from_byte;
   /* small slack so frontier(fill_time(x)) >= x despite rounding */
   uint64_t read = (uint64_t) ((double) (t - m->ra_start_ns) / m->ra_ns_per_byte + 1e-6);
-  return min_u64 (m->ra_limit_byte, m->ra_from_byte + read);
+  return sl_min_u64 (m->ra_limit_byte, m->ra_from_byte + read);
 }
 
 static inline uint64_t
@@ -294,7 +293,7 @@ static inline uint64_t
 segment_valid_start (const struct hdd_model *m, const struct segment *s, uint64_t valid_end)
 {
   uint64_t ring_start = valid_end > m->segment_bytes ? valid_end - m->segment_bytes : 0;
-  return max_u64 (s->start_byte, ring_start);
+  return sl_max_u64 (s->start_byte, ring_start);
 }
 
 /* A media command takes the head at time t: read-ahead ends where it got to. */
@@ -308,10 +307,10 @@ stop_readahead (struct hdd_model *m, uint64_t t)
   s->start_byte = segment_valid_start (m, s, frontier);
   s->end_byte = frontier;
   /* the head is over the last byte it read */
-  uint64_t at = min_u64 (frontier > 0 ? frontier - 1 : 0, m->config.capacity_bytes - 1);
+  uint64_t at = sl_min_u64 (frontier > 0 ? frontier - 1 : 0, m->config.capacity_bytes - 1);
   m->head_cylinder = locate_fast (&m->g, at, NULL, NULL);
   m->last_end_byte = frontier;
-  m->last_end_ns = max_u64 (t, m->ra_start_ns);
+  m->last_end_ns = sl_max_u64 (t, m->ra_start_ns);
   m->ra_segment = -1;
 }
 
@@ -337,7 +336,7 @@ fill_segment (struct hdd_model *m, uint64_t offset, uint64_t length, uint64_t en
   m->ra_segment = (int) victim;
   m->ra_from_byte = end;
   m->ra_start_ns = end_ns;
-  m->ra_limit_byte = min_u64 (m->config.capacity_bytes, end + m->config.read_ahead_bytes);
+  m->ra_limit_byte = sl_min_u64 (m->config.capacity_bytes, end + m->config.read_ahead_bytes);
   const struct sl_hdd_zone *z = &m->g.zones[zone_index (&m->g, end)];
   m->ra_ns_per_byte = (double) m->g.revolution_ns / (double) z->track_bytes;
 }
@@ -360,7 +359,7 @@ read_from_cache (struct hdd_model *m, const struct sl_request *r, uint64_t now,
     uint64_t valid_start = segment_valid_start (m, s, valid_end);
     if (start >= valid_start && end <= valid_end && valid_end > valid_start) {
       s->last_use = ++m->lru_clock;
-      *when = interface_transfer (m, max_u64 (ready, s->ready_ns), length);
+      *when = interface_transfer (m, sl_max_u64 (ready, s->ready_ns), length);
       m->counter[COUNTER_CACHE_READ_HITS]++;
       return true;
     }
@@ -372,10 +371,10 @@ read_from_cache (struct hdd_model *m, const struct sl_request *r, uint64_t now,
     uint64_t valid_start = segment_valid_start (m, s, ra_frontier (m, now));
     if (start >= valid_start && start < m->ra_limit_byte) {
       uint64_t filled = ra_fill_time (m, end);
-      *when = max_u64 (ready + interface_ns (m, length), filled);
-      m->ra_limit_byte = min_u64 (m->config.capacity_bytes,
-                                  max_u64 (m->ra_limit_byte, end + m->config.read_ahead_bytes));
-      m->head_free_ns = max_u64 (m->head_free_ns, filled);
+      *when = sl_max_u64 (ready + interface_ns (m, length), filled);
+      m->ra_limit_byte = sl_min_u64 (m->config.capacity_bytes,
+                                  sl_max_u64 (m->ra_limit_byte, end + m->config.read_ahead_bytes));
+      m->head_free_ns = sl_max_u64 (m->head_free_ns, filled);
       s->last_use = ++m->lru_clock;
       m->counter[COUNTER_READAHEAD_HITS]++;
       return true;
@@ -488,7 +487,7 @@ start_command (struct hdd_model *m, uint32_t index, uint64_t now, const struct p
   m->last_end_ns = end;
   /* a read's data goes to the host while it comes off the media */
   uint64_t completion = write ? end
-    : max_u64 (end, transfer_start + interface_ns (m, r->length_bytes));
+    : sl_max_u64 (end, transfer_start + interface_ns (m, r->length_bytes));
   if (!write)
     fill_segment (m, r->offset_bytes, r->length_bytes, end);
   m->tags_undecided--;
@@ -550,7 +549,7 @@ start_destage (struct hdd_model *m, size_t index, uint64_t now, const struct pos
 {
   struct extent *x = &m->dirty[index];
   uint64_t start = x->start_byte;
-  uint64_t chunk = min_u64 (x->end_byte - start, m->destage_chunk_bytes);
+  uint64_t chunk = sl_min_u64 (x->end_byte - start, m->destage_chunk_bytes);
   x->start_byte += chunk;
   if (x->start_byte == x->end_byte) {
     memmove (x, x + 1, (m->dirty_count - index - 1) * sizeof *x);
@@ -665,7 +664,7 @@ admit_waiting_writes (struct hdd_model *m, uint64_t now)
       break;
     sl_fifo_pop (&m->wait_head, &m->wait_tail);
     m->tags_undecided--;
-    uint64_t ready = max_u64 (now, r->model_scratch[SCRATCH_READY_NS]);
+    uint64_t ready = sl_max_u64 (now, r->model_scratch[SCRATCH_READY_NS]);
     if (dirty_add (m, start, start + length) < 0) {
       enqueue_media (m, r, now, ready, true);  /* no memory for an extent: write through */
       continue;
@@ -678,7 +677,7 @@ static void
 finish_flush (struct hdd_model *m, uint64_t now)
 {
   struct sl_request *r = m->flush_pending;
-  uint64_t when = max_u64 (now, r->model_scratch[SCRATCH_READY_NS]);
+  uint64_t when = sl_max_u64 (now, r->model_scratch[SCRATCH_READY_NS]);
   m->flush_pending = NULL;
   m->barrier_until_ns = when;
   m->tags_undecided--;
@@ -980,7 +979,7 @@ sl_hdd_model_new (const struct sl_hdd_config *c, char *err, size_t err_bytes)
   /* Write share: dirty data may take half the buffer (read segments are
    * modelled over the whole buffer: the firmware splits it adaptively). */
   m->write_share_bytes = c->write_cache ? c->cache_bytes / 2 : 0;
-  m->destage_chunk_bytes = max_u64 (m->segment_bytes, MIN_SEGMENT_BYTES);
+  m->destage_chunk_bytes = sl_max_u64 (m->segment_bytes, MIN_SEGMENT_BYTES);
   m->interface_ns_per_byte = NS_PER_S / (double) c->interface_rate_bytes_per_s;
   m->revolution_ns_f = (double) m->g.revolution_ns;
   m->inverse_revolution_ns = 1 / m->revolution_ns_f;

@@ -12,12 +12,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/units.h"
 #include "hdd.h"
 
 #define SECTOR_BYTES 512u
-#define NS_PER_S 1e9
-#define NS_PER_MS 1e6
-#define NS_PER_US 1e3
 /* Smallest read-cache segment the firmware will make (cache-segments check). */
 #define MIN_SEGMENT_BYTES ((uint64_t) 4096)
 

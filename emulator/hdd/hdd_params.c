@@ -12,11 +12,8 @@
 
 #include "device/device.h"
 #include "hdd_internal.h"
+#include "core/units.h"
 
-#define KIB ((uint64_t) 1024)
-#define MIB (1024ull * KIB)
-#define GIB (1024ull * MIB)
-#define TIB (1024ull * GIB)
 
 #define FIELD(f) offsetof (struct sl_hdd_config, f)
 

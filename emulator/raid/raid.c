@@ -40,6 +40,7 @@
 
 #include "core/engine.h"
 #include "core/queues.h"
+#include "core/units.h"
 
 #define REBUILD_STEP_BYTES (1024u * 1024u)
 #define DESTAGE_WINDOW_BYTES (1024u * 1024u)
@@ -302,9 +303,9 @@ issue_batch (struct raid_model *m)
   uint64_t start = m->dirty.e[i].offset_bytes;
   uint64_t row_bytes = (uint64_t) sl_raid_data_members (m->layout.level, m->layout.members)
     * m->layout.stripe_bytes;
-  uint64_t rows = raid_max_u64 (1, DESTAGE_WINDOW_BYTES / row_bytes);
+  uint64_t rows = sl_max_u64 (1, DESTAGE_WINDOW_BYTES / row_bytes);
   uint64_t window_start = start - start % row_bytes;
-  uint64_t window_end = raid_min_u64 (m->capacity_bytes, window_start + rows * row_bytes);
+  uint64_t window_end = sl_min_u64 (m->capacity_bytes, window_start + rows * row_bytes);
 
   struct raid_op *op = op_new (m, OP_DESTAGE, NULL);
   check_oom (raid_extents_take (&m->dirty, window_start, window_end, &op->batch));
@@ -376,7 +377,7 @@ start_read_ahead (struct raid_model *m, uint64_t from)
 {
   if (m->ra_op || m->config.read_ahead_bytes == 0 || from >= m->capacity_bytes)
     return;
-  uint64_t to = raid_min_u64 (m->capacity_bytes, from + m->config.read_ahead_bytes);
+  uint64_t to = sl_min_u64 (m->capacity_bytes, from + m->config.read_ahead_bytes);
   struct raid_op *op = op_new (m, OP_READ_AHEAD, NULL);
   check_oom (raid_plan_read (&op->plan, &m->layout, &m->view, pick_mirror, m, from, to - from));
   m->ra_next_start = from;
@@ -419,7 +420,7 @@ static void
 admit (struct raid_model *m, struct sl_request *r)
 {
   m->in_controller++;
-  uint64_t start = raid_max_u64 (now_ns (m), m->cpu_free_ns);
+  uint64_t start = sl_max_u64 (now_ns (m), m->cpu_free_ns);
   m->cpu_free_ns = start + m->config.command_overhead_ns;
   sl_engine_schedule (m->engine, m->cpu_free_ns, dispatch_event, m, (uint64_t) (uintptr_t) r);
 }
@@ -581,9 +582,9 @@ rebuild_step (struct raid_model *m)
     return;
   uint32_t member = (uint32_t) m->view.rebuilding;
   uint64_t frontier = m->view.rebuild_frontier_bytes;
-  uint64_t step = raid_max_u64 (m->layout.stripe_bytes,
+  uint64_t step = sl_max_u64 (m->layout.stripe_bytes,
                                 REBUILD_STEP_BYTES - REBUILD_STEP_BYTES % m->layout.stripe_bytes);
-  step = raid_min_u64 (step, m->layout.member_bytes - frontier);
+  step = sl_min_u64 (step, m->layout.member_bytes - frontier);
   struct raid_op *op = op_new (m, OP_REBUILD, NULL);
   op->rebuild_member = member;
   op->rebuild_bytes = step;
@@ -860,7 +861,7 @@ sl_raid_model_new (const struct sl_raid_config *c, char *err, size_t err_bytes)
       return none;
     }
     member->stats = member->own_stats;
-    member_bytes = raid_min_u64 (member_bytes, member->model.capacity_bytes);
+    member_bytes = sl_min_u64 (member_bytes, member->model.capacity_bytes);
   }
   m->layout = (struct sl_raid_layout) {
     .level = c->level, .members = c->members, .stripe_bytes = c->stripe_bytes,

@@ -3,6 +3,7 @@
  * sequential stream of small writes becomes one extent (coalescing). */
 #define _GNU_SOURCE
 #include "raid_internal.h"
+#include "core/units.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -55,8 +56,8 @@ raid_extents_add (struct raid_extents *x, uint64_t start, uint64_t end)
   size_t j = i;
   uint64_t merged_start = start, merged_end = end, absorbed = 0;
   while (j < x->count && x->e[j].offset_bytes <= end) {
-    merged_start = raid_min_u64 (merged_start, x->e[j].offset_bytes);
-    merged_end = raid_max_u64 (merged_end, extent_end (&x->e[j]));
+    merged_start = sl_min_u64 (merged_start, x->e[j].offset_bytes);
+    merged_end = sl_max_u64 (merged_end, extent_end (&x->e[j]));
     absorbed += x->e[j].length_bytes;
     j++;
   }
@@ -82,8 +83,8 @@ cut (struct raid_extents *x, uint64_t start, uint64_t end, struct raid_extents *
   size_t i = raid_extents_lower_bound (x, start);
   while (i < x->count && x->e[i].offset_bytes < end) {
     struct sl_raid_extent *e = &x->e[i];
-    uint64_t s = raid_max_u64 (start, e->offset_bytes);
-    uint64_t t = raid_min_u64 (end, extent_end (e));
+    uint64_t s = sl_max_u64 (start, e->offset_bytes);
+    uint64_t t = sl_min_u64 (end, extent_end (e));
     if (out && raid_extents_add (out, s, t) < 0)
       return -1;
     uint64_t e_start = e->offset_bytes, e_end = extent_end (e);

@@ -9,10 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/units.h"
 #include "raid.h"
 
-static inline uint64_t raid_max_u64 (uint64_t a, uint64_t b) { return a > b ? a : b; }
-static inline uint64_t raid_min_u64 (uint64_t a, uint64_t b) { return a < b ? a : b; }
 
 /* ------------------------------------------------------------ plans -- */
 

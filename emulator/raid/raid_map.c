@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include "raid_internal.h"
+#include "core/units.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -176,7 +177,7 @@ raid_plan_read (struct raid_plan *p, const struct sl_raid_layout *l,
   while (length > 0) {
     struct sl_raid_location loc;
     sl_raid_map (l, offset, &loc);
-    uint64_t piece = raid_min_u64 (length, l->stripe_bytes - offset % l->stripe_bytes);
+    uint64_t piece = sl_min_u64 (length, l->stripe_bytes - offset % l->stripe_bytes);
     uint64_t member_end = loc.member_offset_bytes + piece;
     uint32_t member = loc.member;
     if (loc.copies > 1) {
@@ -217,8 +218,8 @@ plan_parity_row (struct raid_plan *p, const struct sl_raid_layout *l,
   uint64_t lo = UINT64_MAX, hi = 0;
   for (uint32_t d = 0; d < data; d++)
     if (a[d] < b[d]) {
-      lo = raid_min_u64 (lo, a[d]);
-      hi = raid_max_u64 (hi, b[d]);
+      lo = sl_min_u64 (lo, a[d]);
+      hi = sl_max_u64 (hi, b[d]);
     }
   if (lo >= hi)
     return 0;
@@ -297,12 +298,12 @@ raid_plan_write (struct raid_plan *p, const struct sl_raid_layout *l,
       /* one row at a time: what each chunk of the row receives */
       uint64_t row = offset / row_bytes;
       uint64_t row_end = (row + 1) * row_bytes;
-      uint64_t piece_end = raid_min_u64 (offset + length, row_end);
+      uint64_t piece_end = sl_min_u64 (offset + length, row_end);
       uint64_t a[SL_RAID_MAX_MEMBERS], b[SL_RAID_MAX_MEMBERS];
       for (uint32_t d = 0; d < data; d++) {
         uint64_t chunk_start = row * row_bytes + d * l->stripe_bytes;
-        uint64_t s = raid_max_u64 (offset, chunk_start);
-        uint64_t e = raid_min_u64 (piece_end, chunk_start + l->stripe_bytes);
+        uint64_t s = sl_max_u64 (offset, chunk_start);
+        uint64_t e = sl_min_u64 (piece_end, chunk_start + l->stripe_bytes);
         a[d] = s < e ? s - chunk_start : 0;
         b[d] = s < e ? e - chunk_start : 0;
       }
@@ -314,7 +315,7 @@ raid_plan_write (struct raid_plan *p, const struct sl_raid_layout *l,
     }
     struct sl_raid_location loc;
     sl_raid_map (l, offset, &loc);
-    uint64_t piece = raid_min_u64 (length, l->stripe_bytes - offset % l->stripe_bytes);
+    uint64_t piece = sl_min_u64 (length, l->stripe_bytes - offset % l->stripe_bytes);
     for (uint32_t i = 0; i < loc.copies; i++)
       if ((raid_member_writable (v, loc.member + i) || l->level == 0)
           && push (p, loc.member + i, SL_OP_WRITE, 1, loc.member_offset_bytes, piece) < 0)
@@ -371,7 +372,7 @@ raid_plan_finish (struct raid_plan *p)
     if (next->phase == last->phase && next->member == last->member && next->op == last->op
         && next->offset_bytes <= last_end) {
       /* adjacent or overlapping (a parity hull read twice): one I/O */
-      uint64_t end = raid_max_u64 (last_end, next->offset_bytes + next->length_bytes);
+      uint64_t end = sl_max_u64 (last_end, next->offset_bytes + next->length_bytes);
       last->length_bytes = end - last->offset_bytes;
     }
     else

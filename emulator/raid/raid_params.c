@@ -14,11 +14,8 @@
 #include "device/presets.h"
 #include "hdd/hdd.h"
 #include "ssd/ssd.h"
+#include "core/units.h"
 
-#define KIB ((uint64_t) 1024)
-#define MIB (1024ull * KIB)
-#define GIB (1024ull * MIB)
-#define TIB (1024ull * GIB)
 
 #define FIELD(f) offsetof (struct sl_raid_config, f)
 

@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include "raid_internal.h"
+#include "core/units.h"
 
 #include <stdlib.h>
 
@@ -80,7 +81,7 @@ map_to_logical (const struct sl_raid_layout *l, uint32_t member, const struct ra
     uint64_t at = in->e[i].offset_bytes, end = at + in->e[i].length_bytes;
     while (at < end) {
       uint64_t strip_end = (at / l->stripe_bytes + 1) * l->stripe_bytes;
-      uint64_t piece = raid_min_u64 (end, strip_end) - at;
+      uint64_t piece = sl_min_u64 (end, strip_end) - at;
       uint64_t logical;
       if (member_to_logical (l, member, at, &logical)
           && raid_extents_add (out, logical, logical + piece) < 0)

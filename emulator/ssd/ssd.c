@@ -56,8 +56,8 @@
 #include "core/stats.h"
 #include "ssd_ftl.h"
 #include "ssd_timeline.h"
+#include "core/units.h"
 
-#define NS_PER_S 1e9
 
 /* SATA 6 Gb/s: 6 Gbaud, 8b/10b -> 600 MB/s on the wire.  Data moves in
  * data FISes of at most 8 KiB, each with framing and an R_RDY/R_OK
@@ -188,7 +188,6 @@ struct ssd_model {
 
 /* ---------------------------------------------------------- small helpers -- */
 
-static inline uint64_t max_u64 (uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 static inline uint64_t
 ns_for (double ns_per_byte, uint64_t bytes)
@@ -218,7 +217,7 @@ complete_at (struct ssd_model *m, struct sl_request *r, uint64_t when)
 static uint64_t
 controller (struct ssd_model *m, uint64_t now, uint64_t overhead_ns, uint64_t bytes)
 {
-  uint64_t start = max_u64 (now, m->controller_free_ns);
+  uint64_t start = sl_max_u64 (now, m->controller_free_ns);
   m->controller_free_ns = start + overhead_ns + ns_for (m->controller_ns_per_byte, bytes);
   return m->controller_free_ns;
 }
@@ -266,7 +265,7 @@ static uint64_t
 nand_read (struct ssd_model *m, uint32_t die, uint64_t ready, uint64_t bytes)
 {
   struct die *d = &m->dies[die];
-  uint64_t start = max_u64 (ready, d->free_ns);
+  uint64_t start = sl_max_u64 (ready, d->free_ns);
   uint64_t end = channel_transfer (m, die, start + m->config.read_latency_ns, bytes);
   d->free_ns = end;
   trace (m, 0, die, start, end);
@@ -405,7 +404,7 @@ start_host_program (struct ssd_model *m, uint32_t die, uint64_t now)
     m->counter[COUNTER_SLC_USED_BYTES] = m->slc_used_bytes;
   }
   struct die *d = &m->dies[die];
-  uint64_t start = max_u64 (now, d->free_ns);
+  uint64_t start = sl_max_u64 (now, d->free_ns);
   uint64_t end = channel_transfer (m, die, start, bytes) + latency;
   m->counter[COUNTER_NAND_PAGES_PROGRAMMED] += pu;
   if (d->gc_active) {
@@ -426,7 +425,7 @@ start_gc_step (struct ssd_model *m, uint32_t die, uint64_t now)
   if (ssd_ftl_gc_step (m->ftl, die, &step) <= 0)
     return false;
   struct die *d = &m->dies[die];
-  uint64_t start = max_u64 (now, d->free_ns), end;
+  uint64_t start = sl_max_u64 (now, d->free_ns), end;
   if (step.erased) {
     end = start + m->config.erase_latency_ns;
     m->counter[COUNTER_BLOCKS_ERASED]++;
@@ -451,7 +450,7 @@ start_fold (struct ssd_model *m, uint32_t die, uint64_t now)
 {
   uint64_t bytes = (uint64_t) m->g.program_units * SL_SSD_UNIT_BYTES;
   struct die *d = &m->dies[die];
-  uint64_t start = max_u64 (now, d->free_ns);
+  uint64_t start = sl_max_u64 (now, d->free_ns);
   uint64_t end = start + m->config.read_latency_ns + m->config.program_latency_ns;
   m->slc_used_bytes = m->slc_used_bytes > bytes ? m->slc_used_bytes - bytes : 0;
   m->counter[COUNTER_SLC_USED_BYTES] = m->slc_used_bytes;
@@ -531,7 +530,7 @@ admit_write (struct ssd_model *m, struct sl_request *r, uint64_t now)
     uint32_t lba = (uint32_t) (first + done);
     uint64_t slot = m->set_count ? set_find (m, lba) : UINT64_MAX;
     if (slot != UINT64_MAX) {
-      target = max_u64 (target, m->set_seq[slot] + 1);
+      target = sl_max_u64 (target, m->set_seq[slot] + 1);
       continue;
     }
     if (m->buffer_units >= m->buffer_capacity_units)
@@ -544,7 +543,7 @@ admit_write (struct ssd_model *m, struct sl_request *r, uint64_t now)
   }
   if (done > start_done) {
     uint64_t bytes = r->length_bytes * (done - start_done) / units;
-    uint64_t ready = max_u64 (now, r->model_scratch[SCRATCH_WHEN_NS]);
+    uint64_t ready = sl_max_u64 (now, r->model_scratch[SCRATCH_WHEN_NS]);
     r->model_scratch[SCRATCH_WHEN_NS] = link_transfer (m, false, ready, bytes);
     update_buffer_counter (m);
   }
@@ -599,7 +598,7 @@ finish_synced (struct ssd_model *m, uint64_t now)
       *link = r->model_next;
       r->model_next = NULL;
       m->tags_undecided--;
-      complete_at (m, r, max_u64 (now, r->model_scratch[SCRATCH_WHEN_NS]));
+      complete_at (m, r, sl_max_u64 (now, r->model_scratch[SCRATCH_WHEN_NS]));
     }
     else
       link = &r->model_next;
@@ -633,13 +632,13 @@ read_command (struct ssd_model *m, struct sl_request *r, uint64_t ready)
       continue;
     }
     if (group_bytes)
-      data_ready = max_u64 (data_ready, nand_read (m, group_die, ready, group_bytes));
+      data_ready = sl_max_u64 (data_ready, nand_read (m, group_die, ready, group_bytes));
     group = g;
     group_die = die;
     group_bytes = SL_SSD_UNIT_BYTES;
   }
   if (group_bytes)
-    data_ready = max_u64 (data_ready, nand_read (m, group_die, ready, group_bytes));
+    data_ready = sl_max_u64 (data_ready, nand_read (m, group_die, ready, group_bytes));
   complete_at (m, r, link_transfer (m, true, data_ready, r->length_bytes));
 }
 

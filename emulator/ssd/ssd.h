@@ -92,6 +92,8 @@ struct sl_ssd_geometry {
 };
 
 #define SL_SSD_UNIT_BYTES 4096u        /* FTL mapping unit */
+/* Blocks a die keeps open: one per write stream (host data, GC relocations). */
+#define SL_SSD_OPEN_BLOCKS_PER_DIE 2u
 
 int sl_ssd_geometry_build (const struct sl_ssd_config *c, struct sl_ssd_geometry *g,
                            char *err, size_t err_bytes);

@@ -29,16 +29,16 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Blocks a die keeps open: one for host data, one for GC relocations. */
-#define OPEN_BLOCKS_PER_DIE 2u
+#include "core/units.h"
+
 /* The GC low watermark is at least this many free blocks per die. */
 #define MIN_GC_LOW_BLOCKS 2u
 
 static void
 format_block_bytes (uint64_t bytes, char *out, size_t out_bytes)
 {
-  if (bytes % (1024 * 1024) == 0)
-    snprintf (out, out_bytes, "%" PRIu64 " MiB", bytes / (1024 * 1024));
+  if (bytes % MIB == 0)
+    snprintf (out, out_bytes, "%" PRIu64 " MiB", bytes / MIB);
   else
     snprintf (out, out_bytes, "%" PRIu64 " KiB", bytes / 1024);
 }
@@ -128,7 +128,7 @@ data_blocks_per_die (const struct sl_ssd_geometry *g)
 static uint64_t
 gc_blocks_per_die (const struct sl_ssd_geometry *g)
 {
-  return (uint64_t) g->gc_high_blocks + OPEN_BLOCKS_PER_DIE + 1;
+  return (uint64_t) g->gc_high_blocks + SL_SSD_OPEN_BLOCKS_PER_DIE + 1;
 }
 
 static bool
@@ -154,7 +154,7 @@ sl_ssd_geometry_build (const struct sl_ssd_config *c, struct sl_ssd_geometry *g,
               " -> %" PRIu32 " free, %u open, 1 to collect): raise over-provisioning-pct or "
               "use smaller blocks", c->capacity_bytes, c->over_provisioning_pct, g->dies,
               g->blocks_per_die, block_text, data_blocks_per_die (g), gc_blocks_per_die (g),
-              c->gc_high_watermark_pct, g->gc_high_blocks, OPEN_BLOCKS_PER_DIE);
+              c->gc_high_watermark_pct, g->gc_high_blocks, SL_SSD_OPEN_BLOCKS_PER_DIE);
     return -1;
   }
   return 0;
@@ -177,7 +177,7 @@ sl_ssd_geometry_build (const struct sl_ssd_config *c, struct sl_ssd_geometry *g,
 static double
 gc_spare (const struct sl_ssd_geometry *g)
 {
-  uint64_t full_blocks = (uint64_t) (g->blocks_per_die - g->gc_low_blocks - OPEN_BLOCKS_PER_DIE)
+  uint64_t full_blocks = (uint64_t) (g->blocks_per_die - g->gc_low_blocks - SL_SSD_OPEN_BLOCKS_PER_DIE)
     * g->dies;
   return (double) full_blocks * g->units_per_block / (double) g->logical_units - 1;
 }

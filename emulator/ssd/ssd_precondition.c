@@ -42,7 +42,6 @@
 /* Host writes, in drive fills, until the spread has settled (a fresh drive
  * takes ~6); the victims of the last fill give u. */
 #define POPULATION_FILLS 8u
-#define OPEN_BLOCKS_PER_DIE 2u
 
 double
 sl_ssd_greedy_victim_valid_fraction (double alpha)
@@ -203,7 +202,7 @@ ssd_ftl_precondition_steady (struct ssd_ftl *f)
 {
   /* per die: full blocks, then the host's and GC's open blocks (empty), then
    * the free blocks at the low watermark */
-  uint32_t full_per_die = f->blocks_per_die - f->gc_low_blocks - OPEN_BLOCKS_PER_DIE;
+  uint32_t full_per_die = f->blocks_per_die - f->gc_low_blocks - SL_SSD_OPEN_BLOCKS_PER_DIE;
   uint32_t full = full_per_die * f->dies;
   double alpha = (double) full * f->units_per_block / (double) f->logical_units;
   uint32_t population = full < POPULATION_BLOCKS ? full : POPULATION_BLOCKS;
@@ -232,9 +231,9 @@ ssd_ftl_precondition_steady (struct ssd_ftl *f)
   for (uint32_t d = 0; d < f->dies; d++) {
     uint32_t *stack = &f->free_stack[(uint64_t) d * f->blocks_per_die];
     f->free_count[d] = 0;
-    for (uint32_t i = f->blocks_per_die; i-- > full_per_die + OPEN_BLOCKS_PER_DIE;)
+    for (uint32_t i = f->blocks_per_die; i-- > full_per_die + SL_SSD_OPEN_BLOCKS_PER_DIE;)
       stack[f->free_count[d]++] = d * f->blocks_per_die + i;
-    for (uint32_t stream = 0; stream < OPEN_BLOCKS_PER_DIE; stream++) {
+    for (uint32_t stream = 0; stream < SL_SSD_OPEN_BLOCKS_PER_DIE; stream++) {
       uint32_t b = d * f->blocks_per_die + full_per_die + stream;
       f->state[b] = SSD_BLOCK_OPEN;
       f->open_block[d * 2 + stream] = b;
