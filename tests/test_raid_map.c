@@ -237,30 +237,6 @@ test_plans (void **state)
   raid_plan_free (&p);
 }
 
-static void
-test_extents (void **state)
-{
-  (void) state;
-  struct raid_extents x = { 0 }, out = { 0 };
-  assert_int_equal (raid_extents_add (&x, 100, 200), 0);
-  assert_int_equal (raid_extents_add (&x, 300, 400), 0);
-  assert_int_equal (raid_extents_add (&x, 200, 250), 0);   /* touches: merges */
-  assert_int_equal (x.count, 2);
-  assert_int_equal (x.bytes, 250);
-  assert_true (raid_extents_covers (&x, 120, 240));
-  assert_false (raid_extents_covers (&x, 120, 260));
-  assert_int_equal (raid_extents_remove (&x, 150, 160), 0);        /* split */
-  assert_int_equal (x.count, 3);
-  assert_int_equal (x.bytes, 240);
-  assert_int_equal (raid_extents_take (&x, 0, 320, &out), 0);
-  assert_int_equal (out.bytes, 50 + 90 + 20);
-  assert_int_equal (x.count, 1);
-  assert_int_equal (x.e[0].offset_bytes, 320);
-  assert_int_equal (x.bytes, 80);
-  raid_extents_free (&x);
-  raid_extents_free (&out);
-}
-
 int
 main (void)
 {
@@ -272,7 +248,6 @@ main (void)
     cmocka_unit_test (test_map_raid6),
     cmocka_unit_test (test_parity_rotation),
     cmocka_unit_test (test_plans),
-    cmocka_unit_test (test_extents),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "core/engine.h"
+#include "core/extents.h"
 #include "core/queues.h"
 #include "core/stats.h"
 #include "hdd_internal.h"
@@ -88,10 +89,6 @@ struct segment {
 };
 
 /* Dirty (write-cached) extent; the list is sorted, disjoint, non-adjacent. */
-struct extent {
-  uint64_t start_byte, end_byte;
-};
-
 struct positioning {
   uint64_t wait_ns;            /* until the command's overhead is done */
   double seek_ns;              /* rounded to whole ns once the command starts */
@@ -141,9 +138,7 @@ struct hdd_model {
 
   /* write cache */
   uint64_t write_share_bytes;
-  struct extent *dirty;
-  size_t dirty_count, dirty_capacity;
-  uint64_t dirty_extent_bytes; /* in the dirty list */
+  struct sl_extents dirty;     /* written, not yet on the media (bytes: in the list) */
   uint64_t destage_chunk_bytes;        /* largest single write-back */
   bool destage_active;
   uint64_t destage_end_ns;
@@ -166,7 +161,7 @@ struct hdd_model {
 static inline uint64_t
 dirty_total (const struct hdd_model *m)
 {
-  return m->dirty_extent_bytes + m->destaging_bytes;
+  return m->dirty.bytes + m->destaging_bytes;
 }
 
 static inline void
@@ -198,67 +193,6 @@ complete_at (struct hdd_model *m, struct sl_request *r, uint64_t when)
 {
   sl_release_push (m->release_heap, &m->release_count, when);
   sl_engine_complete (m->engine, r, when);
-}
-
-/* ----------------------------------------------------------- dirty list -- */
-
-/* Index of the first extent ending after offset. */
-static size_t
-dirty_lower_bound (const struct hdd_model *m, uint64_t offset)
-{
-  size_t lo = 0, hi = m->dirty_count;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (m->dirty[mid].end_byte > offset)
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
-  return lo;
-}
-
-static bool
-dirty_covers (const struct hdd_model *m, uint64_t start, uint64_t end)
-{
-  if (m->dirty_count == 0)
-    return false;
-  size_t i = dirty_lower_bound (m, start);
-  return i < m->dirty_count && m->dirty[i].start_byte <= start && m->dirty[i].end_byte >= end;
-}
-
-/* Adds [start, end) merging overlapping and touching extents.  -1: no memory. */
-static int
-dirty_add (struct hdd_model *m, uint64_t start, uint64_t end)
-{
-  /* extents ending at >= start touch or overlap on the left */
-  size_t i = start > 0 ? dirty_lower_bound (m, start - 1) : 0;
-  size_t j = i;
-  uint64_t merged_start = start, merged_end = end, absorbed = 0;
-  while (j < m->dirty_count && m->dirty[j].start_byte <= end) {
-    merged_start = sl_min_u64 (merged_start, m->dirty[j].start_byte);
-    merged_end = sl_max_u64 (merged_end, m->dirty[j].end_byte);
-    absorbed += m->dirty[j].end_byte - m->dirty[j].start_byte;
-    j++;
-  }
-  if (j == i) {
-    if (m->dirty_count == m->dirty_capacity) {
-      size_t capacity = m->dirty_capacity ? 2 * m->dirty_capacity : 256;
-      struct extent *grown = realloc (m->dirty, capacity * sizeof *grown);
-      if (grown == NULL)
-        return -1;
-      m->dirty = grown;
-      m->dirty_capacity = capacity;
-    }
-    memmove (&m->dirty[i + 1], &m->dirty[i], (m->dirty_count - i) * sizeof *m->dirty);
-    m->dirty_count++;
-  }
-  else {
-    memmove (&m->dirty[i + 1], &m->dirty[j], (m->dirty_count - j) * sizeof *m->dirty);
-    m->dirty_count -= j - i - 1;
-  }
-  m->dirty[i] = (struct extent) { merged_start, merged_end };
-  m->dirty_extent_bytes += (merged_end - merged_start) - absorbed;
-  return 0;
 }
 
 static bool
@@ -348,7 +282,7 @@ read_from_cache (struct hdd_model *m, const struct sl_request *r, uint64_t now,
                  uint64_t ready, uint64_t *when)
 {
   uint64_t start = r->offset_bytes, length = r->length_bytes, end = start + length;
-  if (dirty_covers (m, start, end)) {
+  if (sl_extents_covers (&m->dirty, start, end)) {
     *when = interface_transfer (m, ready, length);
     m->counter[COUNTER_CACHE_READ_HITS]++;
     return true;
@@ -500,13 +434,13 @@ static double
 destage_cost (const struct hdd_model *m, uint64_t now, double now_phase_ns, size_t i,
               uint32_t *cylinder, double *seek_bound, struct positioning *p)
 {
-  const struct extent *x = &m->dirty[i];
+  const struct sl_extent *x = &m->dirty.e[i];
   double angle;
-  *cylinder = locate_fast (&m->g, x->start_byte, &angle, NULL);
+  *cylinder = locate_fast (&m->g, x->offset_bytes, &angle, NULL);
   uint32_t distance = *cylinder > m->head_cylinder ? *cylinder - m->head_cylinder
     : m->head_cylinder - *cylinder;
   *seek_bound = seek_ns (&m->g, distance, true);
-  return positioning (m, now, now_phase_ns, now, now, x->start_byte, *cylinder,
+  return positioning (m, now, now_phase_ns, now, now, x->offset_bytes, *cylinder,
                       angle * m->revolution_ns_f, true, p);
 }
 
@@ -517,11 +451,12 @@ best_destage (const struct hdd_model *m, uint64_t now, double now_phase_ns,
               size_t *best_index, struct positioning *best_p)
 {
   double best = INFINITY;
-  size_t origin = dirty_lower_bound (m, m->last_end_byte == UINT64_MAX ? 0 : m->last_end_byte);
+  size_t origin = sl_extents_lower_bound (&m->dirty,
+                                          m->last_end_byte == UINT64_MAX ? 0 : m->last_end_byte);
   struct positioning p;
   uint32_t cylinder;
   double bound;
-  for (size_t i = origin; i < m->dirty_count; i++) {
+  for (size_t i = origin; i < m->dirty.count; i++) {
     double cost = destage_cost (m, now, now_phase_ns, i, &cylinder, &bound, &p);
     if (cost < best) {
       best = cost;
@@ -547,15 +482,11 @@ best_destage (const struct hdd_model *m, uint64_t now, double now_phase_ns,
 static void
 start_destage (struct hdd_model *m, size_t index, uint64_t now, const struct positioning *p)
 {
-  struct extent *x = &m->dirty[index];
-  uint64_t start = x->start_byte;
-  uint64_t chunk = sl_min_u64 (x->end_byte - start, m->destage_chunk_bytes);
-  x->start_byte += chunk;
-  if (x->start_byte == x->end_byte) {
-    memmove (x, x + 1, (m->dirty_count - index - 1) * sizeof *x);
-    m->dirty_count--;
-  }
-  m->dirty_extent_bytes -= chunk;
+  const struct sl_extent *x = &m->dirty.e[index];
+  uint64_t start = x->offset_bytes;
+  uint64_t chunk = sl_min_u64 (x->length_bytes, m->destage_chunk_bytes);
+  /* the front of one extent: never a split, so never an allocation */
+  sl_extents_remove (&m->dirty, start, start + chunk);
   m->destaging_bytes = chunk;
   m->destage_start_byte = start;
   uint32_t first_cylinder = locate_fast (&m->g, start, NULL, NULL);
@@ -581,7 +512,7 @@ static void admit_event (struct sl_engine *e, void *arg, uint64_t when_ns);
 static void
 arm_idle_timer (struct hdd_model *m, uint64_t now)
 {
-  if (m->dirty_count == 0 || m->idle_destaging || m->idle_timer_armed)
+  if (m->dirty.count == 0 || m->idle_destaging || m->idle_timer_armed)
     return;
   m->idle_timer_armed = true;
   m->idle_token++;
@@ -594,7 +525,7 @@ arm_idle_timer (struct hdd_model *m, uint64_t now)
 static void
 pick_next (struct hdd_model *m, uint64_t now)
 {
-  bool destage_allowed = m->dirty_count > 0 && (m->idle_destaging || destage_urgent (m));
+  bool destage_allowed = m->dirty.count > 0 && (m->idle_destaging || destage_urgent (m));
   if (m->ncq_count == 0 && !destage_allowed) {
     arm_idle_timer (m, now);
     return;
@@ -635,7 +566,7 @@ pick_next (struct hdd_model *m, uint64_t now)
 static bool
 head_work_pending (const struct hdd_model *m)
 {
-  return m->ncq_count > 0 || m->destage_active || m->dirty_count > 0;
+  return m->ncq_count > 0 || m->destage_active || m->dirty.count > 0;
 }
 
 static void
@@ -665,7 +596,7 @@ admit_waiting_writes (struct hdd_model *m, uint64_t now)
     sl_fifo_pop (&m->wait_head, &m->wait_tail);
     m->tags_undecided--;
     uint64_t ready = sl_max_u64 (now, r->model_scratch[SCRATCH_READY_NS]);
-    if (dirty_add (m, start, start + length) < 0) {
+    if (sl_extents_add (&m->dirty, start, start + length) < 0) {
       enqueue_media (m, r, now, ready, true);  /* no memory for an extent: write through */
       continue;
     }
@@ -727,7 +658,7 @@ dispatch (struct hdd_model *m, struct sl_request *r, uint64_t now)
         m->tags_undecided++;
         return;
       }
-      if (dirty_add (m, start, start + length) == 0) {
+      if (sl_extents_add (&m->dirty, start, start + length) == 0) {
         update_dirty_counter (m);
         complete_at (m, r, interface_transfer (m, ready, length));
         return;
@@ -894,13 +825,13 @@ hdd_volatile_ranges (void *self, void (*fn) (void *arg, uint64_t offset_bytes, u
   struct hdd_model *m = self;
   catch_up (m, sl_engine_now_ns (m->engine));
   bool destage_pending = m->destaging_bytes > 0;
-  for (size_t i = 0; i < m->dirty_count; i++) {
-    const struct extent *x = &m->dirty[i];
-    if (destage_pending && m->destage_start_byte < x->start_byte) {
+  for (size_t i = 0; i < m->dirty.count; i++) {
+    const struct sl_extent *x = &m->dirty.e[i];
+    if (destage_pending && m->destage_start_byte < x->offset_bytes) {
       fn (arg, m->destage_start_byte, m->destaging_bytes);
       destage_pending = false;
     }
-    fn (arg, x->start_byte, x->end_byte - x->start_byte);
+    fn (arg, x->offset_bytes, x->length_bytes);
   }
   if (destage_pending)
     fn (arg, m->destage_start_byte, m->destaging_bytes);
@@ -915,8 +846,7 @@ hdd_power_cut (void *self)
   struct hdd_model *m = self;
   uint64_t now = sl_engine_now_ns (m->engine);
   catch_up (m, now);
-  m->dirty_count = 0;
-  m->dirty_extent_bytes = 0;
+  sl_extents_clear (&m->dirty);
   m->destaging_bytes = 0;
   m->idle_destaging = false;
   if (m->flush_pending != NULL)
@@ -936,7 +866,7 @@ hdd_destroy (void *self)
   free (m->segments);
   free (m->ncq);
   free (m->release_heap);
-  free (m->dirty);
+  sl_extents_free (&m->dirty);
   free (m);
 }
 

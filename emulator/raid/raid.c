@@ -114,7 +114,7 @@ op_free (struct raid_model *m, struct raid_op *op)
   if (op->next_live)
     op->next_live->prev_live = op->prev_live;
   raid_plan_free (&op->plan);
-  raid_extents_free (&op->batch);
+  sl_extents_free (&op->batch);
   free (op);
 }
 
@@ -271,7 +271,7 @@ release_flush_waiters (struct raid_model *m)
 static void
 cache_write (struct raid_model *m, struct sl_request *r)
 {
-  check_oom (raid_extents_add (&m->dirty, r->offset_bytes, r->offset_bytes + r->length_bytes));
+  check_oom (sl_extents_add (&m->dirty, r->offset_bytes, r->offset_bytes + r->length_bytes));
   m->counter[RC_WRITES_CACHED]++;
   update_dirty_counter (m);
   complete_front (m, r);
@@ -297,7 +297,7 @@ admit_room_waiters (struct raid_model *m)
 static void
 issue_batch (struct raid_model *m)
 {
-  size_t i = raid_extents_lower_bound (&m->dirty, m->destage_cursor);
+  size_t i = sl_extents_lower_bound (&m->dirty, m->destage_cursor);
   if (i == m->dirty.count)
     i = 0;                     /* wrap: the scan starts over at LBA 0 */
   uint64_t start = m->dirty.e[i].offset_bytes;
@@ -308,7 +308,7 @@ issue_batch (struct raid_model *m)
   uint64_t window_end = sl_min_u64 (m->capacity_bytes, window_start + rows * row_bytes);
 
   struct raid_op *op = op_new (m, OP_DESTAGE, NULL);
-  check_oom (raid_extents_take (&m->dirty, window_start, window_end, &op->batch));
+  check_oom (sl_extents_take (&m->dirty, window_start, window_end, &op->batch));
   m->destaging_bytes += op->batch.bytes;
   m->destage_cursor = window_end >= m->capacity_bytes ? 0 : window_end;
   for (size_t k = 0; k < op->batch.count; k++)
@@ -440,7 +440,7 @@ complete_front (struct raid_model *m, struct sl_request *r)
 static void
 write_through (struct raid_model *m, struct sl_request *r)
 {
-  check_oom (raid_extents_remove (&m->dirty, r->offset_bytes, r->offset_bytes + r->length_bytes));
+  check_oom (sl_extents_remove (&m->dirty, r->offset_bytes, r->offset_bytes + r->length_bytes));
   update_dirty_counter (m);
   m->counter[RC_WRITES_THROUGH]++;
   struct raid_op *op = op_new (m, OP_FRONT, r);
@@ -454,7 +454,7 @@ static bool
 in_destage (const struct raid_model *m, uint64_t start, uint64_t end)
 {
   for (const struct raid_op *op = m->destaging; op; op = op->next_in_flight)
-    if (!op->lost && raid_extents_covers (&op->batch, start, end))
+    if (!op->lost && sl_extents_covers (&op->batch, start, end))
       return true;
   return false;
 }
@@ -465,7 +465,7 @@ dispatch_read (struct raid_model *m, struct sl_request *r)
   uint64_t start = r->offset_bytes, end = start + r->length_bytes;
   bool sequential = start == m->last_read_end;
   m->last_read_end = end;
-  if (raid_extents_covers (&m->dirty, start, end) || in_destage (m, start, end)) {
+  if (sl_extents_covers (&m->dirty, start, end) || in_destage (m, start, end)) {
     m->counter[RC_CACHE_READ_HITS]++;
     complete_front (m, r);
     return;
@@ -539,7 +539,7 @@ dispatch_event (struct sl_engine *e, void *arg, uint64_t request)
     break;
   case SL_OP_TRIM:
   default:
-    check_oom (raid_extents_remove (&m->dirty, r->offset_bytes,
+    check_oom (sl_extents_remove (&m->dirty, r->offset_bytes,
                                     r->offset_bytes + r->length_bytes));
     update_dirty_counter (m);
     complete_front (m, r);
@@ -782,7 +782,7 @@ raid_destroy (void *self)
       member->model.ops->destroy (member->model.self);
     free (member->own_stats);
   }
-  raid_extents_free (&m->dirty);
+  sl_extents_free (&m->dirty);
   free (m);
 }
 

@@ -40,6 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/extents.h"
 #include "core/model.h"
 #include "core/request.h"
 #include "core/stats.h"
@@ -149,10 +150,6 @@ typedef void (*sl_raid_trace_fn) (void *arg, uint64_t now_ns, unsigned member,
 void sl_raid_set_trace (struct sl_model *m, sl_raid_trace_fn fn, void *arg);
 
 /* ---- control (thread safe; engine must own a raid model) ---- */
-struct sl_raid_extent {
-  uint64_t offset_bytes;
-  uint64_t length_bytes;
-};
 
 /* What a power cut lost.  extents (logical ranges, sorted) is malloc'd:
  * free it with sl_raid_power_loss_free. */
@@ -160,7 +157,7 @@ struct sl_raid_power_loss {
   bool cache_preserved;                /* battery ok: dirty data survives */
   uint64_t lost_bytes;
   size_t extent_count;
-  struct sl_raid_extent *extents;
+  struct sl_extent *extents;
   /* members with volatile write caches lose what they had not flushed */
   unsigned volatile_member_caches;
   /* Of lost_bytes: logical bytes lost only because the members' volatile

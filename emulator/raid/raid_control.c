@@ -217,15 +217,15 @@ sl_raid_control_replace_member (struct sl_engine *e, unsigned member,
  * members): with the battery ok it survives and is written again, so a
  * member cache losing a copy of it loses nothing. */
 static int
-remove_held (const struct raid_model *m, struct raid_extents *x)
+remove_held (const struct raid_model *m, struct sl_extents *x)
 {
   int result = 0;
   for (size_t i = 0; i < m->dirty.count && result == 0; i++)
-    result = raid_extents_remove (x, m->dirty.e[i].offset_bytes,
+    result = sl_extents_remove (x, m->dirty.e[i].offset_bytes,
                                   m->dirty.e[i].offset_bytes + m->dirty.e[i].length_bytes);
   for (const struct raid_op *op = m->destaging; op && result == 0; op = op->next_in_flight)
     for (size_t i = 0; i < op->batch.count && result == 0 && !op->lost; i++)
-      result = raid_extents_remove (x, op->batch.e[i].offset_bytes,
+      result = sl_extents_remove (x, op->batch.e[i].offset_bytes,
                                     op->batch.e[i].offset_bytes + op->batch.e[i].length_bytes);
   return result;
 }
@@ -242,13 +242,13 @@ do_power_cut (struct raid_model *m, struct control *c)
   /* read-ahead data is gone either way: it was never protected */
   m->ra_start = m->ra_end = 0;
   /* the members' caches go first: only then is the controller's loss known */
-  struct raid_extents member_lost = { 0 };
+  struct sl_extents member_lost = { 0 };
   int result = raid_member_power_cut (m, &member_lost, &loss->member_dropped_bytes);
   if (loss->cache_preserved) {
     if (result == 0)
       result = remove_held (m, &member_lost);
     if (result < 0) {
-      raid_extents_free (&member_lost);
+      sl_extents_free (&member_lost);
       snprintf (c->err, c->err_bytes, "power cut: out of memory");
       return -1;
     }
@@ -259,31 +259,31 @@ do_power_cut (struct raid_model *m, struct control *c)
                 (unsigned long long) member_lost.bytes);
     return 0;
   }
-  struct raid_extents lost = { 0 };
+  struct sl_extents lost = { 0 };
   for (size_t i = 0; i < m->dirty.count && result == 0; i++)
-    result = raid_extents_add (&lost, m->dirty.e[i].offset_bytes,
+    result = sl_extents_add (&lost, m->dirty.e[i].offset_bytes,
                                m->dirty.e[i].offset_bytes + m->dirty.e[i].length_bytes);
   for (struct raid_op *op = m->destaging; op && result == 0; op = op->next_in_flight) {
     if (op->lost)
       continue;
     /* a batch on its way to the members may be torn: count it lost */
     for (size_t i = 0; i < op->batch.count && result == 0; i++)
-      result = raid_extents_add (&lost, op->batch.e[i].offset_bytes,
+      result = sl_extents_add (&lost, op->batch.e[i].offset_bytes,
                                  op->batch.e[i].offset_bytes + op->batch.e[i].length_bytes);
     op->lost = true;
     m->destaging_bytes -= op->batch.bytes;
   }
   uint64_t cache_lost_bytes = lost.bytes;
   for (size_t i = 0; i < member_lost.count && result == 0; i++)
-    result = raid_extents_add (&lost, member_lost.e[i].offset_bytes,
+    result = sl_extents_add (&lost, member_lost.e[i].offset_bytes,
                                member_lost.e[i].offset_bytes + member_lost.e[i].length_bytes);
-  raid_extents_free (&member_lost);
+  sl_extents_free (&member_lost);
   if (result < 0) {
-    raid_extents_free (&lost);
+    sl_extents_free (&lost);
     snprintf (c->err, c->err_bytes, "power cut: out of memory");
     return -1;
   }
-  raid_extents_clear (&m->dirty);
+  sl_extents_clear (&m->dirty);
   m->counter[RC_DIRTY_BYTES] = m->destaging_bytes;
   loss->lost_bytes = lost.bytes;
   loss->member_lost_bytes = lost.bytes - cache_lost_bytes;

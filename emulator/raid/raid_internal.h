@@ -1,5 +1,5 @@
 /* raid_internal.h — what the RAID controller's files share but the API
- * does not: member I/O plans (raid_map.c), extent lists (raid_cache.c),
+ * does not: member I/O plans (raid_map.c),
  * the battery state machine (raid_battery.c) and the controller's state
  * (raid.c, raid_control.c). */
 #ifndef STORLAB_RAID_INTERNAL_H
@@ -68,27 +68,6 @@ size_t raid_plan_phase1_start (const struct raid_plan *p);
 void raid_plan_reset (struct raid_plan *p);
 void raid_plan_free (struct raid_plan *p);
 
-/* ------------------------------------------------------- extent lists -- */
-
-/* Sorted, disjoint, non-touching logical extents (the dirty cache). */
-struct raid_extents {
-  struct sl_raid_extent *e;
-  size_t count, capacity;
-  uint64_t bytes;
-};
-
-int raid_extents_add (struct raid_extents *x, uint64_t start, uint64_t end);
-int raid_extents_remove (struct raid_extents *x, uint64_t start, uint64_t end);
-bool raid_extents_covers (const struct raid_extents *x, uint64_t start, uint64_t end);
-bool raid_extents_overlaps (const struct raid_extents *x, uint64_t start, uint64_t end);
-/* Index of the first extent ending after offset (count if none). */
-size_t raid_extents_lower_bound (const struct raid_extents *x, uint64_t offset);
-/* Moves the parts of x inside [start, end) to out (appended). */
-int raid_extents_take (struct raid_extents *x, uint64_t start, uint64_t end,
-                       struct raid_extents *out);
-void raid_extents_clear (struct raid_extents *x);
-void raid_extents_free (struct raid_extents *x);
-
 /* ------------------------------------------------------------ battery -- */
 
 /* The set state (ok/failed/absent) plus the learn cycle: while set ok,
@@ -124,7 +103,7 @@ struct raid_op {
   size_t phase1_start;
   uint32_t pending;
   uint32_t phase;
-  struct raid_extents batch;           /* destage: the logical data written */
+  struct sl_extents batch;           /* destage: the logical data written */
   uint64_t rebuild_bytes;
   uint32_t rebuild_member;
   bool lost;                           /* power cut: the batch's data is gone */
@@ -201,7 +180,7 @@ struct raid_model {
   uint64_t idle_token;
 
   /* write cache */
-  struct raid_extents dirty;
+  struct sl_extents dirty;
   uint64_t destaging_bytes;
   struct raid_op *destaging;
   uint32_t destage_ios_in_flight;
@@ -247,7 +226,7 @@ void raid_start_rebuild (struct raid_model *m);
 /* raid_power.c: adds to lost the logical ranges the members' volatile
  * write caches lose in a power cut (dropped_bytes: member bytes dropped),
  * then cuts the members' power.  -1 when out of memory. */
-int raid_member_power_cut (struct raid_model *m, struct raid_extents *lost,
+int raid_member_power_cut (struct raid_model *m, struct sl_extents *lost,
                            uint64_t *dropped_bytes);
 /* Member bytes in volatile write caches, not yet on media. */
 uint64_t raid_member_volatile_bytes (const struct raid_model *m);

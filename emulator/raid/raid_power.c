@@ -25,7 +25,7 @@
 #include <stdlib.h>
 
 struct collect {
-  struct raid_extents *x;
+  struct sl_extents *x;
   uint64_t bytes;
   int result;
 };
@@ -36,7 +36,7 @@ collect_range (void *arg, uint64_t offset_bytes, uint64_t length_bytes)
   struct collect *c = arg;
   c->bytes += length_bytes;
   if (c->result == 0)
-    c->result = raid_extents_add (c->x, offset_bytes, offset_bytes + length_bytes);
+    c->result = sl_extents_add (c->x, offset_bytes, offset_bytes + length_bytes);
 }
 
 /* The logical offset of member byte member_offset, or false for parity
@@ -74,8 +74,8 @@ member_to_logical (const struct sl_raid_layout *l, uint32_t member, uint64_t mem
 
 /* Member ranges -> logical ranges, strip by strip. */
 static int
-map_to_logical (const struct sl_raid_layout *l, uint32_t member, const struct raid_extents *in,
-                struct raid_extents *out)
+map_to_logical (const struct sl_raid_layout *l, uint32_t member, const struct sl_extents *in,
+                struct sl_extents *out)
 {
   for (size_t i = 0; i < in->count; i++) {
     uint64_t at = in->e[i].offset_bytes, end = at + in->e[i].length_bytes;
@@ -84,7 +84,7 @@ map_to_logical (const struct sl_raid_layout *l, uint32_t member, const struct ra
       uint64_t piece = sl_min_u64 (end, strip_end) - at;
       uint64_t logical;
       if (member_to_logical (l, member, at, &logical)
-          && raid_extents_add (out, logical, logical + piece) < 0)
+          && sl_extents_add (out, logical, logical + piece) < 0)
         return -1;
       at += piece;
     }
@@ -94,22 +94,22 @@ map_to_logical (const struct sl_raid_layout *l, uint32_t member, const struct ra
 
 /* x := x ∩ y (removes y's gaps from x). */
 static int
-intersect (struct raid_extents *x, const struct raid_extents *y, uint64_t capacity)
+intersect (struct sl_extents *x, const struct sl_extents *y, uint64_t capacity)
 {
   uint64_t gap_start = 0;
   for (size_t i = 0; i < y->count; i++) {
-    if (raid_extents_remove (x, gap_start, y->e[i].offset_bytes) < 0)
+    if (sl_extents_remove (x, gap_start, y->e[i].offset_bytes) < 0)
       return -1;
     gap_start = y->e[i].offset_bytes + y->e[i].length_bytes;
   }
-  return raid_extents_remove (x, gap_start, capacity);
+  return sl_extents_remove (x, gap_start, capacity);
 }
 
 static int
-add_all (struct raid_extents *to, const struct raid_extents *from)
+add_all (struct sl_extents *to, const struct sl_extents *from)
 {
   for (size_t i = 0; i < from->count; i++)
-    if (raid_extents_add (to, from->e[i].offset_bytes,
+    if (sl_extents_add (to, from->e[i].offset_bytes,
                           from->e[i].offset_bytes + from->e[i].length_bytes) < 0)
       return -1;
   return 0;
@@ -124,11 +124,11 @@ group_of (uint32_t level, uint32_t member)
 }
 
 int
-raid_member_power_cut (struct raid_model *m, struct raid_extents *lost,
+raid_member_power_cut (struct raid_model *m, struct sl_extents *lost,
                        uint64_t *dropped_bytes)
 {
   uint32_t n = m->config.members;
-  struct raid_extents logical[SL_RAID_MAX_MEMBERS] = { { 0 } };
+  struct sl_extents logical[SL_RAID_MAX_MEMBERS] = { { 0 } };
   bool live[SL_RAID_MAX_MEMBERS] = { false };
   int result = 0;
   *dropped_bytes = 0;
@@ -137,18 +137,18 @@ raid_member_power_cut (struct raid_model *m, struct raid_extents *lost,
     live[i] = m->member[i].state != SL_RAID_MEMBER_FAILED;
     if (!live[i] || !model->volatile_write_cache || model->ops->volatile_ranges == NULL)
       continue;
-    struct raid_extents member_ranges = { 0 };
+    struct sl_extents member_ranges = { 0 };
     struct collect c = { .x = &member_ranges };
     model->ops->volatile_ranges (model->self, collect_range, &c);
     *dropped_bytes += c.bytes;
     result = c.result;
     if (result == 0)
       result = map_to_logical (&m->layout, i, &member_ranges, &logical[i]);
-    raid_extents_free (&member_ranges);
+    sl_extents_free (&member_ranges);
   }
   /* per mirror group: the intersection of its live copies' losses */
   for (uint32_t g = 0; g < n && result == 0; g++) {
-    struct raid_extents group = { 0 };
+    struct sl_extents group = { 0 };
     bool first = true;
     for (uint32_t i = 0; i < n && result == 0; i++) {
       if (group_of (m->layout.level, i) != g || !live[i])
@@ -159,10 +159,10 @@ raid_member_power_cut (struct raid_model *m, struct raid_extents *lost,
     }
     if (result == 0)
       result = add_all (lost, &group);
-    raid_extents_free (&group);
+    sl_extents_free (&group);
   }
   for (uint32_t i = 0; i < n; i++) {
-    raid_extents_free (&logical[i]);
+    sl_extents_free (&logical[i]);
     const struct sl_model *model = &m->member[i].model;
     if (model->ops->power_cut)
       model->ops->power_cut (model->self);
