@@ -25,21 +25,9 @@
 #include "hdd/hdd.h"
 #include "core/units.h"
 
+#include "closed_loop.h"
+
 #define MS 1000000.0
-
-static bool
-within (double value, double expected, double relative)
-{
-  return fabs (value - expected) <= fabs (expected) * relative;
-}
-
-#define assert_within(value, expected, relative)                               \
-  do {                                                                         \
-    double v_ = (value), x_ = (expected);                                      \
-    if (!within (v_, x_, (relative)))                                          \
-      fail_msg ("%s = %.6g, expected %.6g within %.2f%%", #value, v_, x_,      \
-                100.0 * (relative));                                           \
-  } while (0)
 
 static struct sl_hdd_config
 default_config (void)
@@ -341,105 +329,6 @@ test_zones (void **state)
 
 /* ------------------------------------------------------------- driver -- */
 
-enum pattern { RANDOM, SEQUENTIAL };
-
-struct driver {
-  struct sl_engine *e;
-  struct sl_device_stats *stats;
-  struct sl_request *requests;
-  uint8_t *in_flight;
-  unsigned depth;
-  uint64_t target, issued, completed;
-  enum sl_op op;
-  enum pattern pattern;
-  uint64_t length_bytes;
-  uint64_t region_start, region_bytes;
-  uint64_t next_offset;        /* sequential */
-  uint64_t rng;
-  /* results */
-  double latency_sum_ns;
-  uint64_t latency_max_ns;
-  uint64_t first_completion_ns, last_completion_ns;
-  uint64_t dirty_max_bytes;
-  uint64_t *latencies;         /* per completion, optional */
-  bool lean;                   /* speed runs: no per-completion sampling */
-};
-
-static uint64_t
-rng_next (uint64_t *s)
-{
-  *s ^= *s >> 12;
-  *s ^= *s << 25;
-  *s ^= *s >> 27;
-  return *s * 2685821657736338717ull;
-}
-
-static uint64_t
-counter (const struct sl_device_stats *s, const char *name)
-{
-  for (unsigned i = 0; i < 16; i++)
-    if (strcmp (s->model_counter_name[i], name) == 0)
-      return s->model_counter[i];
-  fail_msg ("no model counter named %s", name);
-  return 0;
-}
-
-static void driver_issue (struct driver *d, struct sl_request *r);
-
-static void
-driver_complete (struct sl_engine *e, struct sl_request *r)
-{
-  struct driver *d = r->driver_data;
-  size_t slot = (size_t) (r - d->requests);
-  assert_true (d->in_flight[slot]);            /* completes exactly once */
-  d->in_flight[slot] = 0;
-  assert_true (r->completion_known);
-  assert_true (r->completion_ns >= r->arrival_ns);
-  assert_int_equal (r->completion_ns, sl_engine_now_ns (e));
-  if (d->lean) {
-    d->completed++;
-    if (d->issued < d->target)
-      driver_issue (d, r);
-    return;
-  }
-  uint64_t latency = r->completion_ns - r->arrival_ns;
-  if (d->latencies)
-    d->latencies[d->completed] = latency;
-  d->completed++;
-  d->latency_sum_ns += (double) latency;
-  if (latency > d->latency_max_ns)
-    d->latency_max_ns = latency;
-  if (d->completed == 1)
-    d->first_completion_ns = r->completion_ns;
-  d->last_completion_ns = r->completion_ns;
-  uint64_t dirty = counter (d->stats, "dirty_bytes");
-  if (dirty > d->dirty_max_bytes)
-    d->dirty_max_bytes = dirty;
-  if (d->issued < d->target)
-    driver_issue (d, r);
-}
-
-static void
-driver_issue (struct driver *d, struct sl_request *r)
-{
-  memset (r, 0, sizeof *r);
-  r->op = d->op;
-  r->length_bytes = d->length_bytes;
-  if (d->pattern == SEQUENTIAL) {
-    r->offset_bytes = d->next_offset;
-    d->next_offset += d->length_bytes;
-  }
-  else {
-    uint64_t slots = d->region_bytes / d->length_bytes;
-    r->offset_bytes = d->region_start + rng_next (&d->rng) % slots * d->length_bytes;
-  }
-  r->on_complete = driver_complete;
-  r->driver_data = d;
-  d->in_flight[r - d->requests] = 1;
-  d->issued++;
-  sl_engine_submit (d->e, r);
-}
-
 static struct sl_engine *
 new_engine (const struct sl_hdd_config *c, struct sl_device_stats **stats)
 {
@@ -454,53 +343,27 @@ new_engine (const struct sl_hdd_config *c, struct sl_device_stats **stats)
   return e;
 }
 
+/* A closed loop over the whole drive; it drains the drive's background
+ * work (destage) and samples its dirty peak. */
 static void
-driver_init (struct driver *d, const struct sl_hdd_config *c, unsigned depth,
-             enum sl_op op, enum pattern pattern, uint64_t length_bytes, uint64_t target)
+driver_init (struct test_driver *d, const struct sl_hdd_config *c, unsigned depth,
+             enum sl_op op, enum test_pattern pattern, uint64_t length_bytes, uint64_t target)
 {
-  memset (d, 0, sizeof *d);
-  d->e = new_engine (c, &d->stats);
-  d->depth = depth;
-  d->requests = calloc (depth, sizeof *d->requests);
-  d->in_flight = calloc (depth, 1);
-  assert_non_null (d->requests);
-  assert_non_null (d->in_flight);
-  d->op = op;
-  d->pattern = pattern;
-  d->length_bytes = length_bytes;
-  d->region_start = 0;
-  d->region_bytes = c->capacity_bytes;
-  d->target = target;
-  d->rng = 0x9e3779b97f4a7c15ull;
-}
-
-/* Issues depth requests, then runs events until everything completed. */
-static void
-driver_run (struct driver *d)
-{
-  for (unsigned i = 0; i < d->depth && d->issued < d->target; i++)
-    driver_issue (d, &d->requests[i]);
-  while (sl_engine_run_next (d->e))
-    ;
-  assert_int_equal (d->completed, d->target);
-  for (unsigned i = 0; i < d->depth; i++)
-    assert_false (d->in_flight[i]);
+  struct sl_device_stats *stats;
+  struct sl_engine *e = new_engine (c, &stats);
+  test_driver_init (d, e, c->capacity_bytes, depth, op, pattern, length_bytes, target,
+                    0x9e3779b97f4a7c15ull);
+  d->stats = stats;
+  d->drain = true;
+  d->sample_dirty = true;
 }
 
 static void
-driver_free (struct driver *d)
+driver_free (struct test_driver *d)
 {
   sl_engine_free (d->e);
   free (d->stats);
-  free (d->requests);
-  free (d->in_flight);
-  free (d->latencies);
-}
-
-static double
-driver_iops (const struct driver *d)
-{
-  return d->completed / (sl_engine_now_ns (d->e) / 1e9);
+  test_driver_free (d);
 }
 
 /* Single requests, for hand-made scenarios. */
@@ -544,10 +407,10 @@ test_small_disk (void **state)
   assert_true (g.fitted_average_seek_ns < 3.8 * MS && g.fitted_average_seek_ns > 3.0 * MS);
   sl_hdd_geometry_free (&g);
 
-  struct driver d;
-  driver_init (&d, &c, 4, SL_OP_READ, RANDOM, 4 * KIB, 2000);
-  driver_run (&d);
-  assert_true (counter (d.stats, "media_reads") > 0);
+  struct test_driver d;
+  driver_init (&d, &c, 4, SL_OP_READ, TEST_RANDOM, 4 * KIB, 2000);
+  test_driver_run (&d);
+  assert_true (test_model_counter (d.stats, "media_reads") > 0);
   driver_free (&d);
   /* seek figures no full-size drive could have stay errors */
   c.average_seek_ns = 6000000;
@@ -563,12 +426,12 @@ test_rotation_random_qd1 (void **state)
 {
   (void) state;
   struct sl_hdd_config c = default_config ();
-  struct driver d;
-  driver_init (&d, &c, 1, SL_OP_READ, RANDOM, 4 * KIB, 20000);
-  driver_run (&d);
-  uint64_t media = counter (d.stats, "media_reads");
+  struct test_driver d;
+  driver_init (&d, &c, 1, SL_OP_READ, TEST_RANDOM, 4 * KIB, 20000);
+  test_driver_run (&d);
+  uint64_t media = test_model_counter (d.stats, "media_reads");
   assert_true (media > 19900);         /* random over 300 GB: (almost) no hits */
-  double rotation_mean = (double) counter (d.stats, "rotation_ns_total") / (double) media;
+  double rotation_mean = (double) test_model_counter (d.stats, "rotation_ns_total") / (double) media;
   assert_within (rotation_mean, 3.0 * MS, 0.05);
   driver_free (&d);
 }
@@ -576,23 +439,23 @@ test_rotation_random_qd1 (void **state)
 static void
 check_sequential (const struct sl_hdd_config *c, uint64_t start, double *rate_out)
 {
-  struct driver d;
+  struct test_driver d;
   const uint64_t n = 2000;
-  driver_init (&d, c, 1, SL_OP_READ, SEQUENTIAL, 64 * KIB, n);
+  driver_init (&d, c, 1, SL_OP_READ, TEST_SEQUENTIAL, 64 * KIB, n);
   d.next_offset = start;
   /* first request alone: the positioning it pays is the only one */
-  driver_issue (&d, &d.requests[0]);
+  test_driver_start (&d);             /* depth 1: the first request alone */
   while (d.completed == 0 && sl_engine_run_next (d.e))
     ;
-  uint64_t rotation_first = counter (d.stats, "rotation_ns_total");
-  uint64_t seek_first = counter (d.stats, "seek_ns_total");
+  uint64_t rotation_first = test_model_counter (d.stats, "rotation_ns_total");
+  uint64_t seek_first = test_model_counter (d.stats, "seek_ns_total");
   while (sl_engine_run_next (d.e))
     ;
   assert_int_equal (d.completed, n);
-  assert_int_equal (counter (d.stats, "rotation_ns_total"), rotation_first);
-  assert_int_equal (counter (d.stats, "seek_ns_total"), seek_first);
-  assert_int_equal (counter (d.stats, "media_reads"), 1);
-  assert_int_equal (counter (d.stats, "readahead_hits"), n - 1);
+  assert_int_equal (test_model_counter (d.stats, "rotation_ns_total"), rotation_first);
+  assert_int_equal (test_model_counter (d.stats, "seek_ns_total"), seek_first);
+  assert_int_equal (test_model_counter (d.stats, "media_reads"), 1);
+  assert_int_equal (test_model_counter (d.stats, "readahead_hits"), n - 1);
 
   struct sl_hdd_geometry g;
   char err[256];
@@ -628,10 +491,10 @@ test_qd1_random_iops (void **state)
 {
   (void) state;
   struct sl_hdd_config c = default_config ();
-  struct driver d;
-  driver_init (&d, &c, 1, SL_OP_READ, RANDOM, 4 * KIB, 20000);
-  driver_run (&d);
-  double iops = driver_iops (&d);
+  struct test_driver d;
+  driver_init (&d, &c, 1, SL_OP_READ, TEST_RANDOM, 4 * KIB, 20000);
+  test_driver_run (&d);
+  double iops = test_driver_iops (&d);
   /* datasheet arithmetic: overhead + average seek + half a turn + transfer
    * (4 KiB at the mean media rate) */
   double mean_rate = (124e6 + 67e6) / 2;
@@ -647,20 +510,20 @@ test_ncq_qd32 (void **state)
 {
   (void) state;
   struct sl_hdd_config c = default_config ();
-  struct driver qd1, qd32;
-  driver_init (&qd1, &c, 1, SL_OP_READ, RANDOM, 4 * KIB, 10000);
-  driver_run (&qd1);
-  driver_init (&qd32, &c, 32, SL_OP_READ, RANDOM, 4 * KIB, 20000);
-  driver_run (&qd32);
-  double iops1 = driver_iops (&qd1), iops32 = driver_iops (&qd32);
+  struct test_driver qd1, qd32;
+  driver_init (&qd1, &c, 1, SL_OP_READ, TEST_RANDOM, 4 * KIB, 10000);
+  test_driver_run (&qd1);
+  driver_init (&qd32, &c, 32, SL_OP_READ, TEST_RANDOM, 4 * KIB, 20000);
+  test_driver_run (&qd32);
+  double iops1 = test_driver_iops (&qd1), iops32 = test_driver_iops (&qd32);
   print_message ("4K random read: QD1 %.1f IOPS, QD32 %.1f IOPS (x%.2f)\n",
                  iops1, iops32, iops32 / iops1);
   assert_true (iops32 >= 1.5 * iops1);
   /* SPTF shortens positioning: seeks and rotational waits per I/O drop */
-  double pos1 = (double) (counter (qd1.stats, "seek_ns_total") + counter (qd1.stats, "rotation_ns_total"))
-    / counter (qd1.stats, "media_reads");
-  double pos32 = (double) (counter (qd32.stats, "seek_ns_total") + counter (qd32.stats, "rotation_ns_total"))
-    / counter (qd32.stats, "media_reads");
+  double pos1 = (double) (test_model_counter (qd1.stats, "seek_ns_total") + test_model_counter (qd1.stats, "rotation_ns_total"))
+    / test_model_counter (qd1.stats, "media_reads");
+  double pos32 = (double) (test_model_counter (qd32.stats, "seek_ns_total") + test_model_counter (qd32.stats, "rotation_ns_total"))
+    / test_model_counter (qd32.stats, "media_reads");
   assert_true (pos32 < 0.6 * pos1);
   driver_free (&qd1);
   driver_free (&qd32);
@@ -698,7 +561,7 @@ test_sptf_order (void **state)
     struct sl_engine *e = new_engine (&c, &stats);
     /* keep the head busy with a long read that ends at cylinder X */
     struct sl_request busy, cand[CANDIDATES];
-    uint64_t busy_offset = (rng_next (&rng) % (c.capacity_bytes / MIB - 64)) * MIB;
+    uint64_t busy_offset = (test_rng_next (&rng) % (c.capacity_bytes / MIB - 64)) * MIB;
     submit_one (e, &busy, SL_OP_READ, busy_offset, 8 * MIB);
     assert_true (busy.completion_known);
     uint64_t head_free = busy.completion_ns;
@@ -713,10 +576,10 @@ test_sptf_order (void **state)
       do {
         if (i % 2 == 0) {
           uint64_t around = busy_offset + 8 * MIB + 2 * MIB;
-          offset = around + (rng_next (&rng) % (64 * MIB)) / 4096 * 4096;
+          offset = around + (test_rng_next (&rng) % (64 * MIB)) / 4096 * 4096;
         }
         else
-          offset = rng_next (&rng) % (c.capacity_bytes / 4096) * 4096;
+          offset = test_rng_next (&rng) % (c.capacity_bytes / 4096) * 4096;
       } while (offset + 4096 > c.capacity_bytes
                || (offset + 4096 > busy_offset && offset < busy_offset + 10 * MIB));
       submit_one (e, &cand[i], SL_OP_READ, offset, 4096);
@@ -776,20 +639,20 @@ test_ncq_max_wait (void **state)
   }
 }
 
-static struct driver
+static struct test_driver
 run_random_reads (unsigned ncq_depth, double max_wait_ms, unsigned queue_depth, uint64_t n)
 {
   struct sl_hdd_config c = default_config ();
   c.ncq_depth = ncq_depth;
   c.ncq_max_wait_ns = (uint64_t) (max_wait_ms * MS);
-  struct driver d;
-  driver_init (&d, &c, queue_depth, SL_OP_READ, RANDOM, 4 * KIB, n);
+  struct test_driver d;
+  driver_init (&d, &c, queue_depth, SL_OP_READ, TEST_RANDOM, 4 * KIB, n);
   d.latencies = calloc (n, sizeof *d.latencies);
-  driver_run (&d);             /* every request completed exactly once */
+  test_driver_run (&d);             /* every request completed exactly once */
   assert_int_equal (d.stats->op[SL_OP_READ].count, n);
   assert_int_equal (d.stats->queue_depth, 0);
   print_message ("QD%u, ncq-depth %u, ncq-max-wait %.0f ms: %.1f IOPS, latency mean %.1f "
-                 "max %.1f ms\n", queue_depth, ncq_depth, max_wait_ms, driver_iops (&d),
+                 "max %.1f ms\n", queue_depth, ncq_depth, max_wait_ms, test_driver_iops (&d),
                  d.latency_sum_ns / n / MS, d.latency_max_ns / MS);
   return d;
 }
@@ -799,19 +662,19 @@ test_no_starvation (void **state)
 {
   (void) state;
   /* pure SPTF (age limit out of reach) lets unlucky commands wait for seconds */
-  struct driver sptf = run_random_reads (256, 60000, 256, 30000);
+  struct test_driver sptf = run_random_reads (256, 60000, 256, 30000);
   assert_true (sptf.latency_max_ns > 4000 * MS);
-  assert_true (driver_iops (&sptf) > 600);
+  assert_true (test_driver_iops (&sptf) > 600);
   /* the age limit caps the wait: nothing waits much longer than the limit
    * plus one more command, and the queue still reorders */
-  struct driver aged = run_random_reads (256, 3000, 256, 30000);
+  struct test_driver aged = run_random_reads (256, 3000, 256, 30000);
   assert_true (aged.latency_max_ns < 3000 * MS + 20 * MS);
-  assert_true (driver_iops (&aged) > 0.95 * driver_iops (&sptf));
+  assert_true (test_driver_iops (&aged) > 0.95 * test_driver_iops (&sptf));
   /* defaults (500 ms) with a host queue in front of the 32-tag NCQ: age
    * counts from entering the NCQ, so the host queue does not age commands */
-  struct driver hostq = run_random_reads (32, 500, 256, 30000);
+  struct test_driver hostq = run_random_reads (32, 500, 256, 30000);
   assert_true (hostq.latency_max_ns < 500 * MS + 224 * 16 * MS);
-  assert_true (driver_iops (&hostq) > 350);
+  assert_true (test_driver_iops (&hostq) > 350);
   driver_free (&sptf);
   driver_free (&aged);
   driver_free (&hostq);
@@ -825,18 +688,18 @@ test_write_cache_on (void **state)
   (void) state;
   struct sl_hdd_config c = default_config ();
   c.write_cache = true;
-  struct driver d;
+  struct test_driver d;
   const uint64_t n = 1000;             /* 4 MB: well inside the 8 MB write share */
-  driver_init (&d, &c, 1, SL_OP_WRITE, RANDOM, 4 * KIB, n);
+  driver_init (&d, &c, 1, SL_OP_WRITE, TEST_RANDOM, 4 * KIB, n);
   d.latencies = calloc (n, sizeof *d.latencies);
-  driver_issue (&d, &d.requests[0]);
+  test_driver_start (&d);             /* depth 1: the first request alone */
   while (d.completed < n && sl_engine_run_next (d.e))
     ;
   uint64_t cached = c.command_overhead_ns + (uint64_t) ceil (4096 / 600e6 * 1e9);
   for (uint64_t i = 0; i < n; i++)
     assert_int_equal (d.latencies[i], cached);
-  assert_int_equal (counter (d.stats, "media_writes"), 0);
-  assert_true (counter (d.stats, "dirty_bytes") > 0);
+  assert_int_equal (test_model_counter (d.stats, "media_writes"), 0);
+  assert_true (test_model_counter (d.stats, "dirty_bytes") > 0);
 
   /* FLUSH returns once everything dirty is on the media */
   struct sl_request flush;
@@ -844,8 +707,8 @@ test_write_cache_on (void **state)
   assert_false (flush.completion_known);
   run_all (d.e);
   assert_true (flush.completion_known);
-  assert_int_equal (counter (d.stats, "dirty_bytes"), 0);
-  assert_true (counter (d.stats, "destages") > 0);
+  assert_int_equal (test_model_counter (d.stats, "dirty_bytes"), 0);
+  assert_true (test_model_counter (d.stats, "destages") > 0);
   assert_true (flush.completion_ns - flush.arrival_ns > 1 * MS);
   assert_true (d.dirty_max_bytes <= c.cache_bytes / 2);
   driver_free (&d);
@@ -860,16 +723,16 @@ test_write_cache_high_water (void **state)
   c.write_cache = true;
   c.idle_destage_delay_ns = 10000 * 1000000ull;        /* never idle long enough */
   uint64_t share = c.cache_bytes / 2;
-  struct driver d;
+  struct test_driver d;
   const uint64_t below = share / 2 / 4096, above = share * 7 / 8 / 4096;
-  driver_init (&d, &c, 1, SL_OP_WRITE, RANDOM, 4 * KIB, above);
-  driver_issue (&d, &d.requests[0]);
+  driver_init (&d, &c, 1, SL_OP_WRITE, TEST_RANDOM, 4 * KIB, above);
+  test_driver_start (&d);             /* depth 1: the first request alone */
   while (d.completed < below && sl_engine_run_next (d.e))
     ;
-  assert_int_equal (counter (d.stats, "destages"), 0);
+  assert_int_equal (test_model_counter (d.stats, "destages"), 0);
   while (d.completed < above && sl_engine_run_next (d.e))
     ;
-  assert_true (counter (d.stats, "destages") > 0);
+  assert_true (test_model_counter (d.stats, "destages") > 0);
   assert_true (d.dirty_max_bytes > share * 3 / 4);
   assert_true (d.dirty_max_bytes <= share);
   driver_free (&d);
@@ -881,18 +744,18 @@ test_write_cache_fills (void **state)
   (void) state;
   struct sl_hdd_config c = default_config ();
   c.write_cache = true;
-  struct driver d;
+  struct test_driver d;
   const uint64_t n = 20000;            /* 80 MB: ten times the write share */
-  driver_init (&d, &c, 32, SL_OP_WRITE, RANDOM, 4 * KIB, n);
+  driver_init (&d, &c, 32, SL_OP_WRITE, TEST_RANDOM, 4 * KIB, n);
   d.latencies = calloc (n, sizeof *d.latencies);
-  driver_run (&d);
+  test_driver_run (&d);
   assert_true (d.dirty_max_bytes <= c.cache_bytes / 2);
   assert_true (d.dirty_max_bytes > c.cache_bytes / 2 - 64 * KIB);   /* it did fill */
   uint64_t waited = 0;
   for (uint64_t i = 0; i < n; i++)
     waited += d.latencies[i] > 10 * MS;
   assert_true (waited > n / 2);        /* past the first 8 MB, writes wait for room */
-  double destage_iops = counter (d.stats, "destages") / (sl_engine_now_ns (d.e) / 1e9);
+  double destage_iops = test_model_counter (d.stats, "destages") / (sl_engine_now_ns (d.e) / 1e9);
   print_message ("write-back of random 4K writes: %.0f destages/s\n", destage_iops);
   assert_true (destage_iops > 150);    /* SPTF over the dirty list beats QD1 random */
   driver_free (&d);
@@ -903,16 +766,16 @@ test_write_cache_off (void **state)
 {
   (void) state;
   struct sl_hdd_config c = default_config ();
-  struct driver reads, writes;
-  driver_init (&reads, &c, 1, SL_OP_READ, RANDOM, 4 * KIB, 5000);
-  driver_run (&reads);
-  driver_init (&writes, &c, 1, SL_OP_WRITE, RANDOM, 4 * KIB, 5000);   /* same offsets */
-  driver_run (&writes);
-  assert_int_equal (counter (writes.stats, "media_writes"), 5000);
-  assert_int_equal (counter (writes.stats, "dirty_bytes"), 0);
-  double read_seek = (double) counter (reads.stats, "seek_ns_total") / counter (reads.stats, "seeks");
-  double write_seek = (double) counter (writes.stats, "seek_ns_total") / counter (writes.stats, "seeks");
-  assert_int_equal (counter (reads.stats, "seeks"), counter (writes.stats, "seeks"));
+  struct test_driver reads, writes;
+  driver_init (&reads, &c, 1, SL_OP_READ, TEST_RANDOM, 4 * KIB, 5000);
+  test_driver_run (&reads);
+  driver_init (&writes, &c, 1, SL_OP_WRITE, TEST_RANDOM, 4 * KIB, 5000);   /* same offsets */
+  test_driver_run (&writes);
+  assert_int_equal (test_model_counter (writes.stats, "media_writes"), 5000);
+  assert_int_equal (test_model_counter (writes.stats, "dirty_bytes"), 0);
+  double read_seek = (double) test_model_counter (reads.stats, "seek_ns_total") / test_model_counter (reads.stats, "seeks");
+  double write_seek = (double) test_model_counter (writes.stats, "seek_ns_total") / test_model_counter (writes.stats, "seeks");
+  assert_int_equal (test_model_counter (reads.stats, "seeks"), test_model_counter (writes.stats, "seeks"));
   assert_within (write_seek - read_seek, 0.6 * MS, 0.005);
   double read_latency = reads.latency_sum_ns / 5000, write_latency = writes.latency_sum_ns / 5000;
   assert_true (write_latency > read_latency + 0.3 * MS);
@@ -942,12 +805,12 @@ test_cache_hit_trim_flush (void **state)
   submit_one (e, &r, SL_OP_READ, offset + 64 * KIB, 4096);
   run_all (e);
   assert_int_equal (r.completion_ns - r.arrival_ns, hit);
-  assert_int_equal (counter (stats, "cache_read_hits"), 2);
-  assert_int_equal (counter (stats, "media_reads"), 1);
+  assert_int_equal (test_model_counter (stats, "cache_read_hits"), 2);
+  assert_int_equal (test_model_counter (stats, "media_reads"), 1);
   /* a write (cache off) goes to the media and keeps the cached data valid */
   submit_one (e, &r, SL_OP_WRITE, offset, 4096);
   run_all (e);
-  assert_int_equal (counter (stats, "media_writes"), 1);
+  assert_int_equal (test_model_counter (stats, "media_writes"), 1);
   submit_one (e, &r, SL_OP_TRIM, offset, 1 * MIB);
   run_all (e);
   assert_int_equal (r.completion_ns - r.arrival_ns, c.command_overhead_ns);
@@ -975,13 +838,13 @@ static void
 measure_speed (unsigned depth)
 {
   struct sl_hdd_config c = default_config ();
-  struct driver d;
+  struct test_driver d;
   const uint64_t n = 1000000;
-  driver_init (&d, &c, depth, SL_OP_READ, RANDOM, 4 * KIB, n);
+  driver_init (&d, &c, depth, SL_OP_READ, TEST_RANDOM, 4 * KIB, n);
   d.lean = true;
   struct timespec t0, t1;
   clock_gettime (CLOCK_MONOTONIC, &t0);
-  driver_run (&d);
+  test_driver_run (&d);
   clock_gettime (CLOCK_MONOTONIC, &t1);
   double seconds = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
   print_message ("simulator speed, QD%u 4K random reads: %.2f million simulated I/Os per second\n",

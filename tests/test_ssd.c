@@ -30,15 +30,9 @@
 #include "ssd/ssd_ftl.h"
 #include "core/units.h"
 
-#define US 1000ull
+#include "closed_loop.h"
 
-#define assert_within(value, expected, relative)                               \
-  do {                                                                         \
-    double v_ = (value), x_ = (expected);                                      \
-    if (!(fabs (v_ - x_) <= fabs (x_) * (relative)))                           \
-      fail_msg ("%s = %.6g, expected %.6g within %.1f%%", #value, v_, x_,      \
-                100.0 * (relative));                                           \
-  } while (0)
+#define US 1000ull
 
 /* 64 MiB, 4 dies on 2 channels, 1 plane of 8 KiB pages, 16 pages per block:
  * 32 units (128 KiB) per block, 2 units per program. */
@@ -71,15 +65,6 @@ small_config (void)
   c.precondition = SL_SSD_FOB;
   c.exact_map_bytes = 1 * GIB;
   return c;
-}
-
-static uint64_t
-rng_next (uint64_t *s)
-{
-  *s ^= *s >> 12;
-  *s ^= *s << 25;
-  *s ^= *s >> 27;
-  return *s * 2685821657736338717ull;
 }
 
 static struct sl_ssd_geometry
@@ -379,7 +364,7 @@ ftl_write_random (struct ftl_run *r)
 {
   uint32_t lbas[64], n = r->g.program_units;
   for (uint32_t i = 0; i < n; i++)
-    lbas[i] = (uint32_t) (rng_next (&r->rng) % r->g.logical_units);
+    lbas[i] = (uint32_t) (test_rng_next (&r->rng) % r->g.logical_units);
   ftl_write_units (r, lbas, n);
 }
 
@@ -422,13 +407,13 @@ test_ftl_overwrite_trim_consistent (void **state)
   struct ftl_run r;
   ftl_run_init (&r, &c, UINT64_MAX);
   for (int op = 0; op < 60000; op++) {
-    uint64_t dice = rng_next (&r.rng) % 1000;
+    uint64_t dice = test_rng_next (&r.rng) % 1000;
     if (dice < 900)
       ftl_write_random (&r);
     else if (dice < 995)
-      ftl_trim (&r, rng_next (&r.rng) % r.g.logical_units, 1 + rng_next (&r.rng) % 300);
+      ftl_trim (&r, test_rng_next (&r.rng) % r.g.logical_units, 1 + test_rng_next (&r.rng) % 300);
     else                       /* whole regions at once */
-      ftl_trim (&r, (rng_next (&r.rng) % 4) * SSD_REGION_UNITS, 2 * SSD_REGION_UNITS);
+      ftl_trim (&r, (test_rng_next (&r.rng) % 4) * SSD_REGION_UNITS, 2 * SSD_REGION_UNITS);
     if (op % 5000 == 4999) {
       ftl_check_ok (&r);
       ftl_compare_shadow (&r);
@@ -455,11 +440,11 @@ test_ftl_statistical_consistent (void **state)
   ftl_check_ok (&r);
   assert_int_equal (r.f->stat_total, r.g.logical_units);      /* everything mapped */
   for (int op = 0; op < 40000; op++) {
-    uint64_t dice = rng_next (&r.rng) % 1000;
+    uint64_t dice = test_rng_next (&r.rng) % 1000;
     if (dice < 950)
       ftl_write_random (&r);
     else if (dice < 998)
-      ftl_trim (&r, rng_next (&r.rng) % r.g.logical_units, 1 + rng_next (&r.rng) % 200);
+      ftl_trim (&r, test_rng_next (&r.rng) % r.g.logical_units, 1 + test_rng_next (&r.rng) % 200);
     else
       ftl_trim (&r, SSD_REGION_UNITS, SSD_REGION_UNITS);
     if (op % 5000 == 4999)
@@ -509,62 +494,6 @@ test_gc_reclaims_never_loses (void **state)
 
 /* -------------------------------------------------------------- driver -- */
 
-enum pattern { RANDOM, SEQUENTIAL };
-
-struct driver {
-  struct sl_engine *e;
-  struct sl_device_stats *stats;
-  struct sl_request *requests;
-  uint8_t *in_flight;
-  unsigned depth;
-  uint64_t target, issued, completed;
-  enum sl_op op;
-  enum pattern pattern;
-  unsigned read_pct;           /* mixed: share of reads (op ignored when > 0) */
-  uint64_t length_bytes;
-  uint64_t region_bytes;
-  uint64_t next_offset;
-  uint64_t rng;
-  double latency_sum_ns;
-};
-
-static void driver_issue (struct driver *d, struct sl_request *r);
-
-static void
-driver_complete (struct sl_engine *e, struct sl_request *r)
-{
-  struct driver *d = r->driver_data;
-  size_t slot = (size_t) (r - d->requests);
-  assert_true (d->in_flight[slot]);            /* completes exactly once */
-  d->in_flight[slot] = 0;
-  assert_true (r->completion_known);
-  assert_int_equal (r->completion_ns, sl_engine_now_ns (e));
-  d->latency_sum_ns += (double) (r->completion_ns - r->arrival_ns);
-  d->completed++;
-  if (d->issued < d->target)
-    driver_issue (d, r);
-}
-
-static void
-driver_issue (struct driver *d, struct sl_request *r)
-{
-  memset (r, 0, sizeof *r);
-  r->op = d->read_pct ? (rng_next (&d->rng) % 100 < d->read_pct ? SL_OP_READ : SL_OP_WRITE)
-    : d->op;
-  r->length_bytes = d->length_bytes;
-  if (d->pattern == SEQUENTIAL) {
-    r->offset_bytes = d->next_offset % d->region_bytes;
-    d->next_offset += d->length_bytes;
-  }
-  else
-    r->offset_bytes = rng_next (&d->rng) % (d->region_bytes / d->length_bytes) * d->length_bytes;
-  r->on_complete = driver_complete;
-  r->driver_data = d;
-  d->in_flight[r - d->requests] = 1;
-  d->issued++;
-  sl_engine_submit (d->e, r);
-}
-
 static struct sl_engine *
 new_engine (const struct sl_ssd_config *c, struct sl_device_stats **stats)
 {
@@ -579,54 +508,14 @@ new_engine (const struct sl_ssd_config *c, struct sl_device_stats **stats)
   return e;
 }
 
+/* A closed loop over [0, region_bytes) of e; it stops at the last
+ * completion (background work may go on: what comes after stays pending). */
 static void
-driver_init (struct driver *d, struct sl_engine *e, uint64_t capacity, unsigned depth,
-             enum sl_op op, enum pattern pattern, uint64_t length_bytes, uint64_t target)
+driver_init (struct test_driver *d, struct sl_engine *e, uint64_t region_bytes, unsigned depth,
+             enum sl_op op, enum test_pattern pattern, uint64_t length_bytes, uint64_t target)
 {
-  memset (d, 0, sizeof *d);
-  d->e = e;
-  d->depth = depth;
-  d->requests = calloc (depth, sizeof *d->requests);
-  d->in_flight = calloc (depth, 1);
-  assert_non_null (d->requests);
-  assert_non_null (d->in_flight);
-  d->op = op;
-  d->pattern = pattern;
-  d->length_bytes = length_bytes;
-  d->region_bytes = capacity;
-  d->target = target;
-  d->rng = 0x2545f4914f6cdd1dull;
-}
-
-/* Issues depth requests and runs until all target requests completed
- * (background work may go on: events after that are left pending). */
-static void
-driver_run (struct driver *d)
-{
-  for (unsigned i = 0; i < d->depth && d->issued < d->target; i++)
-    driver_issue (d, &d->requests[i]);
-  while (d->completed < d->target && sl_engine_run_next (d->e))
-    ;
-  assert_int_equal (d->completed, d->target);
-  for (unsigned i = 0; i < d->depth; i++)
-    assert_false (d->in_flight[i]);
-}
-
-static void
-driver_free (struct driver *d)
-{
-  free (d->requests);
-  free (d->in_flight);
-}
-
-static uint64_t
-counter (const struct sl_device_stats *s, const char *name)
-{
-  for (unsigned i = 0; i < 16; i++)
-    if (strcmp (s->model_counter_name[i], name) == 0)
-      return s->model_counter[i];
-  fail_msg ("no model counter named %s", name);
-  return 0;
+  test_driver_init (d, e, region_bytes, depth, op, pattern, length_bytes, target,
+                    0x2545f4914f6cdd1dull);
 }
 
 static void
@@ -646,19 +535,19 @@ random_write_wa (struct sl_engine *e, struct sl_device_stats *stats, uint64_t ca
 {
   struct sl_ssd_status before, after;
   sl_ssd_model_status (sl_engine_model (e), &before);
-  uint64_t nand0 = counter (stats, "nand_pages_programmed");
-  uint64_t host0 = counter (stats, "host_pages_written");
-  struct driver d;
-  driver_init (&d, e, capacity, 32, SL_OP_WRITE, RANDOM, 4 * KIB, host_units);
-  driver_run (&d);
-  driver_free (&d);
+  uint64_t nand0 = test_model_counter (stats, "nand_pages_programmed");
+  uint64_t host0 = test_model_counter (stats, "host_pages_written");
+  struct test_driver d;
+  driver_init (&d, e, capacity, 32, SL_OP_WRITE, TEST_RANDOM, 4 * KIB, host_units);
+  test_driver_run (&d);
+  test_driver_free (&d);
   sl_ssd_model_status (sl_engine_model (e), &after);
-  uint64_t host = counter (stats, "host_pages_written") - host0;
+  uint64_t host = test_model_counter (stats, "host_pages_written") - host0;
   assert_int_equal (host, host_units);
   assert_int_equal (after.nand_units_programmed - before.nand_units_programmed,
-                    counter (stats, "nand_pages_programmed") - nand0);
+                    test_model_counter (stats, "nand_pages_programmed") - nand0);
   double out = (double) host + (double) before.queued_units - (double) after.queued_units;
-  return (double) (counter (stats, "nand_pages_programmed") - nand0) / out;
+  return (double) (test_model_counter (stats, "nand_pages_programmed") - nand0) / out;
 }
 
 /* ------------------------------------------------------------------ WA -- */
@@ -846,10 +735,10 @@ test_buffer_throttles (void **state)
   c.write_overhead_ns = 0;
   struct sl_device_stats *stats;
   struct sl_engine *e = new_engine (&c, &stats);
-  struct driver d;
+  struct test_driver d;
   uint64_t n = 900;             /* 56 MiB: less than the drive, no GC */
-  driver_init (&d, e, c.capacity_bytes, 32, SL_OP_WRITE, SEQUENTIAL, 64 * KIB, n);
-  driver_run (&d);
+  driver_init (&d, e, c.capacity_bytes, 32, SL_OP_WRITE, TEST_SEQUENTIAL, 64 * KIB, n);
+  test_driver_run (&d);
   double seconds = sl_engine_now_ns (e) / 1e9;
   double bytes_per_s = n * 64.0 * KIB / seconds;
   /* 4 dies, each 8 KiB per (transfer + tPROG); the channels are not the limit */
@@ -858,9 +747,9 @@ test_buffer_throttles (void **state)
   print_message ("sequential 64 KiB writes: %.1f MB/s, NAND programs %.1f MB/s\n",
                  bytes_per_s / 1e6, nand_bytes_per_s / 1e6);
   assert_within (bytes_per_s, nand_bytes_per_s, 0.05);
-  assert_true (counter (stats, "writes_throttled") > 0);
-  assert_true (counter (stats, "buffer_bytes") <= c.buffer_bytes);
-  driver_free (&d);
+  assert_true (test_model_counter (stats, "writes_throttled") > 0);
+  assert_true (test_model_counter (stats, "buffer_bytes") <= c.buffer_bytes);
+  test_driver_free (&d);
   model_check_ok (e);
   sl_engine_free (e);
   free (stats);
@@ -880,14 +769,14 @@ test_read_hits_buffer (void **state)
   submit_one (e, &r, SL_OP_READ, 0, 40 * KIB, 4 * KIB);
   struct sl_request *rs[] = { &r };
   run_until_complete (e, rs, 1);
-  assert_int_equal (counter (stats, "buffer_hits"), 1);
-  assert_int_equal (counter (stats, "nand_page_reads"), 0);
+  assert_int_equal (test_model_counter (stats, "buffer_hits"), 1);
+  assert_int_equal (test_model_counter (stats, "nand_page_reads"), 0);
   assert_true (r.completion_ns - r.arrival_ns < c.read_latency_ns);
   /* an unwritten unit of a fresh drive is not read from NAND either */
   submit_one (e, &r, SL_OP_READ, 0, 1 * MIB, 4 * KIB);
   run_until_complete (e, rs, 1);
-  assert_int_equal (counter (stats, "unmapped_reads"), 1);
-  assert_int_equal (counter (stats, "nand_page_reads"), 0);
+  assert_int_equal (test_model_counter (stats, "unmapped_reads"), 1);
+  assert_int_equal (test_model_counter (stats, "nand_page_reads"), 0);
   sl_engine_free (e);
   free (stats);
 }
@@ -904,17 +793,17 @@ test_trim_unmaps (void **state)
   struct sl_request *rs[] = { &r };
   submit_one (e, &r, SL_OP_READ, 0, 8 * MIB, 128 * KIB);
   run_until_complete (e, rs, 1);
-  uint64_t reads = counter (stats, "nand_page_reads");
+  uint64_t reads = test_model_counter (stats, "nand_page_reads");
   /* 32 units striped a program unit (2 units) per die: 16 page reads */
   assert_int_equal (reads, 16);
   assert_true (r.completion_ns - r.arrival_ns >= c.read_latency_ns);
   submit_one (e, &r, SL_OP_TRIM, 0, 8 * MIB, 1 * MIB);
   run_until_complete (e, rs, 1);
-  assert_int_equal (counter (stats, "trimmed_pages"), 256);
+  assert_int_equal (test_model_counter (stats, "trimmed_pages"), 256);
   submit_one (e, &r, SL_OP_READ, 0, 8 * MIB, 128 * KIB);
   run_until_complete (e, rs, 1);
-  assert_int_equal (counter (stats, "nand_page_reads"), reads);
-  assert_int_equal (counter (stats, "unmapped_reads"), 32);
+  assert_int_equal (test_model_counter (stats, "nand_page_reads"), reads);
+  assert_int_equal (test_model_counter (stats, "unmapped_reads"), 32);
   model_check_ok (e);
   struct sl_ssd_status status;
   sl_ssd_model_status (sl_engine_model (e), &status);
@@ -935,30 +824,30 @@ test_slc_cache (void **state)
   c.write_overhead_ns = 0;
   struct sl_device_stats *stats;
   struct sl_engine *e = new_engine (&c, &stats);
-  struct driver d;
-  driver_init (&d, e, c.capacity_bytes, 32, SL_OP_WRITE, SEQUENTIAL, 64 * KIB, 64);
-  driver_run (&d);                                         /* 4 MiB: in SLC */
+  struct test_driver d;
+  driver_init (&d, e, c.capacity_bytes, 32, SL_OP_WRITE, TEST_SEQUENTIAL, 64 * KIB, 64);
+  test_driver_run (&d);                                         /* 4 MiB: in SLC */
   double fast = 4.0 * MIB / (sl_engine_now_ns (e) / 1e9);
   /* all of it programmed in SLC mode but what the buffer still holds */
-  uint64_t slc = counter (stats, "slc_used_bytes");
+  uint64_t slc = test_model_counter (stats, "slc_used_bytes");
   assert_true (slc >= 4 * MIB - c.buffer_bytes && slc <= 4 * MIB);
-  driver_free (&d);
-  driver_init (&d, e, c.capacity_bytes, 32, SL_OP_WRITE, SEQUENTIAL, 64 * KIB, 256);
+  test_driver_free (&d);
+  driver_init (&d, e, c.capacity_bytes, 32, SL_OP_WRITE, TEST_SEQUENTIAL, 64 * KIB, 256);
   d.next_offset = 4 * MIB;
-  driver_run (&d);                                         /* 16 MiB more: SLC fills */
-  driver_free (&d);
+  test_driver_run (&d);                                         /* 16 MiB more: SLC fills */
+  test_driver_free (&d);
   uint64_t t1 = sl_engine_now_ns (e);
-  driver_init (&d, e, c.capacity_bytes, 32, SL_OP_WRITE, SEQUENTIAL, 64 * KIB, 128);
+  driver_init (&d, e, c.capacity_bytes, 32, SL_OP_WRITE, TEST_SEQUENTIAL, 64 * KIB, 128);
   d.next_offset = 20 * MIB;
-  driver_run (&d);                                         /* 8 MiB at TLC speed */
+  test_driver_run (&d);                                         /* 8 MiB at TLC speed */
   double slow = 8.0 * MIB / ((sl_engine_now_ns (e) - t1) / 1e9);
   print_message ("SLC cache: %.1f MB/s while it has room, %.1f MB/s once full\n",
                  fast / 1e6, slow / 1e6);
-  assert_int_equal (counter (stats, "slc_used_bytes"), c.slc_cache_bytes);
+  assert_int_equal (test_model_counter (stats, "slc_used_bytes"), c.slc_cache_bytes);
   assert_true (fast > 4 * slow);
   /* TLC: 4 dies x 8 KiB per (transfer + tPROG) */
   assert_within (slow, 4 * 8192 / ((8192 / 200e6) + 1e-3), 0.10);
-  driver_free (&d);
+  test_driver_free (&d);
   sl_engine_free (e);
   free (stats);
 }
@@ -1027,18 +916,18 @@ test_timelines_never_overlap (void **state)
   struct sl_engine *e = new_engine (&c, &stats);
   struct intervals sets[2] = { { 0 }, { 0 } };
   sl_ssd_model_set_interval_hook (sl_engine_model (e), record_interval, sets);
-  struct driver d;
-  driver_init (&d, e, c.capacity_bytes, 16, SL_OP_READ, RANDOM, 4 * KIB, 40000);
+  struct test_driver d;
+  driver_init (&d, e, c.capacity_bytes, 16, SL_OP_READ, TEST_RANDOM, 4 * KIB, 40000);
   d.read_pct = 50;
-  driver_run (&d);
-  driver_free (&d);
-  driver_init (&d, e, c.capacity_bytes, 8, SL_OP_READ, SEQUENTIAL, 128 * KIB, 500);
+  test_driver_run (&d);
+  test_driver_free (&d);
+  driver_init (&d, e, c.capacity_bytes, 8, SL_OP_READ, TEST_SEQUENTIAL, 128 * KIB, 500);
   d.read_pct = 70;
-  driver_run (&d);
-  driver_free (&d);
+  test_driver_run (&d);
+  test_driver_free (&d);
   while (sl_engine_run_next (e))             /* background work to its end too */
     ;
-  assert_true (counter (stats, "blocks_erased") > 0);
+  assert_true (test_model_counter (stats, "blocks_erased") > 0);
   assert_true (sets[0].count > 40000 && sets[1].count > 40000);
   assert_no_overlap (&sets[0], "die", 4);
   assert_no_overlap (&sets[1], "channel", 2);
@@ -1365,16 +1254,16 @@ test_s3700_datasheet (void **state)
   build_preset ("intel-s3700-400g", "steady", &c);
   struct sl_device_stats *stats;
   struct sl_engine *e = new_engine (&c, &stats);
-  struct driver d;
-  driver_init (&d, e, c.capacity_bytes, 32, SL_OP_READ, RANDOM, 4 * KIB, 50000);
-  driver_run (&d);
+  struct test_driver d;
+  driver_init (&d, e, c.capacity_bytes, 32, SL_OP_READ, TEST_RANDOM, 4 * KIB, 50000);
+  test_driver_run (&d);
   assert_within (d.completed / (sl_engine_now_ns (e) / 1e9), 75000, 0.10);
-  driver_free (&d);
+  test_driver_free (&d);
   uint64_t t0 = sl_engine_now_ns (e);
-  driver_init (&d, e, c.capacity_bytes, 32, SL_OP_WRITE, RANDOM, 4 * KIB, 30000);
-  driver_run (&d);
+  driver_init (&d, e, c.capacity_bytes, 32, SL_OP_WRITE, TEST_RANDOM, 4 * KIB, 30000);
+  test_driver_run (&d);
   assert_within (d.completed / ((sl_engine_now_ns (e) - t0) / 1e9), 36000, 0.10);
-  driver_free (&d);
+  test_driver_free (&d);
   sl_engine_free (e);
   free (stats);
 }
@@ -1389,17 +1278,17 @@ test_speed_report (void **state)
   build_preset ("intel-s3700-400g", "steady", &c);
   struct sl_device_stats *stats;
   struct sl_engine *e = new_engine (&c, &stats);
-  struct driver d;
+  struct test_driver d;
   const uint64_t n = 1000000;
-  driver_init (&d, e, c.capacity_bytes, 32, SL_OP_READ, RANDOM, 4 * KIB, n);
+  driver_init (&d, e, c.capacity_bytes, 32, SL_OP_READ, TEST_RANDOM, 4 * KIB, n);
   struct timespec t0, t1;
   clock_gettime (CLOCK_MONOTONIC, &t0);
-  driver_run (&d);
+  test_driver_run (&d);
   clock_gettime (CLOCK_MONOTONIC, &t1);
   double seconds = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
   print_message ("simulator speed, QD32 4K random reads (intel-s3700-400g steady): "
                  "%.2f million simulated I/Os per second\n", n / seconds / 1e6);
-  driver_free (&d);
+  test_driver_free (&d);
   sl_engine_free (e);
   free (stats);
 }
