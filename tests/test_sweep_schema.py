@@ -108,6 +108,8 @@ def test_topology_by_name_in_topologies_dir(tmp_path):
     (("[phases]", "colour = 1\n[phases]"), "workload: unknown key 'colour'"),
     (('rw = "randrw"', 'rw = "trim"'), "workload.rw = 'trim': unknown rw mode"),
     (('bs = "8k"', 'bs = "eight"'), "workload.bs = 'eight': not a size"),
+    # fio reads IEC prefixes as powers of ten (kb_base=1024): 4KiB would be 4000 bytes
+    (('bs = "8k"', 'bs = "8KiB"'), "workload.bs = '8KiB': write 4k, 256M, 1G: fio reads 4KiB as 4000 bytes"),
     (("iodepth = [1, 4, 16]", "iodepth = [1, 4, 4]"), "sweep.iodepth = [1, 4, 4]: lists a value twice"),
     (("iodepth = [1, 4, 16]", "iodepth = [0]"), "sweep.iodepth[0] = 0: must be 1..1024"),
     (("iodepth = [1, 4, 16]", "iodepth = 4"), "sweep.iodepth = 4: must be a non-empty list"),

@@ -21,7 +21,7 @@ SOURCE = os.path.dirname(TESTS)
 
 from storlab_cli import catalog, paths
 from storlab_cli.lab import render, state
-from storlab_cli.schema import topology
+from storlab_cli.schema import sizes, topology
 from storlab_cli.errors import UserError
 
 TOPOLOGIES = sorted(glob.glob(os.path.join(SOURCE, "topologies", "*.toml")))
@@ -266,7 +266,7 @@ def test_raid_presets_and_defaults_are_the_librarys(tmp_path, preset):
                             + ["member-size=16M"])
     effective = catalog.effective("raid", params)
     assert (int(effective["level"]), int(effective["members"]),
-            topology.parse_size_bytes(effective["stripe-size"])) == \
+            sizes.parse_size_bytes(effective["stripe-size"])) == \
         (model["level"], model["members"], model["stripe_bytes"])
 
 
@@ -428,7 +428,7 @@ def test_params_are_passed_through_as_strings(tmp_path):
     ("1 G", None), ("", None), ("1x", None),
 ])
 def test_size_grammar(text, size):
-    assert topology.parse_size_bytes(text) == size
+    assert sizes.parse_size_bytes(text) == size
 
 
 # ---- validation errors --------------------------------------------------------------

@@ -45,6 +45,8 @@ on it. A node that holds neither needs no disk (an NFS client, say).
 """
 from dataclasses import dataclass, field
 
+from storlab_cli.schema.sizes import parse_size_bytes
+
 MIB = 1 << 20
 RAID_LEVELS = (0, 1, 10, 5, 6)
 RAID_MIN_DEVICES = {0: 2, 1: 2, 10: 2, 5: 3, 6: 4}
@@ -152,7 +154,7 @@ def raid_usable_bytes(level, member_bytes, count):
 
 def parse(loader, raw, topo):
     """The validated Profile of raw (the [profile] table) for topo, or None.
-    loader is topology's _Loader: its fail() names the file and key."""
+    loader is a schema.loader.Loader: its fail() names the file and key."""
     table = loader.table(raw, "profile")
     loader.check_keys(table, PROFILE_KEYS, "profile")
     if not table:
@@ -221,7 +223,6 @@ def _power_of_two(loader, value, key_path):
 
 
 def _size(loader, value, key_path):
-    from storlab_cli.schema.topology import parse_size_bytes  # noqa: PLC0415 - topology imports this module
     loader.string(value, key_path)
     size_bytes = parse_size_bytes(value)
     if not size_bytes or size_bytes < 4 * MIB:

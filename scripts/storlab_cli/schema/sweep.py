@@ -53,7 +53,9 @@ from dataclasses import dataclass, field
 
 from storlab_cli import paths
 from storlab_cli.common import toml_file
-from storlab_cli.schema.topology import _Loader, PARAM_KEY_RE, PARAM_KEY_RULE, parse_size_bytes
+from storlab_cli.schema.loader import Loader
+from storlab_cli.schema.sizes import parse_size_bytes
+from storlab_cli.schema.topology import PARAM_KEY_RE, PARAM_KEY_RULE
 from storlab_cli.errors import UserError
 
 NAME_RE = re.compile(r"[a-z0-9-]{1,40}")
@@ -173,7 +175,7 @@ def resolve_topology(sweep_path, value):
                     f"(looked at {', '.join(candidates)})")
 
 
-class _SweepLoader(_Loader):
+class _SweepLoader(Loader):
     def boolean(self, value, key_path):
         if not isinstance(value, bool):
             self.fail(key_path, "must be true or false", value)
@@ -191,6 +193,10 @@ class _SweepLoader(_Loader):
         size_bytes = parse_size_bytes(value)
         if size_bytes is None or size_bytes <= 0:
             self.fail(key_path, "not a size (e.g. 4k, 256M, 1G)", value)
+        if "i" in value.lower():
+            # fio's default kb_base=1024 reads IEC prefixes as powers of 10
+            # (4KiB = 4000 bytes), the reverse of what they mean elsewhere
+            self.fail(key_path, "write 4k, 256M, 1G: fio reads 4KiB as 4000 bytes", value)
         return value
 
     def workload_value(self, key, value, key_path):

@@ -25,6 +25,8 @@ from storlab_cli.common import toml_file
 from storlab_cli import catalog
 from storlab_cli.lab.nbdkit import STORLAB_PLUGINS
 from storlab_cli.schema import plugin_keys, profile as profile_schema
+from storlab_cli.schema.loader import Loader
+from storlab_cli.schema.sizes import count, parse_size_bytes, size_text
 from storlab_cli.errors import UserError
 
 PLUGINS = ("hdd", "ssd", "raid", "memory")
@@ -67,8 +69,6 @@ NODE_NAME_RE = re.compile(r"[a-z][a-z0-9-]{0,15}")
 NODE_NAME_RULE = "a-z then up to 15 of a-z, 0-9, '-'"
 DEVICE_NAME_RE = re.compile(r"[a-z][a-z0-9]{0,11}")
 # nbdkit's size grammar as storlab parses it: DIGITS [SUFFIX ["i"]] ["b"|"B"].
-SIZE_RE = re.compile(r"([0-9]+)(?:([kKmMgGtTpPeE])(?:i(?=[bB]))?)?[bB]?")
-SIZE_SHIFTS = {"k": 10, "m": 20, "g": 30, "t": 40, "p": 50, "e": 60}
 # XML 1.0 cannot carry these even escaped; argv should not either.
 CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -157,42 +157,12 @@ def link_ends(topology, node):
     return ends
 
 
-def parse_size_bytes(text):
-    """nbdkit-style size ("512", "4k", "2G", "1GiB"; powers of 1024) -> bytes, or None."""
-    match = SIZE_RE.fullmatch(text)
-    if match is None:
-        return None
-    shift = SIZE_SHIFTS[match.group(2).lower()] if match.group(2) else 0
-    return int(match.group(1)) << shift
-
-
 def raid_lun_bytes(level, members, stripe_bytes, member_bytes):
     """The raid plugin's LUN size (emulator/raid/raid_map.c sl_raid_capacity_bytes):
     each member's bytes rounded down to whole strips, times the level's data
     members."""
     return ((member_bytes // stripe_bytes) * stripe_bytes
             * catalog.raid_data_members(level, members))
-
-
-def _size_text(size_bytes):
-    """4096 -> "4k", 16777216 -> "16M": the largest whole unit."""
-    for suffix, shift in (("T", 40), ("G", 30), ("M", 20), ("k", 10)):
-        if size_bytes >= 1 << shift and size_bytes % (1 << shift) == 0:
-            return f"{size_bytes >> shift}{suffix}"
-    return str(size_bytes)
-
-
-def _count(text):
-    """A whole number as the plugins parse counts ("8", "8.0", "8e0"), or None."""
-    if not text or any(c not in "0123456789.eE+-" for c in text):
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    if not math.isfinite(value) or value != int(value) or value < 0:
-        return None
-    return int(value)
 
 
 def lab_hash(name):
@@ -221,70 +191,10 @@ def make_link(lab_name, index, a, b):
 
 def load(path):
     path = os.fspath(path)
-    return _Loader(path).topology(toml_file.read(path))
+    return _TopologyLoader(path).topology(toml_file.read(path))
 
 
-def _show(value):
-    """A value as the user wrote it in TOML (near enough for a message)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return "{...}"
-    return repr(value)
-
-
-class _Loader:
-    def __init__(self, path):
-        self.path = path
-
-    # ---- errors and typed getters -------------------------------------------------
-
-    def fail(self, key_path, reason, *value):
-        where = f"{key_path} = {_show(value[0])}" if value else key_path
-        raise UserError(f"{self.path}: {where}: {reason}")
-
-    def check_keys(self, table, known, key_path):
-        for key in table:
-            if key not in known:
-                prefix = f"{key_path}: " if key_path else ""
-                raise UserError(f"{self.path}: {prefix}unknown key '{key}' "
-                                f"(known: {', '.join(known)})")
-
-    def table(self, value, key_path):
-        if not isinstance(value, dict):
-            self.fail(key_path, "must be a table", value)
-        return value
-
-    def string(self, value, key_path):
-        if not isinstance(value, str):
-            self.fail(key_path, "must be a string", value)
-        return value
-
-    def integer(self, value, key_path, bounds):
-        lo, hi = bounds
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.fail(key_path, "must be an integer", value)
-        if not lo <= value <= hi:
-            self.fail(key_path, f"must be {lo}..{hi}", value)
-        return value
-
-    def choice(self, value, key_path, choices, what):
-        self.string(value, key_path)
-        if value not in choices:
-            self.fail(key_path, f"unknown {what} (known: {', '.join(choices)})", value)
-        return value
-
-    def name(self, value, key_path, pattern, rule):
-        self.string(value, key_path)
-        if not pattern.fullmatch(value):
-            self.fail(key_path, f"must be {rule}", value)
-        return value
-
-    def array_of_tables(self, value, key_path):
-        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-            self.fail(key_path, "must be an array of tables ([[...]])", value)
-        return value
-
+class _TopologyLoader(Loader):
     # ---- the file -----------------------------------------------------------------
 
     def topology(self, data):
@@ -468,13 +378,13 @@ class _Loader:
             key = next((k for k in keys if k in params), keys[0])
             return f"{key_path}.{key}", (raw[key],) if key in raw else ()
 
-        level = _count(effective["level"])
+        level = count(effective["level"])
         levels = catalog.raid_levels()
         if level not in levels:
             where, value = blame("level", "preset")
             self.fail(where, f"unknown RAID level (known: {', '.join(map(str, levels))})",
                       *value)
-        members = _count(effective["members"])
+        members = count(effective["members"])
         if members is None:
             self.fail(f"{key_path}.members", "not a whole number", raw["members"])
         least, most = catalog.raid_min_members(level), catalog.raid_max_members()
@@ -490,8 +400,8 @@ class _Loader:
         stripe_range = catalog.param("raid", "stripe-size")
         lo, hi = int(stripe_range["min"]), int(stripe_range["max"])
         if stripe is None or not lo <= stripe <= hi or stripe & (stripe - 1):
-            self.fail(f"{key_path}.stripe-size", f"must be a power of two, {_size_text(lo)}.."
-                      f"{_size_text(hi)}", raw["stripe-size"])
+            self.fail(f"{key_path}.stripe-size", f"must be a power of two, {size_text(lo)}.."
+                      f"{size_text(hi)}", raw["stripe-size"])
 
         size_path = f"{key_path}.member-size"
         if "member-size" not in params:
@@ -500,7 +410,7 @@ class _Loader:
         member = parse_size_bytes(params["member-size"])
         member_max = int(catalog.param("raid", "member-size")["max"])
         if not member or member > member_max:
-            self.fail(size_path, f"not a size 1..{_size_text(member_max)} (examples: 64M, 1G)",
+            self.fail(size_path, f"not a size 1..{size_text(member_max)} (examples: 64M, 1G)",
                       raw["member-size"])
         if member < stripe:
             self.fail(size_path, f"smaller than stripe-size ({stripe} bytes)", raw["member-size"])

@@ -5,7 +5,7 @@ workers never share blocks and the working set is exactly what the sweep
 file says."""
 from dataclasses import dataclass
 
-from storlab_cli.schema.topology import parse_size_bytes
+from storlab_cli.schema.sizes import parse_size_bytes
 
 # fio's own percentiles are not used (cluster figures come from merged
 # bins), but these make a single unit's JSON readable on its own.

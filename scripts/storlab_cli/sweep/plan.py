@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from storlab_cli.lab import nbdkit
 from storlab_cli.schema import plugin_keys
 from storlab_cli.schema.sweep import TARGET_SHARE, TARGET_VOLUMES
-from storlab_cli.schema.topology import parse_size_bytes
+from storlab_cli.schema.sizes import parse_size_bytes
 from storlab_cli.errors import UserError
 
 MIB = 1 << 20

@@ -16,7 +16,7 @@ from storlab_cli import paths
 from storlab_cli.lab import agent, libvirt_conn, lifecycle, state as lab_state
 from storlab_cli.live import ctl
 from storlab_cli.schema.sweep import LIVE_KNOBS, TARGET_SHARE, TARGET_VOLUMES
-from storlab_cli.schema.topology import parse_size_bytes
+from storlab_cli.schema.sizes import parse_size_bytes
 from storlab_cli.sweep import fio_jobfile, plan as sweep_plan
 from storlab_cli.errors import UserError
 
