@@ -13,7 +13,7 @@ COMMANDS = {
     "up": (lab.up, "bring a lab up: up TOPOLOGY.toml [--accel auto|kvm|tcg]"),
     "down": (lab.down, "stop everything a lab started: down LAB"),
     "status": (lab.status, "show labs: status [LAB] [--json]"),
-    "exec": (lab.exec_, "run a command in a node: exec LAB NODE -- CMD [ARGS...]"),
+    "exec": (lab.exec_, "run a command in a node: exec LAB NODE [--timeout S] -- CMD [ARGS...]"),
     "node": (lab.node, "fail or restore a node: node LAB NODE down|up"),
     "console": (lab.console, "attach to a node's serial console: console LAB NODE"),
     "sweep": (sweep.run, "run a sweep on a lab or the simulator: sweep FILE [--out DIR] "

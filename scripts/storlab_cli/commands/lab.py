@@ -31,13 +31,17 @@ def status(args):
 
 
 def exec_(args):
-    if "--" not in args:
-        raise UserError("usage: storlab exec LAB NODE -- COMMAND [ARGS...]")
-    split = args.index("--")
-    p = cli_args.Parser(prog="storlab exec", description="run a command in a node (argv, no shell)")
+    p = cli_args.Parser(prog="storlab exec", description="run a command in a node (argv, no shell)",
+                        usage="storlab exec [-h] [--timeout S] LAB NODE -- COMMAND [ARGS...]")
     p.add_argument("lab")
     p.add_argument("node")
-    p.add_argument("--timeout", type=int, default=3600, help="seconds (default 3600)")
+    p.add_argument("--timeout", type=int, default=3600, metavar="S",
+                   help="seconds the command may run (default 3600)")
+    if "--" not in args:
+        if "-h" in args or "--help" in args:
+            p.parse_args(["-h"])
+        raise UserError("usage: storlab exec [--timeout S] LAB NODE -- COMMAND [ARGS...]")
+    split = args.index("--")
     a = p.parse_args(args[:split])
     command = args[split + 1:]
     if not command:
