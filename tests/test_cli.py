@@ -79,7 +79,7 @@ def test_demo_with_arguments_is_refused_without_traceback():
     (("up", "/nonexistent/lab.toml"), "/nonexistent/lab.toml"),
     (("up",), "the following arguments are required: topology"),
     (("up", "x.toml", "--accel", "fast"), "invalid choice: 'fast'"),
-    (("exec", "nolab", "node1"), "usage: storlab exec LAB NODE -- COMMAND"),
+    (("exec", "nolab", "node1"), "usage: storlab exec [--timeout S] LAB NODE -- COMMAND"),
     (("exec", "nolab", "node1", "--"), "no command after --"),
     (("exec", "no-such-lab", "node1", "--", "true"), "no lab named 'no-such-lab'"),
     (("status", "no-such-lab"), "no lab named 'no-such-lab'"),
