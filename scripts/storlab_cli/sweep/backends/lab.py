@@ -7,6 +7,7 @@ Timing: the fio processes of all units are started back to back, then
 one loop on the host clock takes the stats snapshots (ramp end, fio exit)
 and sends the events (ramp end + at_s). Host and guests agree on that
 clock to within the agent's round trip (milliseconds under TCG)."""
+import glob
 import json
 import os
 import subprocess
@@ -18,6 +19,8 @@ from storlab_cli.live import ctl
 from storlab_cli.schema.sweep import LIVE_KNOBS, TARGET_SHARE, TARGET_VOLUMES
 from storlab_cli.schema.sizes import parse_size_bytes
 from storlab_cli.sweep import fio_jobfile, plan as sweep_plan
+from storlab_cli.results import device_window, fio_merge, host_limit, timeline
+from storlab_cli.sweep.raw_point import RawPoint
 from storlab_cli.errors import UserError
 
 GUEST_DIR = "/tmp/storlab-sweep"
@@ -279,3 +282,66 @@ class LabBackend:
                       encoding="utf-8") as f:
                 f.write(self._guest(node, ["/bin/cat", path], timeout_s=120))
         self._guest(node, ["/bin/sh", "-c", f"rm -f {stem}_*.log"])
+
+
+# ---- reading a point back ----
+
+def _lab_device_windows(directory, duration_s):
+    """[(device name, DeviceWindow)] of the point's device-NODE-DEVICE.json files."""
+    windows = []
+    for path in sorted(glob.glob(os.path.join(directory, "device-*.json"))):
+        doc = device_window.load(path)
+        if doc.get("before") is None:
+            continue          # fio ended before the ramp did: no window
+        device = os.path.basename(path)[:-len(".json")].rsplit("-", 1)[-1]   # no '-' in device names
+        windows.append((device, device_window.window_between(doc["before"], doc["after"], path,
+                                                             window_s=duration_s)))
+    return windows
+
+
+def _host_limit(sweep, workload, windows):
+    """The point's host_limit (host_limit.REASONS codes joined by '+', "" for
+    none): the target device gets units x workers x iodepth outstanding I/Os;
+    devices under the guests' stack get what the stack makes of it (unknown)."""
+    offered = workload["units"] * workload["workers"] * workload["iodepth"]
+    loads = [host_limit.DeviceLoad(
+        offered_depth=offered if sweep.target_is_device and device == workload["target"] else None,
+        mean_queue_depth=w.mean_queue_depth, mean_latency_us=w.dev_lat_mean_us,
+        release_late_p99_us=w.release_late_p99_us) for device, w in windows]
+    return host_limit.point_reasons(loads)
+
+
+def _lab_timeline(directory, interval_ms):
+    pairs = []
+    for logs in sorted(glob.glob(os.path.join(directory, "fio-*-logs"))):
+        unit = os.path.basename(logs)[len("fio-"):-len("-logs")]
+        pairs += timeline.fio_log_pairs(os.path.join(logs, unit))
+    return timeline.fio_samples(pairs, interval_ms) if pairs else []
+
+
+def _lab_events(directory):
+    path = os.path.join(directory, "events.json")
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        sent = json.load(f)
+    first = {}
+    for event in sent:                 # one mark per command, when the first node got it
+        first.setdefault(event["command"], event["t_s"])
+    return [(t_s, command) for command, t_s in first.items()]
+
+
+def read_point(directory, sweep, point):
+    """The point's figures from what run_point left: fio-NODE-uUNIT.json
+    (fio json+) and its -logs/ (per-interval logs), device-NODE-DEV.json
+    ({"before", "after"} storlab-stats snapshots of the measured window),
+    events.json (what was sent when)."""
+    sources = sorted(glob.glob(os.path.join(directory, "fio-*-u*.json")))
+    named = _lab_device_windows(directory, sweep.phases["duration_s"])
+    interval_ms = sweep.phases["interval_s"] * 1000
+    return RawPoint(
+        sources=sources, summary=fio_merge.merge_files(sources) if sources else {},
+        windows=[w for _, w in named],
+        host_limit=_host_limit(sweep, point.workload(sweep.workload), named) if named else None,
+        samples=_lab_timeline(directory, interval_ms) if interval_ms else [],
+        events=_lab_events(directory))
