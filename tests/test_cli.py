@@ -258,3 +258,24 @@ def test_a_build_that_does_not_make_the_artifact_is_one_clear_error(tmp_path, mo
     monkeypatch.setattr(build, "build", lambda: None)
     with pytest.raises(UserError, match="nbdkit-ssd-plugin.so: not built by meson compile"):
         build.ensure_built(str(tmp_path / "nbdkit-ssd-plugin.so"))
+
+
+# ---- a failed command is reported by its last stderr line ----
+
+def test_last_line_names_what_failed():
+    from storlab_cli.common.last_line import last_line
+    assert last_line(b"warming up\nmdadm: /dev/sdb is busy\n\n", "exit 1") == \
+        "mdadm: /dev/sdb is busy"
+    assert last_line("  one line  ", "x") == "one line"
+    assert last_line(b"", "exit status 3") == "exit status 3"
+    assert last_line(None, "no output") == "no output"
+    assert last_line(b"\xff\xfe broken\n", "x").endswith("broken")
+
+
+def test_a_failed_guest_command_is_one_line_with_its_last_stderr_line(monkeypatch):
+    from storlab_cli.lab import agent
+    monkeypatch.setattr(agent, "run", lambda *a, **k: (2, b"", b"step 1\nno such disk: sdz\n"))
+    with pytest.raises(UserError, match=r"^profile step raid.sh on node1 failed: no such disk: sdz$"):
+        agent.run_checked("dom", ["/bin/sh", "raid.sh"], "profile step raid.sh on node1 failed")
+    monkeypatch.setattr(agent, "run", lambda *a, **k: (0, b"ok\n", b"noise"))
+    assert agent.run_checked("dom", ["true"], "x") == b"ok\n"

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 
+from storlab_cli.common.last_line import last_line
 from storlab_cli.errors import UserError
 
 PROBE_TIMEOUT_S = 15
@@ -29,7 +30,7 @@ def probe_kvm(kernel_path):
         return False, f"a probe boot under KVM did not finish in {PROBE_TIMEOUT_S} s"
     if "Linux version" in result.stdout:
         return True, "a probe boot under KVM ran the kernel"
-    return False, "a probe boot under KVM failed: " + (result.stderr.strip().splitlines() or ["no output"])[-1]
+    return False, "a probe boot under KVM failed: " + last_line(result.stderr, "no output")
 
 
 def choose(requested, kernel_path, cache_path):

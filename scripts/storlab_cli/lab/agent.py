@@ -3,6 +3,7 @@ import base64
 import json
 import time
 
+from storlab_cli.common.last_line import last_line
 from storlab_cli.errors import UserError
 
 EXEC_POLL_S = 0.05
@@ -69,3 +70,12 @@ def run(domain, argv, timeout_s=600, stdin_bytes=None):
     """Runs argv in the guest; returns (exit_code, stdout_bytes, stderr_bytes)."""
     pid = start(domain, argv, stdin_bytes)
     return wait(domain, pid, timeout_s, f"guest command {argv[0]}")
+
+
+def run_checked(domain, argv, what, timeout_s=600, stdin_bytes=None):
+    """run(), and its stdout (bytes) when it exits 0; else a UserError
+    "WHAT: the command's last stderr line"."""
+    code, out, err = run(domain, argv, timeout_s=timeout_s, stdin_bytes=stdin_bytes)
+    if code != 0:
+        raise UserError(f"{what}: {last_line(err, f'exit status {code}')}")
+    return out

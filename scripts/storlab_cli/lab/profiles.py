@@ -60,10 +60,8 @@ def _link_addr(topo, node, peer):
 def run_step(domain, node, script, args, timeout_s=STEP_TIMEOUT_S):
     """Runs one guest script; returns its "key value" lines as a dict of lists."""
     argv = ["/bin/sh", f"{GUEST_DIR}/{script}"] + [str(a) for a in args]
-    code, out, err = agent.run(domain, argv, timeout_s=timeout_s)
-    if code != 0:
-        detail = err.decode(errors="replace").strip().splitlines() or [f"exit status {code}"]
-        raise UserError(f"profile step {script} on {node} failed: {detail[-1]}")
+    out = agent.run_checked(domain, argv, f"profile step {script} on {node} failed",
+                            timeout_s=timeout_s)
     result = {}
     for line in out.decode(errors="replace").splitlines():
         key, _, value = line.partition(" ")

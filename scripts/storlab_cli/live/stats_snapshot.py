@@ -5,6 +5,7 @@ import os
 import subprocess
 
 from storlab_cli import paths
+from storlab_cli.common.last_line import last_line
 from storlab_cli.errors import UserError
 
 TIMEOUT_S = 30
@@ -20,8 +21,8 @@ def take(path):
     except subprocess.TimeoutExpired:
         raise UserError(f"stats file {path}: storlab-stats gave no answer in {TIMEOUT_S} s") from None
     if result.returncode != 0:
-        lines = result.stderr.strip().splitlines() or [f"storlab-stats exited {result.returncode}"]
-        raise UserError(lines[-1].removeprefix("storlab-stats: "))
+        raise UserError(last_line(result.stderr, f"storlab-stats exited {result.returncode}")
+                        .removeprefix("storlab-stats: "))
     try:
         return json.loads(result.stdout)
     except ValueError:

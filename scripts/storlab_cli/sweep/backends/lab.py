@@ -21,6 +21,7 @@ from storlab_cli.schema.sizes import parse_size_bytes
 from storlab_cli.sweep import fio_jobfile, plan as sweep_plan
 from storlab_cli.results import device_window, fio_merge, host_limit, timeline
 from storlab_cli.sweep.raw_point import RawPoint
+from storlab_cli.common.last_line import last_line
 from storlab_cli.errors import UserError
 
 GUEST_DIR = "/tmp/storlab-sweep"
@@ -89,11 +90,8 @@ class LabBackend:
     # ---- facts and paths ---------------------------------------------------------
 
     def _guest(self, node, argv, stdin_bytes=None, timeout_s=60):
-        code, out, err = agent.run(self.domains[node], argv, timeout_s=timeout_s,
-                                   stdin_bytes=stdin_bytes)
-        if code != 0:
-            lines = err.decode(errors="replace").strip().splitlines() or [f"exit {code}"]
-            raise UserError(f"{node}: {' '.join(argv[:2])}: {lines[-1]}")
+        out = agent.run_checked(self.domains[node], argv, f"{node}: {' '.join(argv[:2])}",
+                                timeout_s=timeout_s, stdin_bytes=stdin_bytes)
         return out.decode(errors="replace")
 
     def _resolve_target(self, node):
@@ -193,8 +191,8 @@ class LabBackend:
     def _check(self, key, result, point_label):
         code, out, err = result
         if code != 0:
-            lines = err.decode(errors="replace").strip().splitlines() or [f"exit {code}"]
-            raise UserError(f"fio on {key[0]} unit {key[1]} ({point_label}): {lines[-1]}")
+            raise UserError(f"fio on {key[0]} unit {key[1]} ({point_label}): "
+                            f"{last_line(err, f'exit {code}')}")
         return out
 
     def precondition(self):
