@@ -162,3 +162,26 @@ def test_every_command_taking_a_lab_checks_its_names(tmp_path, args, command, me
     write_state(run_base, "hw", ["node1"])
     line = one_line_error(run_cli(run_base, *args), command)
     assert message in line, line
+
+
+# ---- the state file is typed: written and read back whole, another shape refused ----
+
+def test_lab_state_round_trips_and_refuses_another_shape(tmp_path, monkeypatch):
+    monkeypatch.setattr(lab_state, "RUN_BASE", str(tmp_path))
+    (tmp_path / "hw").mkdir()
+    state = lab_state.LabState(name="hw", topology="/x.toml", accel="tcg", appliance="abc",
+                               created=1.5)
+    state.domains.append(lab_state.domain_name("hw", "node1"))
+    state.devices.append(lab_state.DeviceEntry(node="node1", device="disk0", plugin="hdd",
+                                               socket="/s", pidfile="/p", stats=None, ctl=None))
+    lab_state.save(state)
+    assert lab_state.load("hw") == state
+    assert lab_state.nodes_of(state) == ["node1"]
+    for broken, why in (({"name": "hw", "domains": [], "devices": []}, "created"),
+                        ({"name": "other", "domains": [], "devices": []}, "another name"),
+                        ({**state.to_json(), "devices": [{"node": "n"}]}, "device"),
+                        ({**state.to_json(), "domains": "x"}, "no domains")):
+        (tmp_path / "hw" / "lab.json").write_text(json.dumps(broken))
+        with pytest.raises(UserError, match=r"lab\.json: not a lab state of lab 'hw' \(.*"
+                           + why):
+            lab_state.load("hw")

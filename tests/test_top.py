@@ -305,7 +305,8 @@ def test_lab_form_reads_the_devices_stats_file(live_raid, tmp_path):
     directory = tmp_path / "tlab"
     directory.mkdir()
     (directory / "lab.json").write_text(json.dumps({
-        "name": "tlab", "domains": ["storlab-tlab-node1"],
+        "name": "tlab", "topology": "/x.toml", "accel": "tcg", "appliance": "0", "created": 0,
+        "phase": "ready", "domains": ["storlab-tlab-node1"],
         "devices": [{"node": "node1", "device": "lun0", "plugin": "raid",
                      "stats": live_raid["stats"], "ctl": live_raid["ctl"]}]}))
     result = storlab("top", "tlab", "node1", "lun0", "--once", "--interval", "0.5",

@@ -91,13 +91,14 @@ def _start_devices(topo, state, directory, gid):
             ctl = stem + ".ctl" if device.plugin in nbdkit.CONTROL_PLUGINS else None
             if ctl is not None:
                 params.append(f"ctl={ctl}")
-            entry = {"node": node.name, "device": device.name, "plugin": device.plugin,
-                     "socket": stem + ".sock", "pidfile": stem + ".pid",
-                     "stats": stem + ".stats" if device.plugin in nbdkit.STORLAB_PLUGINS else None,
-                     "ctl": ctl}
-            state["devices"].append(entry)
+            entry = lab_state.DeviceEntry(
+                node=node.name, device=device.name, plugin=device.plugin,
+                socket=stem + ".sock", pidfile=stem + ".pid",
+                stats=stem + ".stats" if device.plugin in nbdkit.STORLAB_PLUGINS else None,
+                ctl=ctl)
+            state.devices.append(entry)
             _save_state(state)
-            nbdkit.start_daemon(device.plugin, params, entry["socket"], entry["pidfile"], gid,
+            nbdkit.start_daemon(device.plugin, params, entry.socket, entry.pidfile, gid,
                                 wait_for=[ctl] if ctl else [])
 
 
@@ -148,9 +149,8 @@ def up(topology_path, requested_accel=None):
     os.makedirs(directory, mode=0o750)
     os.chown(directory, 0, gid)
     started_s = time.monotonic()
-    state = {"name": topo.name, "topology": os.path.abspath(topology_path), "accel": chosen,
-             "appliance": image.content_hash, "created": time.time(), "phase": "starting",
-             "domains": [], "devices": []}
+    state = lab_state.LabState(name=topo.name, topology=os.path.abspath(topology_path),
+                               accel=chosen, appliance=image.content_hash, created=time.time())
     _save_state(state)
     try:
         _say(f"starting {sum(len(n.devices) for n in topo.nodes)} emulated devices")
@@ -158,16 +158,16 @@ def up(topology_path, requested_accel=None):
         for node in topo.nodes:
             xml = render.domain_xml(topo, node, image, directory, chosen)
             name = lab_state.domain_name(topo.name, node.name)
-            state["domains"].append(name)
+            state.domains.append(name)
             _save_state(state)
             conn.createXML(xml, 0)
             _say(f"  {node.name}: domain {name} started")
         _wait_for_agents(topo, conn, started_s)
         if topo.profile is not None:
-            state["phase"] = "provisioning"
+            state.phase = "provisioning"
             _save_state(state)
-            state["profile"] = profiles.provision(topo, _domains_of(topo, conn), _say)
-            state["provisioned_after_s"] = round(time.monotonic() - started_s, 1)
+            state.profile = profiles.provision(topo, _domains_of(topo, conn), _say)
+            state.provisioned_after_s = round(time.monotonic() - started_s, 1)
     except BaseException as failure:
         _say(f"up failed; rolling back lab '{topo.name}'")
         try:
@@ -177,10 +177,10 @@ def up(topology_path, requested_accel=None):
         if isinstance(failure, libvirt_conn.error_type()):
             raise UserError(f"libvirt: {failure.get_error_message()}") from None
         raise
-    state["phase"] = "ready"
-    state["ready_after_s"] = round(time.monotonic() - started_s, 1)
+    state.phase = "ready"
+    state.ready_after_s = round(time.monotonic() - started_s, 1)
     _save_state(state)
-    _say(f"lab '{topo.name}' is up: {len(topo.nodes)} nodes ready in {state['ready_after_s']} s")
+    _say(f"lab '{topo.name}' is up: {len(topo.nodes)} nodes ready in {state.ready_after_s} s")
     return state
 
 
@@ -205,9 +205,9 @@ def _lab_topology(lab, node):
     """(state, topology) of a lab that is up and has node."""
     state = lab_state.require(lab)
     lab_state.require_node(state, node)
-    topo = topology.load(state["topology"])
+    topo = topology.load(state.topology)
     if topo.name != lab or node not in [n.name for n in topo.nodes]:
-        raise UserError(f"lab '{lab}' has no node '{node}' in {state['topology']}")
+        raise UserError(f"lab '{lab}' has no node '{node}' in {state.topology}")
     return state, topo
 
 
@@ -225,9 +225,9 @@ def node_down(lab, node):
         _say(f"node {node} of lab '{lab}' is down (its disks stay up)")
     else:
         _say(f"node {node} of lab '{lab}' was already down (its disks stay up)")
-    if state.get("profile") and state["profile"].get("replicas"):
+    if state.profile and state.profile.get("replicas"):
         try:
-            profiles.failover(topo, state["profile"], running, node, _say)
+            profiles.failover(topo, state.profile, running, node, _say)
         finally:
             _save_state(state)      # what moved is recorded even when a later step failed
 
@@ -245,13 +245,13 @@ def node_up(lab, node):
     started_s = time.monotonic()
     try:
         conn.createXML(render.domain_xml(topo, topo.node(node), image, run_dir(lab),
-                                         state["accel"]), 0)
+                                         state.accel), 0)
     except libvirt_conn.error_type() as e:
         raise UserError(f"libvirt: {e.get_error_message()}") from None
     _wait_for_agents(topo, conn, started_s, [topo.node(node)])
     if topo.profile is not None:
         try:
-            profiles.rejoin(topo, state.get("profile"), _running_domains(topo, conn), node, _say)
+            profiles.rejoin(topo, state.profile, _running_domains(topo, conn), node, _say)
         finally:
             _save_state(state)
     _say(f"node {node} of lab '{lab}' is up again ({time.monotonic() - started_s:.1f} s)")
@@ -260,9 +260,9 @@ def node_up(lab, node):
 def _teardown(state, conn):
     """Stops the domains and nbdkit servers the lab's state lists and removes
     its run directory.  Returns what it stopped."""
-    lab = state["name"]
+    lab = state.name
     stopped = {"domains": [], "devices": []}
-    listed = set(state["domains"])
+    listed = set(state.domains)
     names = [lab_state.domain_name(lab, node) for node in lab_state.nodes_of(state)]
     for dom in _existing_domains(conn, [n for n in names if n in listed]):
         name = dom.name()
@@ -330,18 +330,18 @@ def lab_status(lab, conn):
         except libvirt_conn.error_type():
             pass
         entry["devices"] = [
-            {"device": d["device"], "plugin": d["plugin"], "socket": d["socket"],
-             "stats": d["stats"], "ctl": d.get("ctl"),
-             "server": "running" if nbdkit.is_nbdkit(nbdkit.read_pid(d["pidfile"]) or -1) else "stopped"}
-            for d in state["devices"] if d["node"] == node]
-        if state.get("profile") is not None:
+            {"device": d.device, "plugin": d.plugin, "socket": d.socket, "stats": d.stats,
+             "ctl": d.ctl,
+             "server": "running" if nbdkit.is_nbdkit(nbdkit.read_pid(d.pidfile) or -1) else "stopped"}
+            for d in state.devices if d.node == node]
+        if state.profile is not None:
             entry["storage"] = profile_status.node_status(dom, node) if entry["agent"] else \
                 {"error": f"node is {entry['state']}"}
         nodes.append(entry)
-    return {"name": lab, "phase": state["phase"], "accel": state["accel"],
-            "topology": state["topology"], "ready_after_s": state.get("ready_after_s"),
-            "provisioned_after_s": state.get("provisioned_after_s"),
-            "profile": state.get("profile"), "nodes": nodes}
+    return {"name": lab, "phase": state.phase, "accel": state.accel,
+            "topology": state.topology, "ready_after_s": state.ready_after_s,
+            "provisioned_after_s": state.provisioned_after_s,
+            "profile": state.profile, "nodes": nodes}
 
 
 def format_status(report):

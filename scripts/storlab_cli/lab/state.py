@@ -7,14 +7,13 @@ is acted on only through what its state file lists: a lab named "hw" never
 touches the domains of a lab named "hw-wss", and "../x" or "/" is an error,
 not a directory to remove.
 
-Lab state (<run dir>/lab.json): name, topology, accel, appliance, created,
-phase, domains, and devices: one entry per emulated device, in start order:
-    {"node", "device", "plugin", "socket": its NBD unix socket, "pidfile",
-     "stats": stats file (storlab plugins) or None,
-     "ctl": control socket (raid: <run dir>/<node>-<device>.ctl) or None}
+Lab state (<run dir>/lab.json) is a LabState: what `up` started, written as
+it is started, and read back checked (a file of another shape is refused).
 """
+import dataclasses
 import json
 import os
+from dataclasses import dataclass, field
 
 from storlab_cli.schema.topology import LAB_NAME_RE, LAB_NAME_RULE, NODE_NAME_RE, NODE_NAME_RULE
 from storlab_cli.errors import UserError
@@ -22,6 +21,54 @@ from storlab_cli.errors import UserError
 RUN_BASE = os.environ.get("STORLAB_RUN_DIR", "/run/storlab")
 DOMAIN_PREFIX = "storlab-"
 STATE_FILE = "lab.json"
+
+
+@dataclass
+class DeviceEntry:
+    """One emulated device, in start order."""
+    node: str
+    device: str
+    plugin: str
+    socket: str | None = None          # its NBD unix socket
+    pidfile: str | None = None
+    stats: str | None = None           # its stats file (storlab plugins)
+    ctl: str | None = None             # its control socket (raid: <run dir>/<node>-<device>.ctl)
+
+
+@dataclass
+class LabState:
+    name: str
+    topology: str                      # the topology file, absolute
+    accel: str
+    appliance: str                     # the guest appliance's content hash
+    created: float
+    phase: str = "starting"            # starting, provisioning, ready
+    domains: list = field(default_factory=list)          # libvirt domain names
+    devices: list = field(default_factory=list)          # DeviceEntry
+    profile: dict | None = None        # the storage profile's state (lab/profiles.py)
+    ready_after_s: float | None = None
+    provisioned_after_s: float | None = None
+
+    def to_json(self):
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data, path, lab):
+        """The state in data (lab.json of lab), or a UserError naming path."""
+        def refuse(why):
+            return UserError(f"{path}: not a lab state of lab '{lab}' ({why})")
+        if not isinstance(data, dict) or data.get("name") != lab:
+            raise refuse("another name")
+        known = {f.name for f in dataclasses.fields(cls)}
+        if not isinstance(data.get("domains"), list) or not isinstance(data.get("devices"), list):
+            raise refuse("no domains or devices list")
+        device_keys = {f.name for f in dataclasses.fields(DeviceEntry)}
+        try:
+            devices = [DeviceEntry(**{k: v for k, v in d.items() if k in device_keys})
+                       for d in data["devices"]]
+            return cls(**{**{k: v for k, v in data.items() if k in known}, "devices": devices})
+        except (TypeError, AttributeError) as e:
+            raise refuse(str(e)) from None
 
 
 def _show(name):
@@ -59,23 +106,20 @@ def load(lab):
     path = state_path(lab)
     try:
         with open(path, encoding="utf-8") as f:
-            state = json.load(f)
+            data = json.load(f)
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as e:
         raise UserError(f"{path}: unreadable lab state ({e})") from None
-    if not isinstance(state, dict) or state.get("name") != lab \
-            or not isinstance(state.get("domains"), list) \
-            or not isinstance(state.get("devices"), list):
-        raise UserError(f"{path}: not a lab state of lab '{lab}'")
-    return state
+    return LabState.from_json(data, path, lab)
 
 
 def save(state):
-    path = state_path(state["name"])
+    """Writes the state whole (a new file renamed over the old one)."""
+    path = state_path(state.name)
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(state, f, indent=2)
+        json.dump(state.to_json(), f, indent=2)
     os.replace(tmp, path)
 
 
@@ -103,9 +147,9 @@ def require(lab):
 def nodes_of(state):
     """The lab's node names, in topology order (its domains', then any node
     that has devices and no domain yet: an `up` that failed half-way)."""
-    prefix = f"{DOMAIN_PREFIX}{state['name']}-"
-    nodes = [d[len(prefix):] for d in state["domains"] if d.startswith(prefix)]
-    nodes += [n for n in dict.fromkeys(d["node"] for d in state["devices"]) if n not in nodes]
+    prefix = f"{DOMAIN_PREFIX}{state.name}-"
+    nodes = [d[len(prefix):] for d in state.domains if d.startswith(prefix)]
+    nodes += [n for n in dict.fromkeys(d.node for d in state.devices) if n not in nodes]
     return nodes
 
 
@@ -114,7 +158,7 @@ def require_node(state, node):
     check_node_name(node)
     nodes = nodes_of(state)
     if node not in nodes:
-        raise UserError(f"lab '{state['name']}' has no node '{node}' "
+        raise UserError(f"lab '{state.name}' has no node '{node}' "
                         f"(nodes: {', '.join(nodes) or 'none'})")
     return node
 
@@ -122,10 +166,10 @@ def require_node(state, node):
 def own_files(state, key):
     """The paths in the lab's device entries under key ("pidfile", "socket")
     that lie in its run directory: nothing outside it is ever touched."""
-    directory = run_dir(state["name"])
+    directory = run_dir(state.name)
     paths = []
-    for entry in state["devices"]:
-        path = entry.get(key)
+    for entry in state.devices:
+        path = getattr(entry, key)
         if isinstance(path, str) and os.path.dirname(os.path.abspath(path)) == directory:
             paths.append(path)
     return paths

@@ -52,11 +52,11 @@ class LabBackend:
             lifecycle.up(self.topo.path)
             self.brought_up = True
             state = lifecycle.load_state(self.topo.name)
-        elif state.get("phase") != "ready":
-            raise UserError(f"lab '{self.topo.name}' is {state.get('phase')}, not ready "
+        elif state.phase != "ready":
+            raise UserError(f"lab '{self.topo.name}' is {state.phase}, not ready "
                             f"(`storlab down {self.topo.name}` and retry)")
-        elif os.path.realpath(state["topology"]) != os.path.realpath(self.topo.path):
-            raise UserError(f"lab '{self.topo.name}' is up from {state['topology']}, not "
+        elif os.path.realpath(state.topology) != os.path.realpath(self.topo.path):
+            raise UserError(f"lab '{self.topo.name}' is up from {state.topology}, not "
                             f"{self.topo.path}: take it down first")
         else:
             self.say(f"reusing lab '{self.topo.name}' (it stays up afterwards)")
@@ -113,15 +113,15 @@ class LabBackend:
         node = self.plan.nodes[0]
         kernel = self._guest(node, ["/bin/uname", "-r"]).strip()
         fio = self._guest(node, ["/usr/bin/fio", "--version"]).strip()
-        return {"accelerator": self.state.get("accel"),
+        return {"accelerator": self.state.accel,
                 "versions": {"kernel": kernel, "fio_guest": fio}}
 
     # ---- stats and control -------------------------------------------------------
 
     def _stats_path(self, node, device):
-        for entry in self.state["devices"]:
-            if entry["node"] == node and entry["device"] == device:
-                return entry.get("stats")
+        for entry in self.state.devices:
+            if entry.node == node and entry.device == device:
+                return entry.stats
         return None
 
     def _snapshot(self):
