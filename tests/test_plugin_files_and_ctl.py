@@ -231,6 +231,39 @@ def test_twenty_concurrent_commands_are_all_answered(controller):
         idle.close()
 
 
+def test_commands_beyond_the_free_slots_wait_and_are_all_answered(controller):
+    path, _ = controller
+    idle = [connect(path) for _ in range(15)]     # one slot of sixteen left
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=20) as pool:
+            replies = list(pool.map(lambda _: ctl.send_command(path, "status"), range(100)))
+        assert all(r.startswith("ok battery=") for r in replies), replies
+    finally:
+        for s in idle:
+            s.close()
+
+
+def test_when_every_slot_idles_the_longest_idle_client_gives_its_up(controller):
+    path, _ = controller
+    idle = [connect(path) for _ in range(16)]     # every slot taken
+    try:
+        started = time.monotonic()
+        assert ctl.send_command(path, "status").startswith("ok battery=")
+        waited = time.monotonic() - started
+        assert 9 < waited < 10 + 5, waited         # until the first idled 10 s
+        told = 0
+        for s in idle:
+            s.setblocking(False)
+            try:
+                told += s.recv(4096).startswith(b"error closed: idle")
+            except BlockingIOError:
+                pass                               # still holds its slot
+        assert told == 1
+    finally:
+        for s in idle:
+            s.close()
+
+
 def test_a_client_that_never_reads_does_not_stall_the_controller(controller, tmp_path):
     path, _ = controller
     hog = connect(path)

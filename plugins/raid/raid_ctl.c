@@ -368,9 +368,10 @@ read_client (struct raid_ctl *ctl, struct ctl_client *c)
   }
 }
 
-/* A free slot, or the longest-idle client's once it has idled long enough. */
+/* A free slot, else the longest-idle client's if it has idled long enough
+ * to give it up (evict: close it, saying why); NULL when every slot is busy. */
 static struct ctl_client *
-free_slot (struct raid_ctl *ctl, uint64_t now_ns)
+free_slot (struct raid_ctl *ctl, uint64_t now_ns, bool evict)
 {
   struct ctl_client *idlest = NULL;
   for (unsigned i = 0; i < CLIENTS_MAX; i++) {
@@ -382,28 +383,28 @@ free_slot (struct raid_ctl *ctl, uint64_t now_ns)
   }
   if (now_ns - idlest->last_active_ns < CLIENT_IDLE_EVICT_NS)
     return NULL;
-  send_reply (idlest, "error closed: idle while every control slot was taken");
-  if (idlest->fd >= 0)
-    close_client (idlest);
+  if (evict) {
+    send_reply (idlest, "error closed: idle while every control slot was taken");
+    if (idlest->fd >= 0)
+      close_client (idlest);
+  }
   return idlest;
 }
 
+/* Takes waiting connections while there is a slot for them; the others
+ * wait in the listen backlog until one frees (a client's command takes
+ * microseconds), never refused for being many at once. */
 static void
 accept_clients (struct raid_ctl *ctl)
 {
   for (;;) {
+    uint64_t now_ns = sl_clock_monotonic_ns ();
+    if (free_slot (ctl, now_ns, false) == NULL)
+      return;
     int fd = accept4 (ctl->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0)
       return;                  /* EAGAIN: none left waiting */
-    uint64_t now_ns = sl_clock_monotonic_ns ();
-    struct ctl_client *c = free_slot (ctl, now_ns);
-    if (c == NULL) {
-      struct ctl_client refused = { .fd = fd };
-      send_reply (&refused, "error busy: every control slot is taken; try again");
-      if (refused.fd >= 0)
-        close (refused.fd);
-      continue;
-    }
+    struct ctl_client *c = free_slot (ctl, now_ns, true);
     c->fd = fd;
     c->line_used = 0;
     c->discarding = false;
@@ -416,9 +417,11 @@ serve (void *arg)
 {
   struct raid_ctl *ctl = arg;
   for (;;) {
+    /* the listen socket only while a client can be taken */
+    bool room = free_slot (ctl, sl_clock_monotonic_ns (), false) != NULL;
     struct pollfd fds[2 + CLIENTS_MAX] = {
       { .fd = ctl->wake[0], .events = POLLIN },
-      { .fd = ctl->listen_fd, .events = POLLIN },
+      { .fd = room ? ctl->listen_fd : -1, .events = POLLIN },
     };
     for (unsigned i = 0; i < CLIENTS_MAX; i++)
       fds[2 + i] = (struct pollfd) { .fd = ctl->clients[i].fd, .events = POLLIN };
