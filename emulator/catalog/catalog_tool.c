@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "catalog/kinds.h"
+#include "core/json_string.h"
 #include "device/device.h"
 #include "device/driver_keys.h"
 #include "device/params.h"
@@ -37,19 +38,12 @@ static const char *const param_type_names[] = {
   [SL_PARAM_CHOICE] = "choice",
 };
 
+/* Catalog texts are the library's own, NUL-terminated. */
 static void
 json_string (const char *s)
 {
-  putchar ('"');
-  for (const unsigned char *p = (const unsigned char *) (s ? s : ""); *p; p++) {
-    if (*p == '"' || *p == '\\')
-      printf ("\\%c", *p);
-    else if (*p < 0x20)
-      printf ("\\u%04x", *p);
-    else
-      putchar (*p);
-  }
-  putchar ('"');
+  const char *text = s ? s : "";
+  sl_json_write_string (stdout, text, strlen (text));
 }
 
 static void
