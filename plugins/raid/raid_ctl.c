@@ -459,16 +459,26 @@ socket_is_live (const struct sockaddr_un *addr)
   return live;
 }
 
+/* The unix socket address of path, or -1 with a line in err. */
+static int
+socket_address (const char *path, struct sockaddr_un *addr, char *err, size_t err_bytes)
+{
+  *addr = (struct sockaddr_un) { .sun_family = AF_UNIX };
+  if (strlen (path) >= sizeof addr->sun_path) {
+    snprintf (err, err_bytes, "ctl=%s: path longer than %zu bytes", path,
+              sizeof addr->sun_path - 1);
+    return -1;
+  }
+  strcpy (addr->sun_path, path);
+  return 0;
+}
+
 int
 raid_ctl_check_path (const char *path, char *err, size_t err_bytes)
 {
-  struct sockaddr_un addr = { .sun_family = AF_UNIX };
-  if (strlen (path) >= sizeof addr.sun_path) {
-    snprintf (err, err_bytes, "ctl=%s: path longer than %zu bytes", path,
-              sizeof addr.sun_path - 1);
+  struct sockaddr_un addr;
+  if (socket_address (path, &addr, err, err_bytes) == -1)
     return -1;
-  }
-  strcpy (addr.sun_path, path);
   struct stat st;
   if (lstat (path, &st) != 0)
     return 0;
@@ -486,14 +496,9 @@ raid_ctl_check_path (const char *path, char *err, size_t err_bytes)
 static int
 listen_on (struct raid_ctl *ctl, const char *path, char *err, size_t err_bytes)
 {
-  struct sockaddr_un addr = { .sun_family = AF_UNIX };
-  if (strlen (path) >= sizeof addr.sun_path) {
-    snprintf (err, err_bytes, "ctl=%s: path longer than %zu bytes", path,
-              sizeof addr.sun_path - 1);
-    return -1;
-  }
-  strcpy (addr.sun_path, path);
-  if (raid_ctl_check_path (path, err, err_bytes) == -1)
+  struct sockaddr_un addr;
+  if (socket_address (path, &addr, err, err_bytes) == -1
+      || raid_ctl_check_path (path, err, err_bytes) == -1)
     return -1;
   unlink (path);               /* a stale socket of an earlier run, if any */
   ctl->listen_fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
