@@ -95,10 +95,7 @@ def test_a_second_controller_on_the_same_ctl_socket_is_refused(tmp_path):
     sock = tmp_path / "raid.ctl"
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    with Nbdkit(str(tmp_path / "a"), "raid", RAID + [f"ctl={sock}"]):
-        deadline = time.monotonic() + 10
-        while not sock.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
+    with Nbdkit(str(tmp_path / "a"), "raid", RAID + [f"ctl={sock}"], wait_for=[str(sock)]):
         message = refused(tmp_path / "b", "raid", RAID + [f"ctl={sock}"])
         assert "in use by another running device" in message and str(sock) in message
         assert ctl.send_command(str(sock), "status").startswith("ok battery=ok")
@@ -182,11 +179,8 @@ def test_a_fifo_is_refused_at_once(tmp_path):
 @pytest.fixture
 def controller(tmp_path):
     sock = tmp_path / "raid.ctl"
-    with Nbdkit(str(tmp_path), "raid", RAID + [f"ctl={sock}",
-                                               f"stats={tmp_path / 'raid.stats'}"]) as server:
-        deadline = time.monotonic() + 10
-        while not sock.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
+    with Nbdkit(str(tmp_path), "raid", RAID + [f"ctl={sock}", f"stats={tmp_path / 'raid.stats'}"],
+                wait_for=[str(sock)]) as server:
         yield str(sock), server
 
 

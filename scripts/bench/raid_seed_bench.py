@@ -162,12 +162,7 @@ def seed_run(args, workdir):
     # runs until told to stop: warm-up, window, before, failed, recovered, margin
     budget = args.warmup_max + args.seconds + 5 + args.fail_seconds + args.after_seconds + 60
     out = {"params": params, "job": job}
-    with Nbdkit(workdir, "raid", params, threads=THREADS) as server:
-        deadline = time.monotonic() + 10
-        while not os.path.exists(ctl):
-            if time.monotonic() > deadline:
-                raise UserError(f"raid plugin: no control socket {ctl}")
-            time.sleep(0.05)
+    with Nbdkit(workdir, "raid", params, threads=THREADS, wait_for=[ctl]) as server:
         cmd = fio_cmd(server.uri, "seed", job + [
             "time_based=1", f"runtime={budget}", "write_lat_log=seed",
             f"log_avg_msec={args.log_msec}", "log_unix_epoch=1"])

@@ -18,8 +18,10 @@ def plugin_argument(plugin):
 
 
 class Nbdkit:
-    def __init__(self, workdir, plugin, params, options=(), threads=64):
-        """plugin: a storlab kind ("hdd") or any installed nbdkit plugin name."""
+    def __init__(self, workdir, plugin, params, options=(), threads=64, wait_for=()):
+        """plugin: a storlab kind ("hdd") or any installed nbdkit plugin name.
+        wait_for: more paths the plugin creates once running (a ctl= socket),
+        waited for like the NBD socket."""
         name = plugin
         self.socket = os.path.join(workdir, f"{name}.sock")
         self.stderr_path = os.path.join(workdir, f"{name}.stderr")
@@ -30,7 +32,7 @@ class Nbdkit:
         self._stderr = open(self.stderr_path, "w", encoding="utf-8")
         self.process = subprocess.Popen(cmd, stderr=self._stderr)
         deadline = time.monotonic() + 10
-        while not os.path.exists(self.socket):
+        while not all(os.path.exists(path) for path in (self.socket, *wait_for)):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
                 with open(self.stderr_path, encoding="utf-8") as err:
