@@ -169,8 +169,13 @@ def test_a_short_sweep_on_the_running_lab(smoke_lab, smoke_topology, tmp_path):
     for row in rows:
         assert row["units"] == "1" and float(row["iops"]) > 0
         assert float(row["dev_iops"]) > 0 and row["member_iops"] != ""
-    # write-back acknowledges from the controller's cache; write-through waits for the disks
-    assert float(failed["write_lat_mean_us"]) > 3 * float(ok["write_lat_mean_us"])
+    # write-back acknowledges from the controller's cache; write-through waits for the disks.
+    # The device shows it as a ratio; the guest adds its own TCG CPU time (263 us an I/O,
+    # more when the host is busy) to both, so it must see at least a 10k rpm disk's seek
+    # and half a turn more per write (~2 ms of the ~7 ms the disks add; a ratio of the
+    # guest's figures failed twice on a loaded host: 2.75x and 2.2x)
+    assert float(failed["dev_lat_mean_us"]) > 3 * float(ok["dev_lat_mean_us"]), (ok, failed)
+    assert float(failed["write_lat_mean_us"]) > float(ok["write_lat_mean_us"]) + 2000, (ok, failed)
     # the cache answers in microseconds: a TCG guest cannot keep 8 I/Os at it, and the
     # point says so; the disks behind a failed battery hold the I/Os themselves
     assert "host-queue" in ok["host_limit"].split("+"), ok

@@ -425,11 +425,19 @@ admit (struct raid_model *m, struct sl_request *r)
   sl_engine_schedule (m->engine, m->cpu_free_ns, dispatch_event, m, (uint64_t) (uintptr_t) r);
 }
 
+static bool
+changes_data (const struct sl_request *r)
+{
+  return r->op == SL_OP_WRITE || r->op == SL_OP_TRIM;
+}
+
 static void
 complete_front (struct raid_model *m, struct sl_request *r)
 {
   sl_engine_complete (m->engine, r, now_ns (m));
   m->in_controller--;
+  if (changes_data (r))
+    m->front_writes--;
   m->last_front_ns = now_ns (m);
   if (m->wait_head)
     admit (m, sl_fifo_pop (&m->wait_head, &m->wait_tail));
@@ -555,6 +563,8 @@ raid_submit (void *self, struct sl_engine *e, struct sl_request *r)
   m->last_front_ns = now_ns (m);
   m->idle_token++;             /* not idle any more */
   raid_update_policy (m);
+  if (changes_data (r))
+    m->front_writes++;
   if (m->in_controller >= m->config.queue_depth)
     sl_fifo_append (&m->wait_head, &m->wait_tail, r);
   else

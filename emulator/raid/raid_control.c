@@ -358,7 +358,10 @@ run_when_clean (struct sl_engine *e, void *arg)
 {
   struct when_clean *w = arg;
   struct raid_model *m = sl_engine_model (e)->self;
-  if (m->dirty.bytes + m->destaging_bytes == 0 && raid_member_volatile_bytes (m) == 0) {
+  /* A write between arrival and completion is in no cache yet, but its data
+   * is already in the caller's volatile store: not clean until it lands. */
+  if (m->front_writes == 0 && m->dirty.bytes + m->destaging_bytes == 0
+      && raid_member_volatile_bytes (m) == 0) {
     w->fn (w->arg);
     w->ran = true;
   }

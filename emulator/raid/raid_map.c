@@ -10,7 +10,7 @@
  *   RAID 6   row c / (n-2); P as RAID 5, Q on (P+1) mod n, data on (P+2+d) mod n
  */
 #define _GNU_SOURCE
-#include "raid_internal.h"
+#include "raid_map.h"
 #include "core/units.h"
 
 #include <stdlib.h>
