@@ -1268,6 +1268,33 @@ test_s3700_datasheet (void **state)
   free (stats);
 }
 
+/* A host queue deeper than the drive's NCQ waits in the model; the drive
+ * still reads at its datasheet rate and a read load never makes it
+ * program NAND (background GC waits for an idle host, and a host reading
+ * at QD 256 is not idle). */
+static void
+test_deep_host_queue_reads_at_ncq_rate (void **state)
+{
+  (void) state;
+  struct sl_ssd_config c;
+  build_preset ("intel-s3700-400g", "steady", &c);
+  double iops[2];
+  unsigned depths[2] = { 32, 256 };
+  for (int i = 0; i < 2; i++) {
+    struct sl_device_stats *stats;
+    struct sl_engine *e = new_engine (&c, &stats);
+    struct test_driver d;
+    driver_init (&d, e, c.capacity_bytes, depths[i], SL_OP_READ, TEST_RANDOM, 4 * KIB, 100000);
+    test_driver_run (&d);
+    iops[i] = d.completed / (sl_engine_now_ns (e) / 1e9);
+    assert_int_equal (test_model_counter (stats, "nand_pages_programmed"), 0);
+    test_driver_free (&d);
+    sl_engine_free (e);
+    free (stats);
+  }
+  assert_within (iops[1], iops[0], 0.02);
+}
+
 /* -------------------------------------------------------------- speed -- */
 
 static void
@@ -1298,6 +1325,7 @@ main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_params_table),
+    cmocka_unit_test (test_deep_host_queue_reads_at_ncq_rate),
     cmocka_unit_test (test_builder_values),
     cmocka_unit_test (test_validate_rejects),
     cmocka_unit_test (test_geometry),

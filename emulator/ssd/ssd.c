@@ -177,7 +177,7 @@ struct ssd_model {
   uint64_t *release_heap;      /* completion times of decided commands */
   uint32_t release_count;
   uint64_t admit_event_ns;
-  uint64_t last_write_ns;      /* arrival of the latest write */
+  uint64_t last_command_ns;    /* arrival of the latest host command */
   bool idle_event_pending;
 
   sl_ssd_interval_fn hook;
@@ -340,11 +340,15 @@ durable_seq (const struct ssd_model *m)
   return seq;
 }
 
-/* No write for a while and none waiting: background work may go ahead. */
+/* No host command for a while and no write waiting: background work may
+ * go ahead.  Reads count too: a drive busy reading is not idle, so GC
+ * working ahead never takes its dies from a read load (it did, but only
+ * when commands queued in the model beyond its NCQ depth: a read load at
+ * QD 33 ran at a third of QD 32's IOPS). */
 static bool
 host_idle (const struct ssd_model *m, uint64_t now)
 {
-  return m->room_head == NULL && now >= m->last_write_ns + IDLE_BACKGROUND_DELAY_NS;
+  return m->room_head == NULL && now >= m->last_command_ns + IDLE_BACKGROUND_DELAY_NS;
 }
 
 static bool
@@ -464,10 +468,10 @@ static void idle_event (struct sl_engine *e, void *arg, uint64_t unused);
 static void
 arm_idle (struct ssd_model *m, uint64_t now)
 {
-  if (m->idle_event_pending || m->last_write_ns + IDLE_BACKGROUND_DELAY_NS <= now)
+  if (m->idle_event_pending || m->last_command_ns + IDLE_BACKGROUND_DELAY_NS <= now)
     return;
   m->idle_event_pending = true;
-  sl_engine_schedule (m->engine, m->last_write_ns + IDLE_BACKGROUND_DELAY_NS, idle_event,
+  sl_engine_schedule (m->engine, m->last_command_ns + IDLE_BACKGROUND_DELAY_NS, idle_event,
                       m, 0);
 }
 
@@ -707,7 +711,6 @@ dispatch (struct ssd_model *m, struct sl_request *r, uint64_t now)
     return;
 
   case SL_OP_WRITE:
-    m->last_write_ns = now;
     ready = controller (m, now, c->write_overhead_ns, r->length_bytes);
     if (r->length_bytes == 0)
       break;
@@ -842,6 +845,7 @@ ssd_submit (void *self, struct sl_engine *e, struct sl_request *r)
   struct ssd_model *m = self;
   uint64_t now = sl_engine_now_ns (e);
   m->engine = e;
+  m->last_command_ns = now;
   sl_release_prune (m->release_heap, &m->release_count, now);
   /* the common case first: a free slot and nothing waiting */
   if (m->host_head == NULL && m->tags_undecided + m->release_count < m->config.queue_depth) {
