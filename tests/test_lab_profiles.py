@@ -55,8 +55,9 @@ def fio_verify(lab, node, filename, size="8M", extra=()):
 def short_sweep(tmp_path, name, topology_file, workload):
     """Runs a two-point sweep (iodepth 1 and 4; 1 s ramp, 3 s measured) of
     workload (the [workload] table's lines) on the lab of topology_file,
-    which is up and stays up; returns the results directory. The guests'
-    stack has no model, so there is no simulator prediction."""
+    which is up and stays up; returns the results directory. The
+    simulator's prediction runs the same sweep on the cluster model
+    (storlab-sim cluster, on the lab's hosts: TCG) in out/sim."""
     sweep_file = tmp_path / "sweep.toml"
     sweep_file.write_text(f'name = "{name}"\n'
                           f'topology = "{os.path.join(TOPOLOGIES, topology_file)}"\n'
@@ -65,7 +66,7 @@ def short_sweep(tmp_path, name, topology_file, workload):
     out = tmp_path / "results"
     result = storlab("sweep", str(sweep_file), "--out", str(out), timeout=600)
     assert result.returncode == 0, result.stderr
-    assert not (out / "sim").exists()
+    assert (out / "sim" / "points.csv").exists()
     assert (out / "index.html").exists()
     return out
 
@@ -144,8 +145,8 @@ def test_a_node_outside_the_raid_keeps_its_volumes_on_its_disk(raid_lab):
 
 def test_a_sweep_on_the_profiles_workload_volumes(raid_lab, tmp_path):
     """target = "volumes": each unit's fio drives its own volumes (one worker
-    each), both units at once; no simulator prediction (md and LVM are not
-    modelled), the lab left up for the other tests."""
+    each), both units at once, the simulator's prediction beside it (md and
+    LVM modelled by storlab-sim cluster); the lab left up for the other tests."""
     out = short_sweep(tmp_path, "volumes-sweep", "profile-raid.toml",
                       'target = "volumes"\nnodes = ["node1"]\nunits = 2\nrw = "randrw"\n'
                       'bs = "4k"\nsize = "8M"')

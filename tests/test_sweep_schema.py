@@ -165,8 +165,11 @@ def test_backend_limits(tmp_path):
             "sweep.device.member-size: a lab changes only device.battery, device.cache-policy")
     sweep = load(tmp_path, SWEEP.replace("device.battery", "device.member-size"), "sim")
     assert sweep.backend == "sim"
-    refused(tmp_path, SWEEP.replace('"lun0"', '"volumes"'), "the simulator models devices",
-            backend="sim")
+    # a profile target runs as a cluster in the simulator: no target device to take knobs
+    refused(tmp_path, SWEEP.replace('"lun0"', '"volumes"'),
+            "device knobs are parameters of the target device's model; workload.target = "
+            "'volumes' names none", backend="sim",
+            topology_text=TOPOLOGY + '[profile.volumes]\nsize = "64M"\n')
     # in the simulator a knob is a model parameter: one the raid plugin's tables list
     refused(tmp_path, SWEEP.replace("device.battery", "device.membr-size"),
             "device.membr-size: not a key of the raid plugin (did you mean member-size,",
@@ -255,7 +258,11 @@ def test_share_target_refusals(tmp_path):
     refused(tmp_path, SHARE_SWEEP.replace('size = "16M"', 'size = "32M"'),
             "1 units x 2 workers x size 32M = 64 MiB does not fit a share (about 57 MiB of a "
             "64 MiB volume)", topology_text=SHARES_TOPOLOGY)
-    refused(tmp_path, SHARE_SWEEP, "workload.target = 'share': the simulator models devices",
+    # the simulator runs shares as a cluster (storlab-sim cluster): no live events there
+    sweep = load(tmp_path, SHARE_SWEEP, "sim", SHARES_TOPOLOGY)
+    assert sweep_plan.make(sweep, topology.load(sweep.topology_path)).nodes == ["node1", "node2"]
+    refused(tmp_path, SHARE_SWEEP + EXTRA.replace("command", 'device = "lun0", command'),
+            "event device 'lun0': the simulator's cluster takes no live events",
             backend="sim", topology_text=SHARES_TOPOLOGY)
     refused(tmp_path, SHARE_SWEEP + EXTRA, "needs the raid device's name",
             topology_text=SHARES_TOPOLOGY)

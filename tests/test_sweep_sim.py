@@ -123,7 +123,8 @@ def test_ctrl_c_loses_nothing_measured_and_the_rerun_resumes(tmp_path):
                              str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     deadline = time.monotonic() + 300
-    while not (out / "points" / "001" / "done").exists():
+    # points run side by side (one per core): any two done, in any order
+    while len(list((out / "points").glob("*/done"))) < 2:
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
@@ -131,12 +132,15 @@ def test_ctrl_c_loses_nothing_measured_and_the_rerun_resumes(tmp_path):
     assert proc.returncode == 130, stderr
     assert "storlab sweep: interrupted" in stderr and "Traceback" not in stderr
     finished = [r["point"] for r in rows(out / "points.csv")]
-    assert finished[:2] == ["0", "1"] and len(finished) < 5
-    for point in finished:
-        assert (out / "points" / f"{int(point):03d}" / "done").exists()
+    assert 2 <= len(finished) < 5
+    # every point that finished (those running at the interrupt too) is in points.csv
+    assert sorted(int(p) for p in finished) == sorted(
+        int(d.parent.name) for d in (out / "points").glob("*/done"))
+    first_missing = min(set(range(5)) - {int(p) for p in finished})
     result = storlab("sweep", str(sweep_file), "--out", str(out))
     assert result.returncode == 0, result.stderr
-    assert f"resuming at point {len(finished)} ({len(finished)} of 5 done)" in result.stderr
+    assert (f"resuming at point {first_missing} ({len(finished)} of 5 done)"
+            in result.stderr), result.stderr
     assert [r["point"] for r in rows(out / "points.csv")] == ["0", "1", "2", "3", "4"]
 
 

@@ -18,6 +18,7 @@ import pytest
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(TESTS)
+STORLAB = os.path.join(SOURCE, "scripts", "storlab")
 
 from storlab_cli import catalog, paths
 from storlab_cli.lab import render, state
@@ -103,10 +104,45 @@ def test_every_shipped_topology_loads(path):
     assert topo.description
     with open(path) as f:
         assert f.readline().startswith("# "), "header comment saying what the lab is"
+    if topo.sim is not None and any("size" not in d.params for n in topo.nodes
+                                    for d in n.devices if d.plugin != "raid"):
+        return          # the simulator's: full-size disks, their presets' sizes
     for node in topo.nodes:
         # labs are small: a disk is at most 2 GiB, a RAID LUN (sparse) at most 4 GiB
         assert node.devices and all(d.size_bytes <= (4 if d.plugin == "raid" else 2) * GIB
                                     for d in node.devices)
+
+
+def test_sim_table_names_presets_and_lets_disks_take_their_presets_size(tmp_path):
+    """[sim]: host and link preset names (the link follows the host unless
+    named), cores and per_io_us only when given; its disks may leave size
+    to their preset (the catalog's figure, never typed here)."""
+    assert load_text(tmp_path, ONE_DISK).sim is None
+    text = ONE_DISK.replace('size = "1G"\n', '') + '[sim]\nhost = "tcg"\n'
+    topo = load_text(tmp_path, text)
+    assert topo.sim == topology.SimHost("tcg", None, None, None)
+    assert topo.sim.resolved() == topology.SimHost("tcg", "tcg-udp", None, None)
+    assert topo.sim.resolved("bare-metal") == topology.SimHost("bare-metal", "10gbe", None, None)
+    preset_bytes = int(catalog.presets("hdd")["sas10k-300g"]["params"]["size"])
+    assert all(d.size_bytes == preset_bytes for n in topo.nodes for d in n.devices)
+    topo = load_text(tmp_path, MINIMAL + '[sim]\nlink = "25gbe"\ncores = 4\nper_io_us = 2.5\n')
+    assert topo.sim.resolved("tcg") == topology.SimHost("tcg", "25gbe", 4, 2.5)
+
+
+def test_a_study_sized_cluster_is_for_the_simulator_only(tmp_path):
+    """A [sim] topology may hold a study's 64 nodes; a lab holds 16: `storlab
+    up` (and a lab sweep) refuse it in one line before anything starts."""
+    assert "1..16" in load_error(tmp_path, mesh(64))
+    topo = load_text(tmp_path, mesh(64) + '[sim]\nhost = "bare-metal"\n')
+    assert len(topo.nodes) == 64
+    assert "1..256" in load_error(tmp_path, mesh(257) + '[sim]\n')
+    path = write(tmp_path, mesh(64, "big") + '[sim]\n', "big.toml")
+    result = subprocess.run(["/usr/bin/python3", STORLAB, "up", path], capture_output=True,
+                            text=True, check=False, timeout=120)
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines() == [
+        f"storlab up: {path}: 64 nodes: a lab holds at most 16 (a topology this large is for the "
+        "simulator: storlab sweep --backend sim)"], result.stderr
 
 
 def test_smoke():
@@ -433,7 +469,7 @@ def test_size_grammar(text, size):
 
 # ---- validation errors --------------------------------------------------------------
 
-TOP_KNOWN = "name, description, accel, boot_timeout_s, defaults, nodes, node, links, profile"
+TOP_KNOWN = "name, description, accel, boot_timeout_s, defaults, nodes, node, links, profile, sim"
 
 
 ERROR_CASES = [
@@ -604,6 +640,23 @@ ERROR_CASES = [
     (MINIMAL + '[links]\npairs = [["node1", "node2"]]\n',
      "links.pairs: only with mode = 'pairs' (mode is 'full-mesh')"),
     (MINIMAL + '[links]\nmesh = true\n', "links: unknown key 'mesh' (known: mode, pairs)"),
+    # [sim]: preset names only (their figures are the C library's)
+    (MINIMAL + '[sim]\nhots = "tcg"\n',
+     "sim: unknown key 'hots' (known: host, link, cores, per_io_us)"),
+    (MINIMAL + '[sim]\nhost = "kvm"\n',
+     "sim.host = 'kvm': unknown host preset (known: bare-metal, tcg)"),
+    (MINIMAL + '[sim]\nlink = "100gbe"\n',
+     "sim.link = '100gbe': unknown link preset (known: 1gbe, 10gbe, 25gbe, tcg-udp)"),
+    (MINIMAL + '[sim]\ncores = 0\n', "sim.cores = 0: must be a whole number of cores"),
+    (MINIMAL + '[sim]\ncores = 2.5\n', "sim.cores = 2.5: must be a whole number of cores"),
+    (MINIMAL + '[sim]\nper_io_us = -1\n', "sim.per_io_us = -1: must be a number of micro"),
+    (MINIMAL + '[sim]\nper_io_us = "10"\n', "sim.per_io_us = '10': must be a number of micro"),
+    ("sim = 1\n" + MINIMAL, "sim = 1: must be a table"),
+    # with [sim] a disk may take its preset's size: a preset it names, then
+    (ONE_DISK.replace('preset = "sas10k-300g"\nsize = "1G"', 'preset = "nope"') + "[sim]\n",
+     "defaults.devices[0].params.preset = 'nope': unknown hdd preset (known: "),
+    (ONE_DISK.replace('preset = "sas10k-300g"\nsize = "1G"', 'rpm = 7200') + "[sim]\n",
+     "defaults.devices[0].params.size: missing: give every disk a size"),
 ]
 
 

@@ -22,6 +22,7 @@
 #endif
 
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +32,8 @@
 #include <unistd.h>
 
 #include "catalog/kinds.h"
+#include "cluster/cluster.h"
+#include "cluster/fabric.h"
 #include "core/clock.h"
 #include "core/engine.h"
 #include "core/model.h"
@@ -53,6 +56,9 @@
 #define SIM_MAX_COMPLETIONS_WITHOUT_PROGRESS (UINT64_C (1) << 24)
 
 #define SIM_MAX_INTERVAL_MS 60000u
+
+/* Job clones of a cluster run: every node's workers (256 nodes x 256). */
+#define SIM_MAX_CLUSTER_CLONES 65536u
 
 /* Progress on stderr (stdout carries the JSON): after 2 s of wall time,
  * once a second.  The clock is read every 4096 events: a few ns each. */
@@ -83,6 +89,7 @@ struct sim_clone {
   uint64_t end_ns;                     /* stats_start + runtime, or UINT64_MAX */
   uint64_t io_limit_bytes;
   uint64_t max_bs_bytes;               /* largest bs of the directions in use */
+  struct sl_job_region region;         /* where its I/O goes */
   uint64_t number_ios;                 /* 0: unlimited */
   uint64_t issued_bytes, issued_ios;
   uint32_t in_flight;
@@ -114,6 +121,7 @@ usage (FILE *out)
   fprintf (out,
            "usage: storlab-sim PLUGIN [--interval-ms N] [--event AT:COMMAND ...] [--progress]\n"
            "                   [KEY=VALUE ...] [--] [KEY=VALUE ...] JOBFILE\n"
+           "       storlab-sim cluster [--warm] [--interval-ms N] [--progress] [--] SPEC JOBFILE\n"
            "       storlab-sim PLUGIN --help\n"
            "       storlab-sim --list-presets\n"
            "\n"
@@ -139,6 +147,9 @@ usage (FILE *out)
            "                       \"read\": {\"ios\", \"bytes\", \"lat_sum_ns\"}, \"write\": {...}}],\n"
            "                       one entry per interval of the measured phase, all jobs\n"
            "                       summed, each I/O in the interval it completed in.\n"
+           "  --warm               cluster only: every job's region starts in the steady\n"
+           "                       state its workload reaches (read caches hold their\n"
+           "                       share of it); the JSON says so (start_state).\n"
            "  --progress           print progress (simulated time, percent, wall time, time\n"
            "                       left) to stderr once a second after the first 2 s even\n"
            "                       when stderr is not a terminal; on a terminal it is shown\n"
@@ -155,6 +166,13 @@ static int
 print_help (const char *kind_name)
 {
   usage (stdout);
+  if (kind_name && strcmp (kind_name, "cluster") == 0) {
+    printf ("\ncluster: SPEC describes a whole lab (nodes, devices, links, local volumes,\n"
+            "LVs, replicated volumes, exports); `storlab sweep --backend sim` writes it from\n"
+            "a topology.  Its format: storlab-sim(1).  Host presets: %s.  Link presets:\n"
+            "%s.\n", cl_host_preset_names (), cl_link_preset_names ());
+    return 0;
+  }
   const struct sl_device_kind *kind = kind_name ? sl_device_kind_find (kind_name) : NULL;
   if (kind == NULL) {
     printf ("\nRun 'storlab-sim PLUGIN --help' for a model's parameters.\n");
@@ -498,14 +516,14 @@ run (struct sim *sim, char *err, size_t err_bytes)
 
 static int
 setup_clones (struct sim *sim, const struct sl_jobfile *jf, uint64_t capacity_bytes,
-              char *err, size_t err_bytes)
+              size_t max_clones, char *err, size_t err_bytes)
 {
   size_t total = 0;
   for (size_t j = 0; j < jf->job_count; j++)
     total += jf->jobs[j].numjobs;
-  if (total > SL_JOB_MAX_NUMJOBS) {
-    snprintf (err, err_bytes, "%s: %zu job clones in all; at most %u", jf->path, total,
-              SL_JOB_MAX_NUMJOBS);
+  if (total > max_clones) {
+    snprintf (err, err_bytes, "%s: %zu job clones in all; at most %zu", jf->path, total,
+              max_clones);
     return -1;
   }
   sim->clones = calloc (total, sizeof *sim->clones);
@@ -533,6 +551,7 @@ setup_clones (struct sim *sim, const struct sl_jobfile *jf, uint64_t capacity_by
       c->sim = sim;
       c->job = job;
       c->clone_index = k;
+      c->region = region;
       sl_job_stream_init (&c->stream, job, &region, sl_job_seed (job, j, k));
       c->start_ns = job->startdelay_ns;
       c->stats_start_ns = c->start_ns + job->ramp_time_ns;
@@ -549,6 +568,19 @@ setup_clones (struct sim *sim, const struct sl_jobfile *jf, uint64_t capacity_by
     }
   }
   return 0;
+}
+
+/* Every clone's region starts in the steady state its workload reaches
+ * (a cluster's read caches hold their share of it), so a working set of
+ * hundreds of GiB needs no hours of simulated warm-up. */
+static void
+warm_clusters_regions (struct sim *sim, const struct sl_model *model)
+{
+  struct cluster *c = sl_cluster_of (model);
+  for (size_t i = 0; c && i < sim->clone_count; i++)
+    sl_cluster_warm (c, sim->clones[i].region.offset_bytes, sim->clones[i].region.size_bytes);
+  if (c)
+    sl_cluster_warm_finish (c);
 }
 
 static void
@@ -667,6 +699,8 @@ write_device_json (void *arg, FILE *out)
 struct sim_args {
   const char *kind_name;
   const char *jobfile;
+  const char *cluster_spec;            /* "storlab-sim cluster SPEC": a whole lab */
+  bool warm;                           /* --warm: caches start in their steady state */
   struct sl_driver_settings driver;
   struct sl_device_builder builder;
   struct sl_sim_events events;
@@ -715,6 +749,15 @@ parse_option (int argc, char **argv, int *i, struct sim_args *a, char *err, size
     a->progress = true;
     return 1;
   }
+  if (strcmp (argv[*i], "--warm") == 0) {
+    if (a->cluster_spec == NULL && strcmp (a->kind_name, "cluster") != 0) {
+      snprintf (err, err_bytes, "--warm: only for 'storlab-sim cluster' (an SSD starts in"
+                " steady state with its precondition=steady key)");
+      return -1;
+    }
+    a->warm = true;
+    return 1;
+  }
   static const char *const names[] = { "--event", "--interval-ms" };
   for (size_t n = 0; n < sizeof names / sizeof names[0]; n++) {
     size_t length = strlen (names[n]);
@@ -738,9 +781,59 @@ parse_option (int argc, char **argv, int *i, struct sim_args *a, char *err, size
   return 0;
 }
 
+/* storlab-sim cluster [OPTIONS] [--] SPEC JOBFILE: the devices' keys are in
+ * the spec, so every other word is an option, the spec or the job file. */
+static int
+parse_cluster_args (int argc, char **argv, struct sim_args *a, char *err, size_t err_bytes)
+{
+  a->kind_name = "cluster";
+  sl_driver_settings_defaults (&a->driver);
+  const char *files[2] = { NULL, NULL };
+  unsigned file_count = 0;
+  bool options_ended = false;
+  for (int i = 2; i < argc; i++) {
+    if (!options_ended && strcmp (argv[i], "--") == 0) {
+      options_ended = true;
+      continue;
+    }
+    if (!options_ended && strncmp (argv[i], "--", 2) == 0) {
+      int rc = parse_option (argc, argv, &i, a, err, err_bytes);
+      if (rc < 0)
+        return -1;
+      if (rc == 0) {
+        snprintf (err, err_bytes, "unknown option '%s' (storlab-sim cluster options: --warm,"
+                  " --interval-ms, --progress, --help; '--' ends them)", argv[i]);
+        return -1;
+      }
+      continue;
+    }
+    if (file_count == 2) {
+      snprintf (err, err_bytes, "unexpected argument '%s' (storlab-sim cluster takes SPEC and"
+                " JOBFILE; the devices' keys are in the spec)", argv[i]);
+      return -1;
+    }
+    files[file_count++] = argv[i];
+  }
+  if (file_count < 2) {
+    snprintf (err, err_bytes, "missing %s; usage: storlab-sim cluster [OPTIONS] [--] SPEC"
+              " JOBFILE (--help for more)", file_count ? "JOBFILE" : "SPEC and JOBFILE");
+    return -1;
+  }
+  a->cluster_spec = files[0];
+  a->jobfile = files[1];
+  if (a->events.count > 0) {
+    snprintf (err, err_bytes, "--event '%s': live events need the raid plugin, not a cluster",
+              a->events.items[0].spec);
+    return -1;
+  }
+  return 0;
+}
+
 static int
 parse_args (int argc, char **argv, struct sim_args *a, char *err, size_t err_bytes)
 {
+  if (strcmp (argv[1], "cluster") == 0)
+    return parse_cluster_args (argc, argv, a, err, err_bytes);
   const struct sl_device_kind *kind = sl_device_kind_find (argv[1]);
   if (kind == NULL) {
     snprintf (err, err_bytes, "unknown plugin '%s'; known: %s", argv[1],
@@ -806,9 +899,52 @@ parse_args (int argc, char **argv, struct sim_args *a, char *err, size_t err_byt
   return 0;
 }
 
+/* MemAvailable of /proc/meminfo in bytes, or 0 when it cannot be read. */
+static uint64_t
+memory_available_bytes (void)
+{
+  FILE *f = fopen ("/proc/meminfo", "r");
+  char line[256];
+  unsigned long long kib = 0;
+  while (f && fgets (line, sizeof line, f))
+    if (sscanf (line, "MemAvailable: %llu kB", &kib) == 1)
+      break;
+  if (f)
+    fclose (f);
+  return (uint64_t) kib * 1024;
+}
+
+static uint64_t
+heap_bytes (void)
+{
+  struct mallinfo2 mi = mallinfo2 ();
+  return (uint64_t) mi.uordblks + (uint64_t) mi.hblkhd;
+}
+
+/* A cluster's models take memory with their sizes (caches' maps, FTLs):
+ * what building it allocated must fit what the host has, with room for
+ * the run, or the run is refused before it starts rather than killed. */
+static struct sl_model
+build_cluster (struct sim_args *a, char *err, size_t err_bytes)
+{
+  uint64_t before = heap_bytes ();
+  struct sl_model model = sl_cluster_model_from_file (a->cluster_spec, err, err_bytes);
+  uint64_t need = heap_bytes () - before, available = memory_available_bytes ();
+  if (model.ops != NULL && available != 0 && need > available / 10 * 9) {
+    snprintf (err, err_bytes, "%s: the cluster needs %" PRIu64 " MiB of memory for its models;"
+              " this host has %" PRIu64 " MiB available (fewer nodes, or smaller caches)",
+              a->cluster_spec, need >> 20, available >> 20);
+    model.ops->destroy (model.self);
+    model.ops = NULL;
+  }
+  return model;
+}
+
 static struct sl_model
 build_model (struct sim_args *a, char *err, size_t err_bytes)
 {
+  if (a->cluster_spec != NULL)
+    return build_cluster (a, err, err_bytes);
   const struct sl_device_kind *kind = a->builder.kind;
   struct sl_model model = { 0 };
   void *config = calloc (1, kind->config_bytes);
@@ -845,7 +981,7 @@ main (int argc, char **argv)
   }
   if (argc < 2)
     return fail ("missing PLUGIN; usage: storlab-sim PLUGIN [KEY=VALUE ...] JOBFILE"
-                 " (--help for more)");
+                 " or storlab-sim cluster SPEC JOBFILE (--help for more)");
 
   static char err[ERR_BYTES];
   struct sim_args args = { 0 };
@@ -895,7 +1031,9 @@ main (int argc, char **argv)
     model.ops->destroy (model.self);
     goto out;
   }
-  if (setup_clones (&sim, &jf, model.capacity_bytes, err, sizeof err) != 0
+  /* a cluster's workers are every node's: 64 nodes x 64 workers and more */
+  size_t max_clones = args.cluster_spec ? SIM_MAX_CLUSTER_CLONES : SL_JOB_MAX_NUMJOBS;
+  if (setup_clones (&sim, &jf, model.capacity_bytes, max_clones, err, sizeof err) != 0
       || sl_sim_events_check_length (&args.events, planned_phase_ns (&sim), err,
                                      sizeof err) != 0) {
     model.ops->destroy (model.self);
@@ -905,6 +1043,8 @@ main (int argc, char **argv)
     model.ops->destroy (model.self);
     goto out;
   }
+  if (args.warm)
+    warm_clusters_regions (&sim, &model);
   uint64_t phase_start = phase_start_ns (&sim);
   sl_sim_timeline_init (&timeline, args.interval_ns, phase_start);
 

@@ -4,8 +4,10 @@ simulator, keep each finished point on disk, and render plots and a report.
 A point is finished when its `done` marker exists; rerunning the same
 sweep into the same directory resumes at the first point without one, so
 Ctrl-C or a crash loses nothing measured."""
+import concurrent.futures
 import os
 import sys
+import threading
 import time
 
 from storlab_cli import deps
@@ -30,6 +32,12 @@ def _parse(argv):
                         help="leave a lab the sweep brought up running afterwards")
     parser.add_argument("--no-predict", action="store_true",
                         help="lab backend: skip the simulator's prediction")
+    parser.add_argument("--jobs", type=int, metavar="N",
+                        help="simulator: points run at once, one process each (default: the "
+                        "host's cores; a lab runs one point at a time)")
+    parser.add_argument("--sim-host", choices=topology.SIM_HOSTS,
+                        help="simulator, profile targets: the hosts' preset (overrides the "
+                        "topology's [sim] host)")
     return parser.parse_args(argv)
 
 
@@ -83,8 +91,17 @@ def _note_host_path_cap(sweep):
              "(the simulator's prediction shows the device at full depth)")
 
 
-def run_points(sweep, backend, out, label, needs_precondition):
-    """Runs what is missing of the sweep in out; returns the points.csv path."""
+def point_jobs(backend, requested=None):
+    """Points at once: a lab's guests run one point at a time; the
+    simulator one process a point, as many as the host has cores."""
+    if backend.name != "sim":
+        return 1
+    return requested or os.cpu_count() or 1
+
+
+def run_points(sweep, backend, out, label, needs_precondition, jobs=1):
+    """Runs what is missing of the sweep in out, jobs points at once;
+    returns the points.csv path."""
     todo = [p for p in sweep.points if not results.point_done(out, p)]
     done = len(sweep.points) - len(todo)
     if done and todo:
@@ -97,18 +114,46 @@ def run_points(sweep, backend, out, label, needs_precondition):
                 _say(f"{label}: preconditioned: {note}")
         progress.show(estimate_s=sweep.phases["ramp_s"] + sweep.phases["duration_s"]
                       if backend.name == "lab" else None)
-    for point in todo:
+    stopping = threading.Event()
+
+    def one(point):
+        if stopping.is_set():
+            return
         directory = results.fresh_point_dir(out, point)
         results.write_json(os.path.join(directory, "params.json"), point.params)
         backend.run_point(point, directory)
         point_result.summarize(directory, backend.name, sweep, point)
         results.mark_done(directory)
-        point_result.write_points_csv(out, sweep)
-        progress.step()
+
+    # Simulator points are independent processes with fixed seeds: run side
+    # by side they give what a serial run gives (test_sweep_cluster_sim).
+    # Interrupted, no new point starts; those running finish and are kept.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(one, point) for point in todo]
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                future.result()
+                point_result.write_points_csv(out, sweep)
+                progress.step()
+        except BaseException:
+            stopping.set()
+            for future in futures:
+                future.cancel()
+            pool.shutdown(wait=True)
+            point_result.write_points_csv(out, sweep)
+            raise
     return point_result.write_points_csv(out, sweep)
 
 
-def _predict(sweep, topo, out):
+def _predict_host(sim_host, topo, accelerator):
+    """The hosts a prediction of a lab gives its cluster: --sim-host, else
+    the topology's [sim], else the lab's own (a TCG guest's CPU cost)."""
+    if sim_host or topo.sim is not None:
+        return sim_host
+    return "tcg" if accelerator == "tcg" else None
+
+
+def _predict(sweep, topo, out, sim_host=None):
     """The simulator's prediction of the same sweep, in out/sim."""
     try:
         plan = sweep_plan.make(sweep, topo, backend="sim")
@@ -117,17 +162,22 @@ def _predict(sweep, topo, out):
         return None
     sim_out = os.path.join(out, "sim")
     results.prepare(sim_out, sweep.path)
-    with sim.SimBackend(sweep, topo, plan, _say) as backend:
+    with sim.SimBackend(sweep, topo, plan, _say, sim_host) as backend:
         results.write_json(os.path.join(sim_out, "manifest.json"),
                            results.manifest(sweep, topo, "sim", backend.facts(),
                                             len(sweep.points)))
-        return run_points(sweep, backend, sim_out, "simulator prediction", False)
+        return run_points(sweep, backend, sim_out, "simulator prediction", False,
+                          point_jobs(backend))
 
 
 def run(argv):
     args = _parse(argv)
+    if args.jobs is not None and not 1 <= args.jobs <= 256:
+        raise UserError(f"--jobs {args.jobs}: must be 1..256")
     sweep = sweep_schema.load(args.file, args.backend)
     topo = topology.load(sweep.topology_path)
+    if sweep.backend == "lab" and topo.lab_refusal():
+        raise UserError(topo.lab_refusal())
     plan = sweep_plan.make(sweep, topo)
     packages = deps.BUILD_PACKAGES + deps.PLOT_PACKAGES
     if sweep.backend == "lab":
@@ -140,20 +190,20 @@ def run(argv):
     if sweep.backend == "lab":
         backend = sweep_lab.LabBackend(sweep, topo, plan, _say, keep_lab=args.keep_lab)
     else:
-        backend = sim.SimBackend(sweep, topo, plan, _say)
+        backend = sim.SimBackend(sweep, topo, plan, _say, args.sim_host)
     _note_host_path_cap(sweep)
     with backend:
         done = sum(results.point_done(out, p) for p in sweep.points)
         facts = backend.facts()
         results.write_json(os.path.join(out, "manifest.json"),
                            results.manifest(sweep, topo, backend.name, facts, done))
-        run_points(sweep, backend, out, "sweep", getattr(backend, "brought_up", False))
+        run_points(sweep, backend, out, "sweep", getattr(backend, "brought_up", False),
+                   point_jobs(backend, args.jobs))
         results.write_json(os.path.join(out, "manifest.json"),
                            results.manifest(sweep, topo, backend.name, facts,
                                             len(sweep.points)))
-    if sweep.backend == "lab" and sweep.predict and not args.no_predict \
-            and sweep.target_is_device:
-        _predict(sweep, topo, out)
+    if sweep.backend == "lab" and sweep.predict and not args.no_predict:
+        _predict(sweep, topo, out, _predict_host(args.sim_host, topo, facts["accelerator"]))
     figures, report_path = plot.render(out)
     print(f"results: {out}")
     print(f"  points.csv  {os.path.join(out, 'points.csv')}")

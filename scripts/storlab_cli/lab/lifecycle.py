@@ -129,6 +129,8 @@ def _wait_for_agents(topo, conn, started_s, nodes=None):
 
 def up(topology_path, requested_accel=None):
     topo = topology.load(topology_path)             # every validation error before anything runs
+    if topo.lab_refusal():
+        raise UserError(topo.lab_refusal())
     deps.ensure_packages(UP_PACKAGES)
     build.build()
     libvirt_conn.ensure_daemons()

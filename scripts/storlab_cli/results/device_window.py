@@ -178,9 +178,16 @@ def window(doc, source="device window"):
     if front["kind"] == RAID:
         try:
             # the controller's LUNs (kind "lun", after the members) are front ends
-            member_ios = sum(_uint(m["ops"][op]["count"], f"{source}: {m['name']}")
-                             for m in devices[1:] if m["kind"] != LUN for op in FRONT_OPS)
+            members = [m for m in devices[1:] if m["kind"] != LUN]
             deltas, counters = front["counter_deltas"], front["counters"]
+            if members:
+                member_ios = sum(_uint(m["ops"][op]["count"], f"{source}: {m['name']}")
+                                 for m in members for op in FRONT_OPS)
+            else:
+                # a controller without its members' records (a cluster's raid
+                # layer): its own count of the I/O it gave them
+                member_ios = sum(_uint(deltas[k], f"{source}: {k} in the window")
+                                 for k in ("member_reads", "member_writes"))
             hits = _uint(deltas["cache_read_hits"], f"{source}: cache_read_hits in the window")
             misses = _uint(deltas["cache_read_misses"], f"{source}: cache_read_misses in the window")
             dirty = _uint(counters["dirty_bytes"], f"{source}: dirty_bytes")

@@ -146,8 +146,14 @@ def _mib_up(size_bytes):
     return -(-size_bytes // (4 * MIB)) * 4
 
 
+def md_data_offset_bytes(member_bytes):
+    """Where md's data starts on a member, as this module assumes it (an
+    upper bound of what mdadm leaves); the simulator's md starts there too."""
+    return min(MD_DATA_OFFSET_MAX_BYTES, member_bytes // 8 + 4 * MIB)
+
+
 def raid_usable_bytes(level, member_bytes, count):
-    member = member_bytes - min(MD_DATA_OFFSET_MAX_BYTES, member_bytes // 8 + 4 * MIB)
+    member = member_bytes - md_data_offset_bytes(member_bytes)
     factor = {0: count, 1: 1, 10: count / 2, 5: count - 1, 6: count - 2}[level]
     return int(member * factor)
 

@@ -4,7 +4,7 @@
     description = "..."
     backend = "lab"                  lab | sim (`storlab sweep --backend` overrides)
     topology = "../vsa-raid.toml"    relative to this file (or a name in topologies/)
-    predict = true                   lab: also run the simulator's prediction (raw-device targets)
+    predict = true                   lab: also run the simulator's prediction
 
     [workload]                       fio terms
     target = "lun0"                  a device of each active node, "volumes" (the profile's
@@ -43,7 +43,10 @@
 
 Device knobs run as plugin parameters in the simulator; in a lab they can
 only change live, through a raid device's control socket (battery,
-cache-policy): anything else would need a new lab.
+cache-policy): anything else would need a new lab. A profile target
+("volumes", "share") runs in the simulator as a whole cluster (storlab-sim
+cluster, from the topology's [profile] and [sim]): no device knobs, no
+events there.
 """
 import itertools
 import math
@@ -147,12 +150,8 @@ def load(path, backend=None):
 
 
 def check_backend(sweep):
-    """What a backend cannot do, refused before anything runs."""
-    if sweep.backend == "sim" and not sweep.target_is_device:
-        raise UserError(f"{sweep.path}: workload.target = '{sweep.workload['target']}': "
-                        "the simulator models "
-                        "devices, not the guests' storage stack; target a device to use "
-                        "backend sim")
+    """What a backend cannot do, refused before anything runs. (The
+    simulator runs a profile target as a cluster: storlab-sim cluster.)"""
     if sweep.backend == "lab":
         for key in sweep.swept:
             knob = key[len(DEVICE_PREFIX):]
@@ -245,7 +244,10 @@ class _SweepLoader(Loader):
         backend = self.choice(data.get("backend", "lab"), "backend", BACKENDS, "backend")
         if "topology" not in data:
             self.fail("topology", "missing (the lab topology file the sweep runs on)")
-        topology_path = resolve_topology(self.path, self.string(data["topology"], "topology"))
+        topology_value = self.string(data["topology"], "topology")
+        if any(ord(c) < 32 or c == "\x7f" for c in topology_value):
+            self.fail("topology", "contains a control character", topology_value)
+        topology_path = resolve_topology(self.path, topology_value)
         predict = self.boolean(data.get("predict", True), "predict")
         workload = self.workload(self.table(data.get("workload", {}), "workload"))
         phases = self.phases(self.table(data.get("phases", {}), "phases"))

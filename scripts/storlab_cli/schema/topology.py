@@ -13,6 +13,21 @@ size is the plugin's own capacity rule (raid_lun_bytes), from level,
 members, stripe-size and member-size, so the guest sees exactly the LUN the
 plugin serves. A raid device has a live control socket (ctl=, set by the
 lab, never by the topology): `storlab ctl LAB NODE DEVICE COMMAND`.
+
+The optional [sim] table says what hosts and links `storlab sweep
+--backend sim` gives the cluster model (storlab-sim cluster), by preset
+name; the figures behind each name are the C library's (cluster/fabric.c):
+
+    [sim]
+    host = "bare-metal"     bare-metal | tcg (this project's lab under QEMU TCG)
+    link = "10gbe"          1gbe | 10gbe | 25gbe | tcg-udp; default tcg-udp on
+                            host "tcg", else 10gbe
+    cores = 16              optional: the host's cores for storage (the preset's)
+    per_io_us = 10          optional: CPU per I/O on the storage path (the preset's)
+
+A topology with a [sim] table is one the simulator runs: its hdd and ssd
+disks may leave size out and take their preset's (a lab's disks should
+be small, so a lab topology gives every disk a size).
 """
 import ipaddress
 import math
@@ -52,7 +67,10 @@ DEFAULT_BOOT_TIMEOUT_S = 120
 VCPUS_RANGE = (1, 8)
 MEMORY_MIB_RANGE = (256, 16384)
 BOOT_TIMEOUT_S_RANGE = (10, 1800)
-NODE_COUNT_RANGE = (1, 16)
+NODE_COUNT_RANGE = (1, 16)             # a lab's guests on one host
+# A topology with a [sim] table may describe a study's cluster, for the
+# simulator only (storlab-sim cluster refuses, in one line, what it cannot hold).
+SIM_NODE_COUNT_RANGE = (1, 256)
 DEVICE_COUNT_RANGE = (1, 16)
 MAX_DEVICE_ENTRIES = 16
 
@@ -73,11 +91,16 @@ DEVICE_NAME_RE = re.compile(r"[a-z][a-z0-9]{0,11}")
 CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 TOP_KEYS = ("name", "description", "accel", "boot_timeout_s", "defaults", "nodes", "node",
-            "links", "profile")
+            "links", "profile", "sim")
 DEFAULTS_KEYS = ("vcpus", "memory_mib", "devices")
 NODES_KEYS = ("count", "names")
 DEVICE_KEYS = ("name", "plugin", "count", "bus", "params")
 LINKS_KEYS = ("mode", "pairs")
+SIM_KEYS = ("host", "link", "cores", "per_io_us")
+# Preset names of storlab-sim cluster (their figures: emulator/cluster/fabric.c).
+SIM_HOSTS = ("bare-metal", "tcg")
+SIM_LINKS = ("1gbe", "10gbe", "25gbe", "tcg-udp")
+DEFAULT_SIM_HOST = "bare-metal"
 
 
 @dataclass
@@ -116,6 +139,26 @@ class Node:
         return sum(d.size_bytes for d in self.devices)
 
 
+@dataclass(frozen=True)
+class SimHost:
+    """The [sim] table: preset names for the cluster model's hosts and links."""
+    host: str = DEFAULT_SIM_HOST
+    link: str | None = None          # None: the host's default (default_link)
+    cores: int | None = None         # None: the host preset's
+    per_io_us: float | None = None   # None: the host preset's
+
+    @staticmethod
+    def default_link(host):
+        """The lab's own udp links go with a TCG host; a real one gets 10 GbE."""
+        return "tcg-udp" if host == "tcg" else "10gbe"
+
+    def resolved(self, host=None):
+        """This table with host replaced (`storlab sweep --sim-host`) and the
+        link named: an unset link follows the host."""
+        host = host or self.host
+        return SimHost(host, self.link or self.default_link(host), self.cores, self.per_io_us)
+
+
 @dataclass
 class Topology:
     name: str
@@ -126,6 +169,15 @@ class Topology:
     boot_timeout_s: int
     description: str = ""
     profile: object = None   # profile_schema.Profile: the storage stack `up` builds, or None
+    sim: SimHost | None = None   # the [sim] table, or None
+
+    def lab_refusal(self):
+        """Why `storlab up` cannot build this topology on one host, or None."""
+        lo, hi = NODE_COUNT_RANGE
+        if len(self.nodes) > hi:
+            return (f"{self.path}: {len(self.nodes)} nodes: a lab holds at most {hi} (a "
+                    "topology this large is for the simulator: storlab sweep --backend sim)")
+        return None
 
     def node(self, name):
         for node in self.nodes:
@@ -195,6 +247,8 @@ def load(path):
 
 
 class _TopologyLoader(Loader):
+    sim = None               # the [sim] table's SimHost, once read
+
     # ---- the file -----------------------------------------------------------------
 
     def topology(self, data):
@@ -208,6 +262,7 @@ class _TopologyLoader(Loader):
         accel = self.choice(data.get("accel", "auto"), "accel", ACCELS, "accelerator")
         boot_timeout_s = self.integer(data.get("boot_timeout_s", DEFAULT_BOOT_TIMEOUT_S),
                                       "boot_timeout_s", BOOT_TIMEOUT_S_RANGE)
+        self.sim = self.sim_host(data["sim"]) if "sim" in data else None
 
         defaults = self.table(data.get("defaults", {}), "defaults")
         self.check_keys(defaults, DEFAULTS_KEYS, "defaults")
@@ -237,10 +292,32 @@ class _TopologyLoader(Loader):
         pairs = self.link_pairs(data.get("links", {}), node_names)
         links = [make_link(name, i, a, b) for i, (a, b) in enumerate(pairs)]
         topo = Topology(name=name, path=os.path.abspath(self.path), nodes=nodes, links=links,
-                        accel=accel, boot_timeout_s=boot_timeout_s, description=description)
+                        accel=accel, boot_timeout_s=boot_timeout_s, description=description,
+                        sim=self.sim)
         if "profile" in data:
             topo.profile = profile_schema.parse(self, data["profile"], topo)
         return topo
+
+    def sim_host(self, value):
+        table = self.table(value, "sim")
+        self.check_keys(table, SIM_KEYS, "sim")
+        host = self.choice(table.get("host", DEFAULT_SIM_HOST), "sim.host", SIM_HOSTS,
+                           "host preset")
+        link = self.choice(table["link"], "sim.link", SIM_LINKS, "link preset") \
+            if "link" in table else None
+        cores = per_io_us = None
+        # the upper bounds are the simulator's: it refuses in one line what it cannot take
+        if "cores" in table:
+            cores = table["cores"]
+            if isinstance(cores, bool) or not isinstance(cores, int) or cores < 1:
+                self.fail("sim.cores", "must be a whole number of cores, at least 1", cores)
+        if "per_io_us" in table:
+            per_io_us = table["per_io_us"]
+            if isinstance(per_io_us, bool) or not isinstance(per_io_us, (int, float)) \
+                    or not math.isfinite(per_io_us) or per_io_us < 0:
+                self.fail("sim.per_io_us", "must be a number of microseconds, at least 0",
+                          per_io_us)
+        return SimHost(host, link, cores, per_io_us)
 
     def node_names(self, data):
         if "nodes" not in data:
@@ -249,11 +326,12 @@ class _TopologyLoader(Loader):
         self.check_keys(nodes, NODES_KEYS, "nodes")
         if ("count" in nodes) == ("names" in nodes):
             self.fail("nodes", "give exactly one of count and names")
+        node_range = SIM_NODE_COUNT_RANGE if self.sim is not None else NODE_COUNT_RANGE
         if "count" in nodes:
-            count = self.integer(nodes["count"], "nodes.count", NODE_COUNT_RANGE)
+            count = self.integer(nodes["count"], "nodes.count", node_range)
             return [f"node{i}" for i in range(1, count + 1)]
         names = nodes["names"]
-        lo, hi = NODE_COUNT_RANGE
+        lo, hi = node_range
         if not isinstance(names, list) or not lo <= len(names) <= hi:
             self.fail("nodes.names", f"must be a list of {lo}..{hi} node names", names)
         seen = set()
@@ -314,12 +392,21 @@ class _TopologyLoader(Loader):
             size_bytes = self.raid_size(params, entry.get("params", {}), f"{key_path}.params")
         else:
             size_path = f"{key_path}.params.size"
-            if "size" not in params:
+            if "size" not in params and self.sim is not None and "preset" in params \
+                    and plugin in STORLAB_PLUGINS:
+                if params["preset"] not in catalog.presets(plugin):
+                    self.fail(f"{key_path}.params.preset", f"unknown {plugin} preset (known: "
+                              f"{', '.join(catalog.presets(plugin))})", params["preset"])
+                size_bytes = parse_size_bytes(catalog.effective(plugin, params)["size"])
+            elif "size" not in params:
                 self.fail(size_path, 'missing: give every disk a size, e.g. size = "1G" '
-                          "(labs should be small)")
-            size_bytes = parse_size_bytes(params["size"])
-            if not size_bytes:
-                self.fail(size_path, "not a size > 0 (examples: 512, 4k, 2G)", params["size"])
+                          "(labs should be small; with a [sim] table a disk with a preset "
+                          "takes the preset's)")
+            else:
+                size_bytes = parse_size_bytes(params["size"])
+                if not size_bytes:
+                    self.fail(size_path, "not a size > 0 (examples: 512, 4k, 2G)",
+                              params["size"])
         # raid: None. A controller's virtual disk reports no rotation rate
         # (VPD page B1 "not reported"; MegaRAID does so for HDD arrays), and
         # Linux then treats it as rotational, as it does real HDD RAID LUNs

@@ -3,6 +3,7 @@ storlab-sim (which ignores the options that only say how fio reaches the
 device). One job section per worker, each on its own region or volume, so
 workers never share blocks and the working set is exactly what the sweep
 file says."""
+import re
 from dataclasses import dataclass
 
 from storlab_cli.schema.sizes import parse_size_bytes
@@ -12,6 +13,8 @@ from storlab_cli.schema.sizes import parse_size_bytes
 PERCENTILES = "50:90:99:99.9:99.99"
 PRECONDITION_BS = "1M"
 PRECONDITION_IODEPTH = 8
+# A worker's section: [NODE-uUNIT{w|v}N] (region, file and volume workers).
+_WORKER_SECTION = re.compile(r"\[(?P<node>.+)-u(?P<unit>[0-9]+)[wv][0-9]+\]")
 
 
 @dataclass
@@ -19,6 +22,10 @@ class Worker:
     name: str           # fio job name
     filename: str | None  # guest path; None in the simulator (its one device)
     offset_bytes: int
+    # A cluster's one job file holds every unit's workers: each section then
+    # says its own size and the seed its unit's fio would have had.
+    size_bytes: int | None = None   # None: the [global] size
+    randseed: int | None = None     # None: the [global] randseed
 
 
 def _section(worker):
@@ -26,6 +33,10 @@ def _section(worker):
     if worker.filename is not None:
         lines.append(f"filename={worker.filename}")
     lines.append(f"offset={worker.offset_bytes}")
+    if worker.size_bytes is not None:
+        lines.append(f"size={worker.size_bytes}")
+    if worker.randseed is not None:
+        lines.append(f"randseed={worker.randseed}")
     return lines
 
 
@@ -54,6 +65,24 @@ def precondition(size_bytes, workers):
     for worker in workers:
         lines += [""] + _section(worker)
     return "\n".join(lines) + "\n"
+
+
+def unit_randseed(unit, started_before):
+    """The randseed of a unit's fio: a lab starts one fio per (node, unit),
+    started_before of them before this one; the simulator seeds each
+    worker as its unit's fio would be."""
+    return 1000 * unit + started_before
+
+
+def units_of(job_text):
+    """{(node, unit)} whose workers a job file's sections are: the workload
+    units the sections stand for (names as the *_workers functions give)."""
+    found = set()
+    for line in job_text.splitlines():
+        match = _WORKER_SECTION.fullmatch(line.strip())
+        if match:
+            found.add((match["node"], int(match["unit"])))
+    return found
 
 
 def region_workers(node, unit, workload, filename):

@@ -135,18 +135,26 @@ def make(sweep, topo, backend=None):
             if backend == "sim" and device.plugin in nbdkit.STORLAB_PLUGINS:
                 _check_knob_keys(sweep, device)
         controlled = {}
-        if any(p.device_knobs() for p in sweep.points) and backend == "lab":
+        if any(p.device_knobs() for p in sweep.points):
             if devices[name] is None:
-                raise UserError(f"{sweep.path}: device knobs change the target device live; "
-                                f"workload.target = {target!r} names none (target a raid "
-                                "device, or send events to one)")
-            controlled[target] = devices[name]
+                what, hint = ("change the target device live", "target a raid device, or "
+                              "send events to one") if backend == "lab" else \
+                    ("are parameters of the target device's model", "a cluster's devices keep "
+                     "the topology's parameters")
+                raise UserError(f"{sweep.path}: device knobs {what}; workload.target = "
+                                f"{target!r} names none ({hint})")
+            if backend == "lab":
+                controlled[target] = devices[name]
         for point in sweep.points:
             for event in point.events:
                 device = _device(topo_node, event.device)
                 if device is None:
                     raise UserError(f"{sweep.path}: point {point.index}: event device "
                                     f"{event.device!r}: {name} has no such device")
+                if backend == "sim" and devices[name] is None:
+                    raise UserError(f"{sweep.path}: point {point.index}: event device "
+                                    f"{event.device!r}: the simulator's cluster takes no live "
+                                    "events (target the raid device to simulate them)")
                 if backend == "sim" and device is not devices[name]:
                     raise UserError(f"{sweep.path}: point {point.index}: event device "
                                     f"{event.device!r}: the simulator runs only the target "

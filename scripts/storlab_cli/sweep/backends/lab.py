@@ -229,7 +229,8 @@ class LabBackend:
             for unit in range(1, workload["units"] + 1):
                 stem = f"{GUEST_DIR}/{node}-u{unit}"
                 text = fio_jobfile.measured(workload, phases, self._workers(node, unit, workload),
-                                            randseed=1000 * unit + len(started), log_prefix=stem)
+                                            randseed=fio_jobfile.unit_randseed(unit, len(started)),
+                                            log_prefix=stem)
                 with open(os.path.join(point_dir, f"job-{node}-u{unit}.fio"), "w",
                           encoding="utf-8") as f:
                     f.write(text)

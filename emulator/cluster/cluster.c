@@ -1,0 +1,527 @@
+/* cluster.c — the cluster as one device model: its address space is the
+ * exports one after another; a request is handed to its export's target
+ * (a node's front end, then the stack below) and completes when that
+ * target is done.  Also the plumbing every layer shares: cl_io's, their
+ * submission and completion, per-target figures, and the JSON every
+ * layer's record goes into. */
+#define _GNU_SOURCE
+#include "cluster_internal.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/engine.h"
+#include "core/json_string.h"
+#include "core/stats.h"
+#include "core/units.h"
+
+#define IOS_PER_BLOCK 256u
+
+void *
+cl_xcalloc (size_t count, size_t size)
+{
+  void *p = calloc (count ? count : 1, size ? size : 1);
+  if (p == NULL)
+    abort ();                  /* out of memory mid-model: nothing sane to do */
+  return p;
+}
+
+/* ------------------------------------------------------------ I/Os -- */
+
+/* cl_ios live in blocks that are never returned before the cluster is
+ * freed: an I/O still referenced by a pending engine event stays valid. */
+struct io_block {
+  struct io_block *next;
+  struct cl_io io[IOS_PER_BLOCK];
+};
+
+static struct io_block *
+blocks_of (struct cluster *c)
+{
+  return (struct io_block *) c->io_blocks;
+}
+
+struct cl_io *
+cl_io_new (struct cluster *c)
+{
+  if (c->free_ios == NULL) {
+    struct io_block *b = cl_xcalloc (1, sizeof *b);
+    b->next = blocks_of (c);
+    c->io_blocks = b;
+    c->ios_allocated += IOS_PER_BLOCK;
+    c->memory_bytes += sizeof *b;
+    for (unsigned i = 0; i < IOS_PER_BLOCK; i++) {
+      b->io[i].next = c->free_ios;
+      c->free_ios = &b->io[i];
+    }
+  }
+  struct cl_io *io = c->free_ios;
+  c->free_ios = io->next;
+  memset (io, 0, sizeof *io);
+  return io;
+}
+
+void
+cl_io_free (struct cluster *c, struct cl_io *io)
+{
+  io->next = c->free_ios;
+  c->free_ios = io;
+}
+
+uint64_t
+cl_now_ns (const struct cluster *c)
+{
+  return sl_engine_now_ns (c->engine);
+}
+
+struct sl_engine *
+cl_engine (struct cluster *c)
+{
+  return c->engine;
+}
+
+void
+cl_schedule (struct cluster *c, uint64_t when_ns, sl_event_fn fn, void *arg, uint64_t arg_u64)
+{
+  sl_engine_schedule (c->engine, when_ns, fn, arg, arg_u64);
+}
+
+/* Little's law bookkeeping: the integral of the queue depth over time. */
+static void
+depth_change (struct cl_target_stats *s, uint64_t now_ns, int delta)
+{
+  uint64_t dt = now_ns - s->last_change_ns;
+  s->queue_depth_integral_ns += s->queue_depth * dt;
+  if (s->queue_depth > 0)
+    s->busy_ns += dt;
+  s->last_change_ns = now_ns;
+  s->queue_depth = (uint64_t) ((int64_t) s->queue_depth + delta);
+}
+
+void
+cl_submit (struct cl_target *t, struct cl_io *io)
+{
+  uint64_t now = cl_now_ns (t->cluster);
+  io->target = t;
+  io->start_ns = now;
+  depth_change (&t->stats, now, +1);
+  t->ops->submit (t, io);
+}
+
+void
+cl_submit_child (struct cl_target *t, struct cl_io *parent, enum sl_op op, uint32_t flags,
+                 uint64_t offset_bytes, uint64_t length_bytes, cl_done_fn done, void *owner)
+{
+  struct cl_io *io = cl_io_new (t->cluster);
+  io->op = op;
+  io->flags = flags;
+  io->offset_bytes = offset_bytes;
+  io->length_bytes = length_bytes;
+  io->parent = parent;
+  io->done = done;
+  io->owner = owner;
+  if (parent)
+    parent->pending++;
+  cl_submit (t, io);
+}
+
+void
+cl_io_complete (struct cl_io *io)
+{
+  struct cl_target *t = io->target;
+  uint64_t now = cl_now_ns (t->cluster);
+  depth_change (&t->stats, now, -1);
+  struct cl_op_count *o = &t->stats.op[io->op < SL_OP_COUNT ? io->op : SL_OP_READ];
+  o->count++;
+  o->bytes += io->length_bytes;
+  o->latency_sum_ns += now - io->start_ns;
+  io->done (io);
+}
+
+static void
+complete_event (struct sl_engine *e, void *arg, uint64_t unused)
+{
+  (void) e;
+  (void) unused;
+  cl_io_complete (arg);
+}
+
+void
+cl_io_complete_at (struct cl_io *io, uint64_t when_ns)
+{
+  cl_schedule (io->target->cluster, when_ns, complete_event, io, 0);
+}
+
+void
+cl_warm (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes)
+{
+  if (t->ops->warm)
+    t->ops->warm (t, offset_bytes, length_bytes);
+}
+
+struct cl_target *
+cl_target_new (struct cluster *c, const struct cl_target_ops *ops, void *self,
+               const char *node, const char *name, uint64_t capacity_bytes, bool listed)
+{
+  struct cl_target *t = cl_xcalloc (1, sizeof *t);
+  t->ops = ops;
+  t->kind = ops->kind;
+  t->self = self;
+  t->cluster = c;
+  snprintf (t->name, sizeof t->name, "%s", name);
+  snprintf (t->node, sizeof t->node, "%s", node ? node : "");
+  t->capacity_bytes = capacity_bytes;
+  t->listed = listed;
+  if (c->targets_tail)
+    c->targets_tail->next_all = t;
+  else
+    c->targets = t;
+  c->targets_tail = t;
+  c->target_count++;
+  c->memory_bytes += sizeof *t;
+  return t;
+}
+
+struct cl_target *
+cl_target_find (struct cluster *c, const char *name)
+{
+  for (struct cl_target *t = c->targets; t; t = t->next_all)
+    if (strcmp (t->name, name) == 0)
+      return t;
+  return NULL;
+}
+
+struct cl_io *
+cl_submit_own (struct cl_target *t, enum sl_op op, uint32_t flags, uint64_t offset_bytes,
+               uint64_t length_bytes, cl_done_fn done, void *owner, uint64_t scratch0,
+               uint64_t scratch1)
+{
+  struct cl_io *io = cl_io_new (t->cluster);
+  io->op = op;
+  io->flags = flags;
+  io->offset_bytes = offset_bytes;
+  io->length_bytes = length_bytes;
+  io->done = done;
+  io->owner = owner;
+  io->scratch[0] = scratch0;
+  io->scratch[1] = scratch1;
+  cl_submit (t, io);
+  return io;
+}
+
+/* ---------------------------------------------------------- the model -- */
+
+struct cluster *
+cl_cluster_new (void)
+{
+  struct cluster *c = cl_xcalloc (1, sizeof *c);
+  c->memory_bytes = sizeof *c;
+  return c;
+}
+
+void
+cl_cluster_free (struct cluster *c)
+{
+  if (c == NULL)
+    return;
+  for (struct cl_target *t = c->targets, *next; t; t = next) {
+    next = t->next_all;
+    if (t->ops->destroy)
+      t->ops->destroy (t);
+    free (t);
+  }
+  for (struct io_block *b = blocks_of (c), *next; b; b = next) {
+    next = b->next;
+    free (b);
+  }
+  for (unsigned i = 0; i < c->node_count; i++)
+    cl_cpu_free (&c->node[i].cpu);
+  free (c->links);
+  free (c->exports);
+  free (c);
+}
+
+int
+cl_node_find (const struct cluster *c, const char *name)
+{
+  for (unsigned i = 0; i < c->node_count; i++)
+    if (strcmp (c->node[i].name, name) == 0)
+      return (int) i;
+  return -1;
+}
+
+struct cl_link *
+cl_link_find (struct cluster *c, unsigned a, unsigned b, bool *a_to_b)
+{
+  for (unsigned i = 0; i < c->link_count; i++) {
+    struct cl_link *l = &c->links[i];
+    if (l->a == a && l->b == b) {
+      *a_to_b = true;
+      return l;
+    }
+    if (l->a == b && l->b == a) {
+      *a_to_b = false;
+      return l;
+    }
+  }
+  return NULL;
+}
+
+int
+cl_export_add (struct cluster *c, unsigned node, struct cl_target *target,
+               uint64_t base_bytes, uint64_t size_bytes, char *err, size_t err_bytes)
+{
+  if (c->export_count == CL_MAX_EXPORTS) {
+    snprintf (err, err_bytes, "more than %u exports", CL_MAX_EXPORTS);
+    return -1;
+  }
+  if (size_bytes == 0 || size_bytes > target->capacity_bytes) {
+    snprintf (err, err_bytes, "export of %" PRIu64 " bytes on %s (%" PRIu64 " bytes)",
+              size_bytes, target->name, target->capacity_bytes);
+    return -1;
+  }
+  if (base_bytes < c->capacity_bytes || base_bytes + size_bytes < base_bytes) {
+    snprintf (err, err_bytes, "export at %" PRIu64 " overlaps the one before (ends at %"
+              PRIu64 "): exports go in ascending order", base_bytes, c->capacity_bytes);
+    return -1;
+  }
+  if (c->export_count % 64 == 0) {
+    struct cl_export *grown = realloc (c->exports, (c->export_count + 64) * sizeof *grown);
+    if (grown == NULL)
+      abort ();
+    c->exports = grown;
+    c->memory_bytes += 64 * sizeof *grown;
+  }
+  c->exports[c->export_count++] = (struct cl_export) {
+    .base_bytes = base_bytes, .size_bytes = size_bytes, .target = target, .node = node };
+  c->capacity_bytes = base_bytes + size_bytes;
+  return 0;
+}
+
+static const struct cl_export *
+export_at (const struct cluster *c, uint64_t offset_bytes)
+{
+  unsigned lo = 0, hi = c->export_count;
+  while (lo < hi) {
+    unsigned mid = lo + (hi - lo) / 2;
+    const struct cl_export *x = &c->exports[mid];
+    if (offset_bytes < x->base_bytes)
+      hi = mid;
+    else if (offset_bytes >= x->base_bytes + x->size_bytes)
+      lo = mid + 1;
+    else
+      return x;
+  }
+  return NULL;
+}
+
+static void
+front_done (struct cl_io *io)
+{
+  struct cluster *c = io->owner;
+  struct sl_request *r = (struct sl_request *) io->scratch[0];
+  cl_io_free (c, io);
+  sl_engine_complete (c->engine, r, cl_now_ns (c));
+}
+
+static void
+reject_event (struct sl_engine *e, void *arg, uint64_t unused)
+{
+  (void) unused;
+  sl_engine_complete (e, arg, sl_engine_now_ns (e));
+}
+
+static void
+cluster_attach (void *self, struct sl_engine *e, struct sl_device_stats *stats)
+{
+  (void) stats;
+  struct cluster *c = self;
+  c->engine = e;
+  for (struct cl_target *t = c->targets; t; t = t->next_all)
+    if (t->ops->attach)
+      t->ops->attach (t, e);
+}
+
+/* A request that crosses an export's end is cut there: a job's region
+ * lies inside one export (the spec's writer makes it so), so only a
+ * misplaced job file gets here, and it is told by its figures.  A FLUSH
+ * goes to the export its offset is in (fio's fsync= on a worker's file). */
+static void
+cluster_submit (void *self, struct sl_engine *e, struct sl_request *r)
+{
+  struct cluster *c = self;
+  const struct cl_export *x = export_at (c, r->offset_bytes);
+  if (x == NULL) {
+    /* a gap between exports (a FLUSH with no offset in one): nothing there */
+    sl_engine_schedule (e, sl_engine_now_ns (e), reject_event, r, 0);
+    return;
+  }
+  struct cl_io *io = cl_io_new (c);
+  io->op = r->op;
+  io->flags = r->flags & SL_REQUEST_FUA;
+  io->offset_bytes = r->op == SL_OP_FLUSH ? 0 : r->offset_bytes - x->base_bytes;
+  io->length_bytes = r->op == SL_OP_FLUSH ? 0
+    : sl_min_u64 (r->length_bytes, x->size_bytes - io->offset_bytes);
+  io->done = front_done;
+  io->owner = c;
+  io->scratch[0] = (uint64_t) (uintptr_t) r;
+  cl_submit (x->target, io);
+}
+
+void
+sl_cluster_warm (struct cluster *c, uint64_t offset_bytes, uint64_t length_bytes)
+{
+  const struct cl_export *x = export_at (c, offset_bytes);
+  if (x == NULL)
+    return;
+  c->warmed = true;
+  uint64_t start = offset_bytes - x->base_bytes;
+  cl_warm (x->target, start, sl_min_u64 (length_bytes, x->size_bytes - start));
+}
+
+void
+sl_cluster_warm_finish (struct cluster *c)
+{
+  for (struct cl_target *t = c->targets; t; t = t->next_all)
+    if (t->ops->warm_finish)
+      t->ops->warm_finish (t);
+}
+
+uint64_t
+sl_cluster_memory_bytes (const struct cluster *c)
+{
+  return c->memory_bytes;
+}
+
+/* ------------------------------------------------------------ output -- */
+
+static void
+write_ops (const struct cl_target_stats *s, FILE *out)
+{
+  fputs ("\"ops\": {", out);
+  for (int op = 0; op < SL_OP_COUNT; op++) {
+    const struct cl_op_count *o = &s->op[op];
+    fprintf (out, "%s\"%s\": {\"count\": %" PRIu64 ", \"bytes\": %" PRIu64
+             ", \"latency_ns\": {\"mean\": %.1f}}", op ? ", " : "", sl_op_name (op), o->count,
+             o->bytes, o->count ? (double) o->latency_sum_ns / (double) o->count : 0.0);
+  }
+  fputc ('}', out);
+}
+
+static void
+write_target (struct cl_target *t, uint64_t now_ns, FILE *out)
+{
+  struct cl_target_stats s = t->stats;
+  depth_change (&s, now_ns, 0);        /* integrals up to now */
+  fputs ("{\"name\": ", out);
+  sl_json_write_string (out, t->name, sizeof (t->name));
+  fprintf (out, ", \"kind\": \"%s\", \"node\": ", t->kind);
+  sl_json_write_string (out, t->node, sizeof (t->node));
+  fprintf (out, ", \"capacity_bytes\": %" PRIu64 ", \"now_ns\": %" PRIu64
+           ", \"elapsed_ns\": %" PRIu64 ", ", t->capacity_bytes, now_ns, now_ns);
+  write_ops (&s, out);
+  fprintf (out, ", \"queue_depth_mean\": %.3f, \"busy_ns\": %" PRIu64 ", \"counters\": {",
+           now_ns ? (double) s.queue_depth_integral_ns / (double) now_ns : 0.0, s.busy_ns);
+  if (t->ops->write_counters)
+    t->ops->write_counters (t, out);
+  fputs ("}}", out);
+}
+
+static void
+write_hosts (const struct cluster *c, uint64_t now_ns, FILE *out)
+{
+  fputs ("\"hosts\": [", out);
+  for (unsigned i = 0; i < c->node_count; i++) {
+    const struct cl_cpu *cpu = &c->node[i].cpu;
+    double capacity_ns = (double) now_ns * cpu->config.cores;
+    fprintf (out, "%s{\"node\": ", i ? ", " : "");
+    sl_json_write_string (out, c->node[i].name, sizeof (c->node[i].name));
+    fprintf (out, ", \"cores\": %" PRIu32 ", \"per_io_ns\": %" PRIu64
+             ", \"per_remote_io_ns\": %" PRIu64 ", \"ios\": %" PRIu64 ", \"busy_ns\": %"
+             PRIu64 ", \"utilisation_pct\": %.2f}", cpu->config.cores, cpu->config.per_io_ns,
+             cpu->config.per_remote_io_ns, cpu->ios, cpu->busy_ns,
+             capacity_ns > 0 ? 100.0 * (double) cpu->busy_ns / capacity_ns : 0.0);
+  }
+  fputc (']', out);
+}
+
+static void
+write_links (const struct cluster *c, uint64_t now_ns, FILE *out)
+{
+  fputs ("\"links\": [", out);
+  for (unsigned i = 0; i < c->link_count; i++) {
+    const struct cl_link *l = &c->links[i];
+    fprintf (out, "%s{\"name\": ", i ? ", " : "");
+    sl_json_write_string (out, l->name, sizeof (l->name));
+    fprintf (out, ", \"latency_ns\": %" PRIu64 ", \"bytes_per_s\": %" PRIu64, l->config.latency_ns,
+             l->config.bytes_per_s);
+    for (int d = 0; d < 2; d++) {
+      const struct cl_link_dir *dir = &l->dir[d];
+      fprintf (out, ", \"%s\": {\"from\": ", d == 0 ? "a_to_b" : "b_to_a");
+      sl_json_write_string (out, c->node[d == 0 ? l->a : l->b].name, sizeof (c->node[d == 0 ? l->a : l->b].name));
+      fprintf (out, ", \"bytes\": %" PRIu64 ", \"messages\": %" PRIu64 ", \"busy_ns\": %"
+               PRIu64 ", \"utilisation_pct\": %.2f}", dir->bytes, dir->messages, dir->busy_ns,
+               now_ns ? 100.0 * (double) dir->busy_ns / (double) now_ns : 0.0);
+    }
+    fputc ('}', out);
+  }
+  fputc (']', out);
+}
+
+static void
+cluster_write_json (void *self, FILE *out)
+{
+  struct cluster *c = self;
+  uint64_t now = cl_now_ns (c);
+  fprintf (out, "\"nodes\": %u, \"exports\": %u, \"start_state\": \"%s\", \"memory_bytes\": %"
+           PRIu64 ", ", c->node_count, c->export_count, c->warmed ? "warm" : "empty",
+           c->memory_bytes);
+  write_hosts (c, now, out);
+  fputs (", ", out);
+  write_links (c, now, out);
+  fputs (", \"layers\": [", out);
+  bool first = true;
+  for (struct cl_target *t = c->targets; t; t = t->next_all) {
+    if (!t->listed)
+      continue;
+    if (!first)
+      fputs (", ", out);
+    first = false;
+    write_target (t, now, out);
+  }
+  fputc (']', out);
+}
+
+static void
+cluster_destroy (void *self)
+{
+  cl_cluster_free (self);
+}
+
+static const struct sl_model_ops cluster_ops = {
+  .kind = "cluster",
+  .attach = cluster_attach,
+  .submit = cluster_submit,
+  .write_json = cluster_write_json,
+  .destroy = cluster_destroy,
+};
+
+struct sl_model
+cl_cluster_model (struct cluster *c)
+{
+  return (struct sl_model) { .ops = &cluster_ops, .self = c, .capacity_bytes = c->capacity_bytes,
+                             .volatile_write_cache = false };
+}
+
+bool
+sl_cluster_model_is (const struct sl_model *model)
+{
+  return model->ops == &cluster_ops;
+}
+
+struct cluster *
+sl_cluster_of (const struct sl_model *model)
+{
+  return sl_cluster_model_is (model) ? model->self : NULL;
+}

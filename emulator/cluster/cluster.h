@@ -1,0 +1,48 @@
+/* cluster.h — a whole lab in virtual time: nodes with their devices, the
+ * storage stack the lab's profile builds on them, the links between them
+ * and each host's CPU, composed as one device model.
+ *
+ * The model's address space is the cluster's exports one after another:
+ * each export is what one node's workload drives (a workload volume, a
+ * share), at the byte offset the cluster spec gives it.  A job file for
+ * storlab-sim puts each worker at its export's offset, so the closed loop,
+ * the fio JSON and the timeline are the single-device simulator's own.
+ *
+ * A cluster is described by a cluster spec (cluster_spec.c: one statement
+ * a line), which `storlab sweep --backend sim` writes from a topology and
+ * its [profile]. */
+#ifndef STORLAB_CLUSTER_H
+#define STORLAB_CLUSTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/model.h"
+
+struct cluster;
+
+/* Reads the cluster spec at path and builds the cluster.  On failure
+ * returns a model with ops == NULL and one line in err naming the file,
+ * the line and what was wrong. */
+struct sl_model sl_cluster_model_from_file (const char *path, char *err, size_t err_bytes);
+/* The same from the spec's text (tests); name stands for the file. */
+struct sl_model sl_cluster_model_from_text (const char *text, const char *name,
+                                            char *err, size_t err_bytes);
+
+bool sl_cluster_model_is (const struct sl_model *model);
+struct cluster *sl_cluster_of (const struct sl_model *model);
+
+/* Starts [offset, offset + length) of the address space in the steady
+ * state a workload there reaches (read caches hold their share of it).
+ * Call before the first I/O, once per worker region. */
+void sl_cluster_warm (struct cluster *c, uint64_t offset_bytes, uint64_t length_bytes);
+/* After the last sl_cluster_warm: every cache settles on its share of all
+ * the regions given (not first come, first served). */
+void sl_cluster_warm_finish (struct cluster *c);
+
+/* Bytes of memory the cluster's models hold (for the --max-memory check). */
+uint64_t sl_cluster_memory_bytes (const struct cluster *c);
+
+#endif

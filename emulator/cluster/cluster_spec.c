@@ -1,0 +1,797 @@
+/* cluster_spec.c — building a cluster from its spec: one statement a line,
+ * '#' to the end of a line is a comment, words separated by blanks.
+ *
+ *   storlab-cluster 1                          first line: the format
+ *   node NAME [host=PRESET] [cores=N] [per-io-us=X] [per-remote-io-us=X]
+ *   device NODE NAME KIND [KEY=VALUE ...]      KIND hdd | ssd | raid: the plugin's keys
+ *   link NODE NODE [preset=P] [latency-us=X] [bandwidth-mb-s=X]
+ *   local NODE disk DEVICE                     the node's local volume, one of:
+ *   local NODE raid level=L chunk=SIZE [data-offset=SIZE] DEVICE ...
+ *   local NODE disk-group mode=hybrid|all-flash cache=DEVICE [cache-size=SIZE]
+ *         [read-cache-percent=P] [stripe-width=N] [stripe=SIZE] DEVICE ...
+ *   volume NODE NAME SIZE                      an LV on NODE's local volume
+ *   replica NAME SIZE NODE [NODE ...]          an LV on each node, md RAID-1 on
+ *                                              the first over NVMe/TCP legs
+ *   export NODE at=OFFSET size=SIZE volume=NAME   NODE's VMs drive volume NAME
+ *   export NODE at=OFFSET size=SIZE share=NAME    ... files on replica NAME over NFS
+ *
+ * Sizes take nbdkit's suffixes (k, M, G, T: powers of 1024).  Nodes, then
+ * their devices, links and local volumes, then LVs (allocated in the order
+ * they come, as the lab's lvcreate calls are), then exports in ascending
+ * order.  Host presets and link presets: fabric.c.  Every error names the
+ * spec, the line and the word. */
+#define _GNU_SOURCE
+#include "cluster_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "catalog/kinds.h"
+#include "device/device.h"
+#include "device/driver_keys.h"
+#include "device/params.h"
+#include "layers.h"
+
+#define SPEC_MAX_BYTES (16u * 1024u * 1024u)
+#define MAX_WORDS 256u
+/* LVM: the first physical extent starts 1 MiB in; extents of 4 MiB (the
+ * lab's vgcreate -s 4m). */
+#define LVM_PE_START_BYTES (1u * 1024u * 1024u)
+#define LVM_EXTENT_BYTES (4u * 1024u * 1024u)
+#define DEFAULT_READ_CACHE_PERCENT 70
+#define DEFAULT_STRIPE_BYTES (64u * 1024u)
+
+struct spec {
+  struct cluster *c;
+  const char *name;
+  unsigned line;
+  char *err;
+  size_t err_bytes;
+  bool failed;
+  unsigned stage;                      /* statements come in order */
+};
+
+static int
+fail (struct spec *s, const char *fmt, ...)
+{
+  if (s->failed)
+    return -1;
+  int used = snprintf (s->err, s->err_bytes, "%s:%u: ", s->name, s->line);
+  va_list ap;
+  va_start (ap, fmt);
+  if (used >= 0 && (size_t) used < s->err_bytes)
+    vsnprintf (s->err + used, s->err_bytes - used, fmt, ap);
+  va_end (ap);
+  s->failed = true;
+  return -1;
+}
+
+static int
+size_value (struct spec *s, const char *key, const char *value, uint64_t *out)
+{
+  if (sl_parse_size_bytes (value, out) != 0)
+    return fail (s, "%s=%s: not a size (bytes, or with k, M, G, T)", key, value);
+  return 0;
+}
+
+static int
+number_value (struct spec *s, const char *key, const char *value, double lo, double hi,
+              double *out)
+{
+  char *end;
+  errno = 0;
+  double v = strtod (value, &end);
+  if (value[0] == '\0' || *end != '\0' || errno || !(v >= lo && v <= hi))
+    return fail (s, "%s=%s: not a number in %g..%g", key, value, lo, hi);
+  *out = v;
+  return 0;
+}
+
+/* KEY=VALUE word: splits it in place; false if the word has no '='. */
+static bool
+split_pair (char *word, char **key, char **value)
+{
+  char *eq = strchr (word, '=');
+  if (eq == NULL || eq == word)
+    return false;
+  *eq = '\0';
+  *key = word;
+  *value = eq + 1;
+  return true;
+}
+
+static int
+node_of (struct spec *s, const char *name)
+{
+  int n = cl_node_find (s->c, name);
+  if (n < 0)
+    fail (s, "no node '%s' (nodes come first, each in a node statement)", name);
+  return n;
+}
+
+static struct cl_target *
+device_of (struct spec *s, unsigned node, const char *name)
+{
+  char full[96];
+  snprintf (full, sizeof full, "%s/%s", s->c->node[node].name, name);
+  struct cl_target *t = cl_target_find (s->c, full);
+  if (t == NULL || strcmp (t->ops->kind, "device") != 0)
+    fail (s, "node %s has no device '%s'", s->c->node[node].name, name);
+  return t;
+}
+
+static int
+check_stage (struct spec *s, const char *what, unsigned stage, const char *before)
+{
+  if (stage < s->stage)
+    return fail (s, "%s after %s: statements come in the order node, device, link, local, "
+                 "volume/replica, export", what, before);
+  s->stage = stage;
+  return 0;
+}
+
+/* ------------------------------------------------------------- nodes -- */
+
+static int
+st_node (struct spec *s, char **w, unsigned n)
+{
+  if (check_stage (s, "node", 0, "devices") < 0)
+    return -1;
+  if (n < 2)
+    return fail (s, "node: missing its NAME");
+  struct cluster *c = s->c;
+  if (strlen (w[1]) >= CL_NAME_BYTES || strchr (w[1], '/'))
+    return fail (s, "node %s: a name of at most %u characters without '/'", w[1],
+                 CL_NAME_BYTES - 1);
+  if (cl_node_find (c, w[1]) >= 0)
+    return fail (s, "node %s: named twice", w[1]);
+  if (c->node_count == CL_MAX_NODES)
+    return fail (s, "node %s: more than %u nodes", w[1], CL_MAX_NODES);
+  struct cl_host_config host;
+  char why[256];
+  cl_host_preset (CL_HOST_PRESET_DEFAULT, &host, why, sizeof why);
+  for (unsigned i = 2; i < n; i++) {
+    char *key, *value;
+    double v;
+    if (!split_pair (w[i], &key, &value))
+      return fail (s, "node %s: '%s' is not KEY=VALUE", w[1], w[i]);
+    if (strcmp (key, "host") == 0) {
+      if (cl_host_preset (value, &host, why, sizeof why) < 0)
+        return fail (s, "node %s: %s", w[1], why);
+    }
+    else if (strcmp (key, "cores") == 0) {
+      if (number_value (s, key, value, 1, 4096, &v) < 0)
+        return -1;
+      host.cores = (uint32_t) v;
+    }
+    else if (strcmp (key, "per-io-us") == 0 || strcmp (key, "per-remote-io-us") == 0) {
+      if (number_value (s, key, value, 0, 1e6, &v) < 0)
+        return -1;
+      *(strcmp (key, "per-io-us") == 0 ? &host.per_io_ns : &host.per_remote_io_ns)
+        = (uint64_t) (v * NS_PER_US);
+    }
+    else
+      return fail (s, "node %s: unknown key '%s' (known: host, cores, per-io-us, "
+                   "per-remote-io-us)", w[1], key);
+  }
+  struct cl_node *node = &c->node[c->node_count++];
+  snprintf (node->name, sizeof node->name, "%s", w[1]);
+  cl_cpu_init (&node->cpu, &host);
+  return 0;
+}
+
+/* ----------------------------------------------------------- devices -- */
+
+static struct sl_model
+build_device (struct spec *s, const struct sl_device_kind *kind, char **w, unsigned n)
+{
+  struct sl_model model = { 0 };
+  struct sl_driver_settings driver;
+  struct sl_device_builder b;
+  char why[1024];
+  sl_driver_settings_defaults (&driver);
+  sl_device_builder_init (&b, kind);
+  for (unsigned i = 4; i < n; i++) {
+    char *key, *value;
+    if (!split_pair (w[i], &key, &value)) {
+      fail (s, "device %s: '%s' is not KEY=VALUE", w[2], w[i]);
+      goto out;
+    }
+    const struct sl_driver_key *dk = strcmp (key, "preset") ? sl_driver_key_find (key) : NULL;
+    int rc = dk ? sl_driver_settings_set (&driver, key, value, why, sizeof why)
+      : sl_device_builder_add (&b, key, value, why, sizeof why);
+    if (rc != 0) {
+      fail (s, "device %s: %s", w[2], why);
+      goto out;
+    }
+  }
+  void *config = cl_xcalloc (1, kind->config_bytes);
+  if (sl_device_builder_build (&b, config, why, sizeof why) == 0)
+    model = kind->create (config, why, sizeof why);
+  free (config);
+  if (model.ops == NULL)
+    fail (s, "device %s: %s", w[2], why);
+  else
+    model = sl_driver_settings_model (&driver, model);
+ out:
+  sl_device_builder_free (&b);
+  return model;
+}
+
+static int
+st_device (struct spec *s, char **w, unsigned n)
+{
+  if (check_stage (s, "device", 1, "links") < 0)
+    return -1;
+  if (n < 4)
+    return fail (s, "device: NODE NAME KIND [KEY=VALUE ...]");
+  int node = node_of (s, w[1]);
+  if (node < 0)
+    return -1;
+  const struct sl_device_kind *kind = sl_device_kind_find (w[3]);
+  if (kind == NULL)
+    return fail (s, "device %s: unknown kind '%s' (known: %s)", w[2], w[3],
+                 sl_device_kind_names ());
+  char full[96];
+  snprintf (full, sizeof full, "%s/%s", w[1], w[2]);
+  if (strlen (w[2]) >= CL_NAME_BYTES || strchr (w[2], '/') || cl_target_find (s->c, full))
+    return fail (s, "device %s: a new name of at most %u characters without '/'", w[2],
+                 CL_NAME_BYTES - 1);
+  struct sl_model model = build_device (s, kind, w, n);
+  if (model.ops == NULL)
+    return -1;
+  char why[256];
+  if (cl_device_new (s->c, w[1], full, model, why, sizeof why) == NULL)
+    return fail (s, "device %s: %s", w[2], why);
+  return 0;
+}
+
+/* ------------------------------------------------------------- links -- */
+
+static int
+st_link (struct spec *s, char **w, unsigned n)
+{
+  if (check_stage (s, "link", 2, "local volumes") < 0)
+    return -1;
+  if (n < 3)
+    return fail (s, "link: NODE NODE [preset=P] [latency-us=X] [bandwidth-mb-s=X]");
+  int a = node_of (s, w[1]), b = a < 0 ? -1 : node_of (s, w[2]);
+  if (a < 0 || b < 0)
+    return -1;
+  bool dir;
+  if (a == b || cl_link_find (s->c, (unsigned) a, (unsigned) b, &dir))
+    return fail (s, "link %s %s: a link joins two nodes, once", w[1], w[2]);
+  struct cl_link_config config;
+  char why[256];
+  cl_link_preset (CL_LINK_PRESET_DEFAULT, &config, why, sizeof why);
+  for (unsigned i = 3; i < n; i++) {
+    char *key, *value;
+    double v;
+    if (!split_pair (w[i], &key, &value))
+      return fail (s, "link %s %s: '%s' is not KEY=VALUE", w[1], w[2], w[i]);
+    if (strcmp (key, "preset") == 0) {
+      if (cl_link_preset (value, &config, why, sizeof why) < 0)
+        return fail (s, "link %s %s: %s", w[1], w[2], why);
+    }
+    else if (strcmp (key, "latency-us") == 0) {
+      if (number_value (s, key, value, 0, 1e7, &v) < 0)
+        return -1;
+      config.latency_ns = (uint64_t) (v * NS_PER_US);
+    }
+    else if (strcmp (key, "bandwidth-mb-s") == 0) {
+      if (number_value (s, key, value, 0.001, 1e7, &v) < 0)
+        return -1;
+      config.bytes_per_s = (uint64_t) (v * 1e6);
+    }
+    else
+      return fail (s, "link %s %s: unknown key '%s' (known: preset, latency-us, "
+                   "bandwidth-mb-s)", w[1], w[2], key);
+  }
+  struct cluster *c = s->c;
+  if (c->link_count % 64 == 0) {
+    struct cl_link *grown = realloc (c->links, (c->link_count + 64) * sizeof *grown);
+    if (grown == NULL)
+      abort ();
+    c->links = grown;
+    c->memory_bytes += 64 * sizeof *grown;
+  }
+  struct cl_link *l = &c->links[c->link_count++];
+  memset (l, 0, sizeof *l);
+  snprintf (l->name, sizeof l->name, "%s-%s", w[1], w[2]);
+  l->a = (unsigned) a;
+  l->b = (unsigned) b;
+  l->config = config;
+  return 0;
+}
+
+/* ------------------------------------------------------ local volumes -- */
+
+/* Splits the words of a local statement into KEY=VALUE options and device
+ * names (in order). */
+struct local_args {
+  char *key[16], *value[16];
+  unsigned pairs;
+  struct cl_target *device[64];
+  unsigned devices;
+};
+
+static int
+local_args (struct spec *s, unsigned node, char **w, unsigned n, unsigned first,
+            struct local_args *a)
+{
+  memset (a, 0, sizeof *a);
+  for (unsigned i = first; i < n; i++) {
+    char *key, *value;
+    if (split_pair (w[i], &key, &value)) {
+      if (a->pairs == 16)
+        return fail (s, "local %s: too many KEY=VALUE words", w[1]);
+      a->key[a->pairs] = key;
+      a->value[a->pairs++] = value;
+      continue;
+    }
+    if (a->devices == 64)
+      return fail (s, "local %s: more than 64 devices", w[1]);
+    struct cl_target *t = device_of (s, node, w[i]);
+    if (t == NULL)
+      return -1;
+    for (unsigned k = 0; k < a->devices; k++)
+      if (a->device[k] == t)
+        return fail (s, "local %s: device '%s' listed twice", w[1], w[i]);
+    a->device[a->devices++] = t;
+  }
+  if (a->devices == 0)
+    return fail (s, "local %s: names no device", w[1]);
+  return 0;
+}
+
+static const char *
+arg (const struct local_args *a, const char *key)
+{
+  for (unsigned i = 0; i < a->pairs; i++)
+    if (strcmp (a->key[i], key) == 0)
+      return a->value[i];
+  return NULL;
+}
+
+static int
+known_args (struct spec *s, const struct local_args *a, const char *what,
+            const char *const known[])
+{
+  for (unsigned i = 0; i < a->pairs; i++) {
+    bool ok = false;
+    for (unsigned k = 0; known[k] && !ok; k++)
+      ok = strcmp (a->key[i], known[k]) == 0;
+    if (!ok)
+      return fail (s, "%s: unknown key '%s'", what, a->key[i]);
+  }
+  return 0;
+}
+
+static struct cl_target *
+local_raid (struct spec *s, unsigned node, const struct local_args *a)
+{
+  static const char *const known[] = { "level", "chunk", "data-offset", NULL };
+  if (known_args (s, a, "local raid", known) < 0)
+    return NULL;
+  const char *level = arg (a, "level"), *chunk = arg (a, "chunk");
+  if (level == NULL || chunk == NULL) {
+    fail (s, "local raid: needs level= and chunk=");
+    return NULL;
+  }
+  double l;
+  uint64_t chunk_bytes, offset_bytes = 0;
+  if (number_value (s, "level", level, 0, 10, &l) < 0 || size_value (s, "chunk", chunk, &chunk_bytes) < 0
+      || (arg (a, "data-offset") && size_value (s, "data-offset", arg (a, "data-offset"),
+                                                &offset_bytes) < 0))
+    return NULL;
+  char name[96], why[256];
+  snprintf (name, sizeof name, "%s/md0", s->c->node[node].name);
+  struct cl_target *t = cl_md_new (s->c, s->c->node[node].name, name, (unsigned) l, chunk_bytes,
+                                   offset_bytes, a->device, a->devices, why, sizeof why);
+  if (t == NULL)
+    fail (s, "local raid: %s", why);
+  return t;
+}
+
+/* The lab's disk group (disk-group.sh): the capacity devices as one LV of
+ * whole striped segments, dm-cache (writethrough) on the read-cache part
+ * of the cache device, dm-writecache on the rest, on top. */
+static struct cl_target *
+local_disk_group (struct spec *s, unsigned node, const struct local_args *a)
+{
+  static const char *const known[] = { "mode", "cache", "cache-size", "read-cache-percent",
+                                       "stripe-width", "stripe", NULL };
+  if (known_args (s, a, "local disk-group", known) < 0)
+    return NULL;
+  const char *mode = arg (a, "mode"), *cache_name = arg (a, "cache");
+  if (mode == NULL || cache_name == NULL) {
+    fail (s, "local disk-group: needs mode= and cache=");
+    return NULL;
+  }
+  bool hybrid = strcmp (mode, "hybrid") == 0;
+  if (!hybrid && strcmp (mode, "all-flash") != 0) {
+    fail (s, "local disk-group: mode=%s (known: hybrid, all-flash)", mode);
+    return NULL;
+  }
+  const char *node_name = s->c->node[node].name;
+  struct cl_target *cache = device_of (s, node, cache_name);
+  if (cache == NULL)
+    return NULL;
+  for (unsigned i = 0; i < a->devices; i++)
+    if (a->device[i] == cache) {
+      fail (s, "local disk-group: the cache device '%s' is also a capacity device", cache_name);
+      return NULL;
+    }
+  double percent = DEFAULT_READ_CACHE_PERCENT, width = 1;
+  uint64_t cache_bytes = cache->capacity_bytes - LVM_PE_START_BYTES, stripe_bytes = DEFAULT_STRIPE_BYTES;
+  if ((arg (a, "read-cache-percent") && number_value (s, "read-cache-percent",
+                                                      arg (a, "read-cache-percent"), 1, 99, &percent) < 0)
+      || (arg (a, "stripe-width") && number_value (s, "stripe-width", arg (a, "stripe-width"), 1,
+                                                   a->devices, &width) < 0)
+      || (arg (a, "stripe") && size_value (s, "stripe", arg (a, "stripe"), &stripe_bytes) < 0)
+      || (arg (a, "cache-size") && size_value (s, "cache-size", arg (a, "cache-size"),
+                                               &cache_bytes) < 0))
+    return NULL;
+  if (cache_bytes + LVM_PE_START_BYTES > cache->capacity_bytes) {
+    fail (s, "local disk-group: cache-size=%s larger than %s (%" PRIu64 " bytes)",
+          arg (a, "cache-size"), cache->name, cache->capacity_bytes);
+    return NULL;
+  }
+  char name[96], why[256];
+  /* capacity: whole striped segments, one after another */
+  unsigned sets = a->devices / (unsigned) width;
+  struct cl_target *set[64];
+  for (unsigned k = 0; k < sets; k++) {
+    snprintf (name, sizeof name, "%s/stripe%u", node_name, k);
+    set[k] = cl_stripe_new (s->c, node_name, name, stripe_bytes, a->device + k * (unsigned) width,
+                            (unsigned) width, why, sizeof why);
+    if (set[k] == NULL) {
+      fail (s, "local disk-group: %s", why);
+      return NULL;
+    }
+  }
+  snprintf (name, sizeof name, "%s/capacity", node_name);
+  struct cl_target *data = cl_linear_new (s->c, node_name, name, set, sets, why, sizeof why);
+  uint64_t read_bytes = hybrid ? cache_bytes * (uint64_t) percent / 100 / LVM_EXTENT_BYTES
+    * LVM_EXTENT_BYTES : 0;
+  uint64_t write_bytes = (cache_bytes - read_bytes) / LVM_EXTENT_BYTES * LVM_EXTENT_BYTES;
+  struct cl_target *origin = data;
+  if (data && hybrid) {
+    snprintf (name, sizeof name, "%s/readcache-region", node_name);
+    struct cl_target *region = cl_slice_new (s->c, node_name, name, cache, LVM_PE_START_BYTES,
+                                             read_bytes, false, why, sizeof why);
+    struct cl_readcache_config rc;
+    cl_readcache_defaults (&rc);
+    snprintf (name, sizeof name, "%s/readcache", node_name);
+    origin = region ? cl_readcache_new (s->c, node_name, name, data, region, &rc, why,
+                                        sizeof why) : NULL;
+  }
+  struct cl_target *group = NULL;
+  if (origin) {
+    snprintf (name, sizeof name, "%s/writebuffer-region", node_name);
+    struct cl_target *region = cl_slice_new (s->c, node_name, name, cache,
+                                             LVM_PE_START_BYTES + read_bytes, write_bytes, false,
+                                             why, sizeof why);
+    struct cl_writecache_config wc;
+    cl_writecache_defaults (&wc);
+    snprintf (name, sizeof name, "%s/diskgroup", node_name);
+    group = region ? cl_writecache_new (s->c, node_name, name, origin, region, &wc, why,
+                                        sizeof why) : NULL;
+  }
+  if (group == NULL)
+    fail (s, "local disk-group: %s", why);
+  return group;
+}
+
+static int
+st_local (struct spec *s, char **w, unsigned n)
+{
+  if (check_stage (s, "local", 3, "volumes") < 0)
+    return -1;
+  if (n < 4)
+    return fail (s, "local: NODE disk|raid|disk-group ... DEVICE ...");
+  int node = node_of (s, w[1]);
+  if (node < 0)
+    return -1;
+  if (s->c->node[node].local)
+    return fail (s, "local %s: the node has its local volume already", w[1]);
+  struct local_args a;
+  if (local_args (s, (unsigned) node, w, n, 3, &a) < 0)
+    return -1;
+  struct cl_target *local = NULL;
+  if (strcmp (w[2], "disk") == 0) {
+    if (a.devices != 1 || a.pairs)
+      return fail (s, "local %s disk: names exactly one device", w[1]);
+    local = a.device[0];
+  }
+  else if (strcmp (w[2], "raid") == 0)
+    local = local_raid (s, (unsigned) node, &a);
+  else if (strcmp (w[2], "disk-group") == 0)
+    local = local_disk_group (s, (unsigned) node, &a);
+  else
+    return fail (s, "local %s: unknown kind '%s' (known: disk, raid, disk-group)", w[1], w[2]);
+  if (local == NULL)
+    return -1;
+  s->c->node[node].local = local;
+  s->c->node[node].local_used_bytes = LVM_PE_START_BYTES;
+  return 0;
+}
+
+/* ---------------------------------------------------------- LVs, etc. -- */
+
+/* An LV of size_bytes on node's local volume, after those before it. */
+static struct cl_target *
+new_lv (struct spec *s, unsigned node, const char *name, uint64_t size_bytes, bool listed)
+{
+  struct cl_node *nd = &s->c->node[node];
+  if (nd->local == NULL) {
+    fail (s, "%s: node %s has no local volume (a local statement comes first)", name, nd->name);
+    return NULL;
+  }
+  uint64_t extents_bytes = (size_bytes + LVM_EXTENT_BYTES - 1) / LVM_EXTENT_BYTES * LVM_EXTENT_BYTES;
+  char why[256];
+  struct cl_target *lv = cl_slice_new (s->c, nd->name, name, nd->local, nd->local_used_bytes,
+                                       extents_bytes, listed, why, sizeof why);
+  if (lv == NULL) {
+    fail (s, "%s: node %s's local volume is full: %s", name, nd->name, why);
+    return NULL;
+  }
+  nd->local_used_bytes += extents_bytes;
+  return lv;
+}
+
+static int
+st_volume (struct spec *s, char **w, unsigned n)
+{
+  if (check_stage (s, "volume", 4, "exports") < 0)
+    return -1;
+  if (n != 4)
+    return fail (s, "volume: NODE NAME SIZE");
+  int node = node_of (s, w[1]);
+  uint64_t size;
+  if (node < 0 || size_value (s, "size", w[3], &size) < 0)
+    return -1;
+  char name[96];
+  snprintf (name, sizeof name, "%s/volume/%s", w[1], w[2]);
+  if (cl_target_find (s->c, name))
+    return fail (s, "volume %s %s: named twice", w[1], w[2]);
+  return new_lv (s, (unsigned) node, name, size, false) ? 0 : -1;
+}
+
+/* A replicated volume (replica-mirror.sh): the first node's md RAID-1 over
+ * its own copy and every other node's, reached over NVMe/TCP. */
+static int
+st_replica (struct spec *s, char **w, unsigned n)
+{
+  if (check_stage (s, "replica", 4, "exports") < 0)
+    return -1;
+  if (n < 4 || n - 3 > 4)
+    return fail (s, "replica: NAME SIZE NODE [NODE ...] (1 to 4 copies)");
+  uint64_t size;
+  if (size_value (s, "size", w[2], &size) < 0)
+    return -1;
+  char name[96], why[256];
+  snprintf (name, sizeof name, "replica/%s", w[1]);
+  if (cl_target_find (s->c, name))
+    return fail (s, "replica %s: named twice", w[1]);
+  struct cl_target *legs[4];
+  int primary = node_of (s, w[3]);
+  if (primary < 0)
+    return -1;
+  for (unsigned i = 3; i < n; i++) {
+    int holder = node_of (s, w[i]);
+    if (holder < 0)
+      return -1;
+    for (unsigned k = 3; k < i; k++)
+      if (strcmp (w[k], w[i]) == 0)
+        return fail (s, "replica %s: node %s holds two copies", w[1], w[i]);
+    char lv_name[96];
+    snprintf (lv_name, sizeof lv_name, "%s/replica-%s", w[i], w[1]);
+    struct cl_target *lv = new_lv (s, (unsigned) holder, lv_name, size, false);
+    if (lv == NULL)
+      return -1;
+    if (holder == primary) {
+      legs[i - 3] = lv;
+      continue;
+    }
+    bool a_to_b;
+    struct cl_link *link = cl_link_find (s->c, (unsigned) primary, (unsigned) holder, &a_to_b);
+    if (link == NULL)
+      return fail (s, "replica %s: no link between %s and %s", w[1], w[3], w[i]);
+    snprintf (lv_name, sizeof lv_name, "%s/nvme-tcp/%s/replica-%s", w[3], w[i], w[1]);
+    legs[i - 3] = cl_remote_new (s->c, w[3], lv_name, "nvme-tcp", link, a_to_b,
+                                 &s->c->node[holder].cpu, lv, why, sizeof why);
+    if (legs[i - 3] == NULL)
+      return fail (s, "replica %s: %s", w[1], why);
+  }
+  if (cl_mirror_new (s->c, w[3], name, 0, legs, n - 3, why, sizeof why) == NULL)
+    return fail (s, "replica %s: %s", w[1], why);
+  return 0;
+}
+
+static int
+st_export (struct spec *s, char **w, unsigned n)
+{
+  if (check_stage (s, "export", 5, "") < 0)
+    return -1;
+  if (n != 5)
+    return fail (s, "export: NODE at=OFFSET size=SIZE volume=NAME|share=NAME");
+  int node = node_of (s, w[1]);
+  if (node < 0)
+    return -1;
+  uint64_t at = UINT64_MAX, size = 0;
+  char *key, *value, *target_kind = NULL, *target_name = NULL;
+  for (unsigned i = 2; i < n; i++) {
+    if (!split_pair (w[i], &key, &value))
+      return fail (s, "export %s: '%s' is not KEY=VALUE", w[1], w[i]);
+    if (strcmp (key, "at") == 0) {
+      if (size_value (s, key, value, &at) < 0)
+        return -1;
+    }
+    else if (strcmp (key, "size") == 0) {
+      if (size_value (s, key, value, &size) < 0)
+        return -1;
+    }
+    else if (strcmp (key, "volume") == 0 || strcmp (key, "share") == 0) {
+      target_kind = key;
+      target_name = value;
+    }
+    else
+      return fail (s, "export %s: unknown key '%s' (known: at, size, volume, share)", w[1], key);
+  }
+  if (at == UINT64_MAX || size == 0 || target_kind == NULL)
+    return fail (s, "export %s: needs at=, size= and volume= or share=", w[1]);
+  struct cluster *c = s->c;
+  struct cl_node *nd = &c->node[node];
+  char name[96], why[256];
+  struct cl_target *below;
+  if (strcmp (target_kind, "volume") == 0) {
+    snprintf (name, sizeof name, "%s/volume/%s", w[1], target_name);
+    below = cl_target_find (c, name);
+    if (below == NULL)
+      return fail (s, "export %s: no volume %s on %s", w[1], target_name, w[1]);
+  }
+  else {
+    snprintf (name, sizeof name, "replica/%s", target_name);
+    struct cl_target *volume = cl_target_find (c, name);
+    if (volume == NULL)
+      return fail (s, "export %s: no replica %s", w[1], target_name);
+    int server = cl_node_find (c, volume->node);
+    bool a_to_b = true;
+    struct cl_link *link = server == node ? NULL
+      : cl_link_find (c, (unsigned) node, (unsigned) server, &a_to_b);
+    if (server != node && link == NULL)
+      return fail (s, "export %s: no link to %s, which serves %s", w[1], volume->node,
+                   target_name);
+    snprintf (name, sizeof name, "%s/nfs/%s", w[1], target_name);
+    below = cl_target_find (c, name);
+    if (below == NULL)
+      below = cl_remote_new (c, w[1], name, "nfs", link, a_to_b, &c->node[server].cpu, volume,
+                             why, sizeof why);
+    if (below == NULL)
+      return fail (s, "export %s: %s", w[1], why);
+  }
+  /* the node's VMs reach each volume or share through their host */
+  snprintf (name, sizeof name, "%s/front/%s/%s", w[1], target_kind, target_name);
+  struct cl_target *front = cl_target_find (c, name);
+  if (front == NULL)
+    front = cl_front_new (c, w[1], name, &nd->cpu, below, why, sizeof why);
+  if (front == NULL || cl_export_add (c, (unsigned) node, front, at, size, why, sizeof why) < 0)
+    return fail (s, "export %s: %s", w[1], why);
+  return 0;
+}
+
+/* ------------------------------------------------------------ parsing -- */
+
+static int
+statement (struct spec *s, char **w, unsigned n)
+{
+  static const struct {
+    const char *word;
+    int (*fn) (struct spec *, char **, unsigned);
+  } table[] = {
+    { "node", st_node }, { "device", st_device }, { "link", st_link }, { "local", st_local },
+    { "volume", st_volume }, { "replica", st_replica }, { "export", st_export },
+  };
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    if (strcmp (w[0], table[i].word) == 0)
+      return table[i].fn (s, w, n);
+  return fail (s, "unknown statement '%s' (known: node, device, link, local, volume, replica, "
+               "export)", w[0]);
+}
+
+static int
+parse (struct spec *s, char *text)
+{
+  bool header = false;
+  char *save = NULL;
+  s->line = 0;
+  for (char *line = text, *next; line && !s->failed; line = next) {
+    next = strchr (line, '\n');
+    if (next)
+      *next++ = '\0';
+    s->line++;
+    char *hash = strchr (line, '#');
+    if (hash)
+      *hash = '\0';
+    char *w[MAX_WORDS];
+    unsigned n = 0;
+    for (char *word = strtok_r (line, " \t\r", &save); word; word = strtok_r (NULL, " \t\r", &save)) {
+      if (n == MAX_WORDS)
+        return fail (s, "more than %u words on a line", MAX_WORDS);
+      w[n++] = word;
+    }
+    if (n == 0)
+      continue;
+    if (!header) {
+      if (n != 2 || strcmp (w[0], "storlab-cluster") != 0 || strcmp (w[1], "1") != 0)
+        return fail (s, "not a cluster spec: the first statement is 'storlab-cluster 1'");
+      header = true;
+      continue;
+    }
+    if (statement (s, w, n) < 0)
+      return -1;
+  }
+  if (!header)
+    return fail (s, "empty: the first statement is 'storlab-cluster 1'");
+  if (s->c->export_count == 0) {
+    s->line++;
+    return fail (s, "no export: nothing for a workload to drive");
+  }
+  return 0;
+}
+
+struct sl_model
+sl_cluster_model_from_text (const char *text, const char *name, char *err, size_t err_bytes)
+{
+  struct sl_model none = { 0 };
+  char *copy = strdup (text);
+  if (copy == NULL) {
+    snprintf (err, err_bytes, "%s: out of memory", name);
+    return none;
+  }
+  struct spec s = { .c = cl_cluster_new (), .name = name, .err = err, .err_bytes = err_bytes };
+  int rc = parse (&s, copy);
+  free (copy);
+  if (rc < 0) {
+    cl_cluster_free (s.c);
+    return none;
+  }
+  return cl_cluster_model (s.c);
+}
+
+struct sl_model
+sl_cluster_model_from_file (const char *path, char *err, size_t err_bytes)
+{
+  struct sl_model none = { 0 };
+  int fd = open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) != 0) {
+    snprintf (err, err_bytes, "%s: %s", path, strerror (errno));
+    if (fd >= 0)
+      close (fd);
+    return none;
+  }
+  if (!S_ISREG (st.st_mode) || st.st_size > SPEC_MAX_BYTES) {
+    snprintf (err, err_bytes, "%s: not a regular file of at most %u bytes", path, SPEC_MAX_BYTES);
+    close (fd);
+    return none;
+  }
+  char *text = cl_xcalloc (1, (size_t) st.st_size + 1);
+  ssize_t got = read (fd, text, (size_t) st.st_size);
+  close (fd);
+  if (got != st.st_size) {
+    snprintf (err, err_bytes, "%s: short read", path);
+    free (text);
+    return none;
+  }
+  struct sl_model model = sl_cluster_model_from_text (text, path, err, err_bytes);
+  free (text);
+  return model;
+}

@@ -1,0 +1,311 @@
+/* fabric.c — hosts' CPUs, network links and the targets that cross them.
+ *
+ * Host presets (per I/O of the storage path, what a host spends):
+ *   tcg        — this project's lab under QEMU TCG: a guest's 4 KiB direct
+ *                read costs ~263 µs of its vCPU (1 vCPU saturates at 3.8k
+ *                IOPS at QD16 on an nbdkit memory disk; QD1 mean 286 µs
+ *                against the host's own 64 µs through the same NBD path:
+ *                shared/reference/lab-recipes.md, "Figures"); 1 core a
+ *                guest as the lab topologies give; serving a peer's
+ *                NVMe/TCP or NFS request runs the same emulated guest
+ *                kernel: the same cost.
+ *   bare-metal — a KVM host: the kernel block layer plus virtio and QEMU's
+ *                I/O thread cost on the order of 10 µs of CPU per I/O, and
+ *                an NVMe/TCP or NFS target about as much again; 16 cores
+ *                for storage.  An assumption of this order, not a
+ *                measurement: override per node where a study gives more.
+ * Link presets (one way latency = wire + switch + both network stacks):
+ *   1gbe    — 125 MB/s, 50 µs;  10gbe — 1250 MB/s, 20 µs;
+ *   25gbe   — 3125 MB/s, 15 µs (line rates; latencies of the order kernel
+ *             TCP round trips show on such links);
+ *   tcg-udp — the lab's libvirt udp links between TCG guests: ~300 Mbit/s
+ *             of TCP (37.5 MB/s) and pings of 2-9 ms, so ~1 ms one way
+ *             (lab-recipes.md, "Guest-to-guest links").
+ * Every message carries a header of HEADER_BYTES (an NVMe/TCP PDU header,
+ * TCP/IP and Ethernet framing) beside its data. */
+#define _GNU_SOURCE
+#include "fabric.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_internal.h"
+#include "core/units.h"
+
+#define HEADER_BYTES 128u
+
+struct host_preset {
+  const char *name;
+  struct cl_host_config config;
+};
+
+static const struct host_preset host_presets[] = {
+  { "bare-metal", { .cores = 16, .per_io_ns = 10000, .per_remote_io_ns = 10000 } },
+  { "tcg", { .cores = 1, .per_io_ns = 263000, .per_remote_io_ns = 263000 } },
+};
+
+struct link_preset {
+  const char *name;
+  struct cl_link_config config;
+};
+
+static const struct link_preset link_presets[] = {
+  { "1gbe", { .latency_ns = 50000, .bytes_per_s = 125000000 } },
+  { "10gbe", { .latency_ns = 20000, .bytes_per_s = 1250000000 } },
+  { "25gbe", { .latency_ns = 15000, .bytes_per_s = 3125000000 } },
+  { "tcg-udp", { .latency_ns = 1000000, .bytes_per_s = 37500000 } },
+};
+
+#define COUNT(a) (sizeof (a) / sizeof (a)[0])
+
+int
+cl_host_preset (const char *name, struct cl_host_config *config, char *err, size_t err_bytes)
+{
+  for (size_t i = 0; i < COUNT (host_presets); i++)
+    if (strcmp (host_presets[i].name, name) == 0) {
+      *config = host_presets[i].config;
+      return 0;
+    }
+  snprintf (err, err_bytes, "host=%s: no such host preset (known: %s)", name,
+            cl_host_preset_names ());
+  return -1;
+}
+
+int
+cl_link_preset (const char *name, struct cl_link_config *config, char *err, size_t err_bytes)
+{
+  for (size_t i = 0; i < COUNT (link_presets); i++)
+    if (strcmp (link_presets[i].name, name) == 0) {
+      *config = link_presets[i].config;
+      return 0;
+    }
+  snprintf (err, err_bytes, "preset=%s: no such link preset (known: %s)", name,
+            cl_link_preset_names ());
+  return -1;
+}
+
+const char *
+cl_host_preset_names (void)
+{
+  return "bare-metal, tcg";
+}
+
+const char *
+cl_link_preset_names (void)
+{
+  return "1gbe, 10gbe, 25gbe, tcg-udp";
+}
+
+/* ---------------------------------------------------------------- CPU -- */
+
+int
+cl_cpu_init (struct cl_cpu *cpu, const struct cl_host_config *config)
+{
+  memset (cpu, 0, sizeof *cpu);
+  cpu->config = *config;
+  if (config->cores == 0)
+    return -1;
+  cpu->core_free_ns = cl_xcalloc (config->cores, sizeof *cpu->core_free_ns);
+  return 0;
+}
+
+void
+cl_cpu_free (struct cl_cpu *cpu)
+{
+  free (cpu->core_free_ns);
+  cpu->core_free_ns = NULL;
+}
+
+uint64_t
+cl_cpu_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
+{
+  uint32_t best = 0;
+  for (uint32_t i = 1; i < cpu->config.cores; i++)
+    if (cpu->core_free_ns[i] < cpu->core_free_ns[best])
+      best = i;
+  uint64_t start = sl_max_u64 (now_ns, cpu->core_free_ns[best]);
+  cpu->core_free_ns[best] = start + cost_ns;
+  cpu->busy_ns += cost_ns;
+  cpu->ios++;
+  return start + cost_ns;
+}
+
+/* --------------------------------------------------------------- links -- */
+
+uint64_t
+cl_link_send (struct cl_link_dir *dir, const struct cl_link_config *config, uint64_t now_ns,
+              uint64_t bytes)
+{
+  uint64_t wire_ns = config->bytes_per_s
+    ? (uint64_t) ((double) bytes * NS_PER_S / (double) config->bytes_per_s) : 0;
+  uint64_t start = sl_max_u64 (now_ns, dir->free_ns);
+  dir->free_ns = start + wire_ns;
+  dir->busy_ns += wire_ns;
+  dir->bytes += bytes;
+  dir->messages++;
+  return start + wire_ns + config->latency_ns;
+}
+
+/* ---------------------------------------------------------- front end -- */
+
+struct front {
+  struct cl_cpu *cpu;
+  struct cl_target *below;
+};
+
+static void
+front_below_done (struct cl_io *child)
+{
+  struct cl_io *io = child->parent;
+  cl_io_free (child->target->cluster, child);
+  cl_io_complete (io);
+}
+
+static void
+front_cpu_done (struct sl_engine *e, void *arg, uint64_t unused)
+{
+  (void) e;
+  (void) unused;
+  struct cl_io *io = arg;
+  struct front *f = io->target->self;
+  cl_submit_child (f->below, io, io->op, io->flags, io->offset_bytes, io->length_bytes,
+                   front_below_done, NULL);
+}
+
+static void
+front_submit (struct cl_target *t, struct cl_io *io)
+{
+  struct front *f = t->self;
+  uint64_t done = cl_cpu_run (f->cpu, cl_now_ns (t->cluster), f->cpu->config.per_io_ns);
+  cl_schedule (t->cluster, done, front_cpu_done, io, 0);
+}
+
+static void
+front_warm (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes)
+{
+  struct front *f = t->self;
+  cl_warm (f->below, offset_bytes, length_bytes);
+}
+
+static void
+free_self (struct cl_target *t)
+{
+  free (t->self);
+}
+
+struct cl_target *
+cl_front_new (struct cluster *c, const char *node, const char *name, struct cl_cpu *cpu,
+              struct cl_target *below, char *err, size_t err_bytes)
+{
+  (void) err;
+  (void) err_bytes;
+  static const struct cl_target_ops ops = {
+    .kind = "front", .submit = front_submit, .warm = front_warm, .destroy = free_self,
+  };
+  struct front *f = cl_xcalloc (1, sizeof *f);
+  f->cpu = cpu;
+  f->below = below;
+  return cl_target_new (c, &ops, f, node, name, below->capacity_bytes, true);
+}
+
+/* ---------------------------------------------------- a hop to a peer -- */
+
+struct remote {
+  struct cl_link *link;                /* NULL: the same node */
+  int out_dir;                         /* index of the request's direction */
+  struct cl_cpu *server_cpu;
+  struct cl_target *below;
+};
+
+static uint64_t
+request_bytes (const struct cl_io *io)
+{
+  return HEADER_BYTES + (io->op == SL_OP_WRITE ? io->length_bytes : 0);
+}
+
+static uint64_t
+reply_bytes (const struct cl_io *io)
+{
+  return HEADER_BYTES + (io->op == SL_OP_READ ? io->length_bytes : 0);
+}
+
+static void
+remote_below_done (struct cl_io *child)
+{
+  struct cl_io *io = child->parent;
+  struct cluster *c = child->target->cluster;
+  cl_io_free (c, child);
+  struct remote *r = io->target->self;
+  uint64_t now = cl_now_ns (c);
+  uint64_t back = r->link
+    ? cl_link_send (&r->link->dir[1 - r->out_dir], &r->link->config, now, reply_bytes (io))
+    : now;
+  cl_io_complete_at (io, back);
+}
+
+static void
+remote_served (struct sl_engine *e, void *arg, uint64_t unused)
+{
+  (void) e;
+  (void) unused;
+  struct cl_io *io = arg;
+  struct remote *r = io->target->self;
+  cl_submit_child (r->below, io, io->op, io->flags, io->offset_bytes, io->length_bytes,
+                   remote_below_done, NULL);
+}
+
+static void
+remote_arrived (struct sl_engine *e, void *arg, uint64_t unused)
+{
+  (void) e;
+  (void) unused;
+  struct cl_io *io = arg;
+  struct remote *r = io->target->self;
+  struct cluster *c = io->target->cluster;
+  uint64_t done = cl_cpu_run (r->server_cpu, cl_now_ns (c), r->server_cpu->config.per_remote_io_ns);
+  cl_schedule (c, done, remote_served, io, 0);
+}
+
+static void
+remote_submit (struct cl_target *t, struct cl_io *io)
+{
+  struct remote *r = t->self;
+  uint64_t now = cl_now_ns (t->cluster);
+  uint64_t arrive = r->link
+    ? cl_link_send (&r->link->dir[r->out_dir], &r->link->config, now, request_bytes (io))
+    : now;
+  cl_schedule (t->cluster, arrive, remote_arrived, io, 0);
+}
+
+static void
+remote_warm (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes)
+{
+  struct remote *r = t->self;
+  cl_warm (r->below, offset_bytes, length_bytes);
+}
+
+struct cl_target *
+cl_remote_new (struct cluster *c, const char *node, const char *name, const char *kind,
+               struct cl_link *link, bool a_to_b, struct cl_cpu *server_cpu,
+               struct cl_target *below, char *err, size_t err_bytes)
+{
+  static const struct cl_target_ops nvme_ops = {
+    .kind = "nvme-tcp", .submit = remote_submit, .warm = remote_warm, .destroy = free_self,
+  };
+  static const struct cl_target_ops nfs_ops = {
+    .kind = "nfs", .submit = remote_submit, .warm = remote_warm, .destroy = free_self,
+  };
+  const struct cl_target_ops *ops = strcmp (kind, "nfs") == 0 ? &nfs_ops
+    : strcmp (kind, "nvme-tcp") == 0 ? &nvme_ops : NULL;
+  if (ops == NULL) {
+    snprintf (err, err_bytes, "%s: unknown hop kind '%s' (known: nvme-tcp, nfs)", name, kind);
+    return NULL;
+  }
+  struct remote *r = cl_xcalloc (1, sizeof *r);
+  r->link = link;
+  r->out_dir = a_to_b ? 0 : 1;
+  r->server_cpu = server_cpu;
+  r->below = below;
+  return cl_target_new (c, ops, r, node, name, below->capacity_bytes, true);
+}

@@ -1,0 +1,140 @@
+/* layer.h — the blocks a cluster is built of: targets that take I/O.
+ *
+ * A cluster (cluster.h) is a tree of targets in one virtual-time engine:
+ * the devices (the hdd/ssd/raid models, unchanged) at the leaves, and above
+ * them the layers a lab's guests build: md RAID, LVM's linear and striped
+ * volumes, the disk group's write buffer (dm-writecache) and read cache
+ * (dm-cache), a replicated volume (md RAID-1 over NVMe/TCP legs), the hops
+ * over a network link, a host's CPU.  Every target takes an I/O in
+ * submit() and finishes it with cl_io_complete() at the engine time it is
+ * done; a layer's own I/Os to the targets below are cl_ios too.
+ *
+ * Rules every layer keeps (the engine's model rules, one level up):
+ *   - submit() never completes the I/O it is given before returning: a
+ *     layer that is done at once schedules cl_io_complete_at(now);
+ *   - cl_io_complete() is called exactly once per I/O, from an engine event;
+ *   - a layer owns the cl_ios it takes with cl_io_new() until their done
+ *     callback ran, then gives them back with cl_io_free().
+ * Each target counts its own I/Os (cl_target_stats), so every layer's
+ * figures come out of one run with the same names as a lab's devices.
+ */
+#ifndef STORLAB_CLUSTER_LAYER_H
+#define STORLAB_CLUSTER_LAYER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/engine.h"
+#include "core/request.h"
+
+struct sl_engine;
+struct cl_target;
+struct cl_io;
+
+typedef void (*cl_done_fn) (struct cl_io *io);
+
+struct cl_io {
+  enum sl_op op;
+  uint32_t flags;                      /* SL_REQUEST_FUA */
+  uint64_t offset_bytes;               /* in the target it is submitted to */
+  uint64_t length_bytes;
+  uint64_t start_ns;                   /* set by cl_submit */
+  struct cl_target *target;            /* set by cl_submit */
+  cl_done_fn done;                     /* the submitter's, at completion */
+  void *owner;                         /* the submitter's context */
+  struct cl_io *parent;                /* the I/O this one serves, if any */
+  uint64_t scratch[3];                 /* the submitter's */
+  uint32_t pending;                    /* children outstanding (fan-out) */
+  struct cl_io *next;                  /* free list; layers' queues */
+  struct sl_request req;               /* device leaves: the model's request */
+};
+
+/* Per-target figures: what storlab-stats prints for a device, without the
+ * histograms (a cluster has thousands of targets; the VM's latency
+ * distribution comes from the fio JSON). */
+struct cl_op_count {
+  uint64_t count;
+  uint64_t bytes;
+  uint64_t latency_sum_ns;
+};
+
+struct cl_target_stats {
+  struct cl_op_count op[SL_OP_COUNT];
+  uint64_t queue_depth;
+  uint64_t queue_depth_integral_ns;
+  uint64_t busy_ns;
+  uint64_t last_change_ns;
+};
+
+struct cl_target_ops {
+  const char *kind;                    /* "hdd", "md", "writecache", "link", ... */
+  void (*submit) (struct cl_target *t, struct cl_io *io);
+  /* Optional: the layer's own figures as JSON object members
+   * ("key": number, ...), no leading or trailing comma. */
+  void (*write_counters) (struct cl_target *t, FILE *out);
+  /* Optional: start in the steady state a workload over
+   * [offset, offset + length) reaches (a read cache holding its share of
+   * the working set).  Called before any I/O; passes it down. */
+  void (*warm) (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes);
+  /* Optional: every warm region has been given; settle the state (a cache
+   * shared by several regions gives each its share). */
+  void (*warm_finish) (struct cl_target *t);
+  /* Optional: the engine adopts the cluster (a device model's attach). */
+  void (*attach) (struct cl_target *t, struct sl_engine *e);
+  /* Optional: frees what the layer allocated (not the target itself). */
+  void (*destroy) (struct cl_target *t);
+};
+
+struct cl_target {
+  const struct cl_target_ops *ops;
+  void *self;                          /* the layer's state */
+  struct cluster *cluster;
+  const char *kind;                    /* ops->kind, or a device model's own */
+  char name[64];                       /* "node1/cache0", "node1/diskgroup" */
+  char node[32];                       /* the node it belongs to, "" for links */
+  uint64_t capacity_bytes;
+  bool listed;                         /* a record of its own in the output */
+  struct cl_target_stats stats;
+  struct cl_target *next_all;          /* the cluster's list, for output and free */
+};
+
+/* ---- used by every layer ---- */
+
+struct cl_io *cl_io_new (struct cluster *c);
+void cl_io_free (struct cluster *c, struct cl_io *io);
+/* Hands io to t at the current engine time (counts its arrival). */
+void cl_submit (struct cl_target *t, struct cl_io *io);
+/* A child I/O of parent on t: op, range and flags; done(child) runs at its
+ * completion and owner is the caller's. */
+void cl_submit_child (struct cl_target *t, struct cl_io *parent, enum sl_op op,
+                      uint32_t flags, uint64_t offset_bytes, uint64_t length_bytes,
+                      cl_done_fn done, void *owner);
+/* A layer's own I/O on t with no parent (background work): done, owner, scratch[0-1] its. */
+struct cl_io *cl_submit_own (struct cl_target *t, enum sl_op op, uint32_t flags,
+                             uint64_t offset_bytes, uint64_t length_bytes, cl_done_fn done,
+                             void *owner, uint64_t scratch0, uint64_t scratch1);
+/* The target is done with io now (counts it, then calls io->done). */
+void cl_io_complete (struct cl_io *io);
+/* ... or at when_ns (>= now), through an engine event. */
+void cl_io_complete_at (struct cl_io *io, uint64_t when_ns);
+/* Starts the warm-up of [offset, offset + length) of t, if it has any. */
+void cl_warm (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes);
+
+uint64_t cl_now_ns (const struct cluster *c);
+struct sl_engine *cl_engine (struct cluster *c);
+/* Runs fn(engine, arg, arg_u64) at when_ns (>= now). */
+void cl_schedule (struct cluster *c, uint64_t when_ns, sl_event_fn fn, void *arg,
+                  uint64_t arg_u64);
+
+/* A new target of the cluster (zeroed stats), kept in its list and freed
+ * with it.  listed: reported as a layer of its own. */
+struct cl_target *cl_target_new (struct cluster *c, const struct cl_target_ops *ops,
+                                 void *self, const char *node, const char *name,
+                                 uint64_t capacity_bytes, bool listed);
+
+/* Aborts: out of memory in the middle of a run leaves nothing sane to do. */
+void *cl_xcalloc (size_t count, size_t size);
+
+#endif

@@ -1,0 +1,99 @@
+/* layer_device.c — a device model (hdd, ssd, raid) as a cluster target.
+ * The model runs in the cluster's engine, unchanged: each I/O becomes one
+ * of its requests (SL_REQUEST_INTERNAL, as a RAID controller hands its
+ * members theirs), and its completion completes the I/O.  The model's own
+ * counters (cache hits, GC, destage) come out in the layer's record. */
+#define _GNU_SOURCE
+#include "layers.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_internal.h"
+#include "core/engine.h"
+#include "core/stats.h"
+
+struct device_layer {
+  struct sl_model model;
+  struct sl_device_stats *stats;       /* the model's counters live here */
+  struct sl_engine *engine;
+};
+
+static void
+request_done (struct sl_engine *e, struct sl_request *r)
+{
+  (void) e;
+  cl_io_complete (r->driver_data);
+}
+
+static void
+device_submit (struct cl_target *t, struct cl_io *io)
+{
+  struct device_layer *d = t->self;
+  struct sl_request *r = &io->req;
+  memset (r, 0, sizeof *r);
+  r->op = io->op;
+  r->flags = SL_REQUEST_INTERNAL | (io->flags & SL_REQUEST_FUA);
+  r->offset_bytes = io->offset_bytes;
+  r->length_bytes = io->length_bytes;
+  r->arrival_ns = cl_now_ns (t->cluster);
+  r->on_complete = request_done;
+  r->driver_data = io;
+  d->model.ops->submit (d->model.self, d->engine, r);
+}
+
+static void
+device_attach (struct cl_target *t, struct sl_engine *e)
+{
+  struct device_layer *d = t->self;
+  d->engine = e;
+  sl_device_stats_init (d->stats, t->name, d->model.ops->kind, d->model.capacity_bytes, 0);
+  if (d->model.ops->attach)
+    d->model.ops->attach (d->model.self, e, d->stats);
+}
+
+static void
+device_write_counters (struct cl_target *t, FILE *out)
+{
+  struct device_layer *d = t->self;
+  bool first = true;
+  for (unsigned i = 0; i < 16; i++) {
+    if (d->stats->model_counter_name[i][0] == '\0')
+      continue;
+    fprintf (out, "%s\"%.*s\": %" PRIu64, first ? "" : ", ",
+             (int) sizeof d->stats->model_counter_name[i], d->stats->model_counter_name[i],
+             d->stats->model_counter[i]);
+    first = false;
+  }
+}
+
+static void
+device_destroy (struct cl_target *t)
+{
+  struct device_layer *d = t->self;
+  d->model.ops->destroy (d->model.self);
+  free (d->stats);
+  free (d);
+}
+
+struct cl_target *
+cl_device_new (struct cluster *c, const char *node, const char *name, struct sl_model model,
+               char *err, size_t err_bytes)
+{
+  if (model.ops == NULL) {
+    snprintf (err, err_bytes, "%s: no model", name);
+    return NULL;
+  }
+  struct device_layer *d = cl_xcalloc (1, sizeof *d);
+  d->model = model;
+  d->stats = cl_xcalloc (1, sizeof *d->stats);
+  c->memory_bytes += sizeof *d + sizeof *d->stats;
+  static const struct cl_target_ops ops = {
+    .kind = "device", .submit = device_submit, .attach = device_attach,
+    .write_counters = device_write_counters, .destroy = device_destroy,
+  };
+  struct cl_target *t = cl_target_new (c, &ops, d, node, name, model.capacity_bytes, true);
+  t->kind = model.ops->kind;           /* "hdd", "ssd", "raid" */
+  return t;
+}

@@ -1,0 +1,846 @@
+/* layer_writecache.c — dm-writecache in SSD mode: the disk group's write
+ * buffer.  Writes land in blocks of a buffer on the cache SSD and complete
+ * there; the blocks go to the origin (the capacity stack) later, oldest
+ * first, when the buffer fills past a watermark.  Behaviour from the
+ * kernel's Documentation/admin-guide/device-mapper/writecache.rst and the
+ * SSD paths of drivers/md/dm-writecache.c:
+ *   - the buffer is cut in block_bytes blocks (4096); a block already in
+ *     it is overwritten in place, a new one takes a free slot; the write
+ *     goes to the buffer at its slots (runs of consecutive slots as one
+ *     I/O each) and completes when they are done.  The buffer is
+ *     persistent: a FUA write completes the same way (its buffer writes
+ *     carry FUA to the SSD);
+ *   - writeback starts when the used blocks reach high_watermark_percent
+ *     and goes on until they drop below low_watermark_percent (the
+ *     kernel's thresholds, rounded as it rounds them, with blocks being
+ *     written back counted as free); it takes the oldest blocks first,
+ *     sorts a batch by origin offset and copies each run of blocks
+ *     adjacent both on the origin and in the buffer (at most 1 MiB, a
+ *     bio's worth) with one buffer read and one origin write; at most
+ *     writeback_jobs copies are in flight.  A slot is free once its
+ *     origin write completed;
+ *   - a block overwritten while it is written back stays dirty: it goes
+ *     back in the queue when that copy is done (the kernel takes a new
+ *     slot instead; the data to write back later is the same);
+ *   - a full buffer (no free slot) does not hold writes back: a block the
+ *     write brings that the buffer does not hold goes straight to the
+ *     origin (the kernel's write-around: its writes_around counts these
+ *     blocks), runs of such blocks as one origin I/O each, while blocks
+ *     the buffer holds are still overwritten there, so no buffered copy
+ *     goes stale and none is dropped (the kernel cuts the origin I/O at
+ *     the next buffered block).  A write that fills the last free slots
+ *     goes partly to the buffer, partly around.  The one wait is the
+ *     kernel's: a block being written back, overwritten while no slot is
+ *     free, waits (with the rest of its write; the parts before it are
+ *     issued) until writeback frees a slot, then the write goes on;
+ *   - a write larger than the whole buffer goes to the origin, dropping
+ *     what the buffer held of its range (the model's own rule);
+ *   - reads come from the buffer for the blocks it holds and from the
+ *     origin for the rest, split in runs;
+ *   - FLUSH commits the buffer (a FLUSH to it); TRIM drops the buffered
+ *     blocks it covers and goes on to the origin.
+ * Not modelled: metadata commits (autocommit), max_age, the origin FLUSH
+ * the kernel issues after a writeback batch.
+ *
+ * Memory grows with the blocks used, not with the buffer: the slots' state
+ * (origin block 8 bytes, next slot in the oldest-first queue or the free
+ * list 4, state 1) lives in chunks of 65536 slots, each allocated when
+ * its first slot is taken.  Never-used slots are handed out from a
+ * counter, freed ones are taken first (a list through the slots), so the
+ * chunks cover the most blocks ever in use at once.  The hash from origin
+ * block to slot (block_hash.h: 4 bytes a bucket, keys read through the
+ * slots) is sized to the dirty blocks and doubles as they grow; the
+ * writeback batch (64 KiB) comes with the first writeback. */
+#define _GNU_SOURCE
+#include "layers.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "block_hash.h"
+#include "cluster_internal.h"
+#include "core/units.h"
+
+#define NO_SLOT BLOCK_HASH_NONE
+#define MAX_BLOCKS (UINT32_C (1) << 30)        /* the hash's buckets stay in 32 bits */
+#define HASH_MIN_BITS 10u
+#define SLOT_CHUNK_BITS 16u
+#define SLOT_CHUNK (UINT32_C (1) << SLOT_CHUNK_BITS)   /* slots a chunk of state holds */
+#define WRITEBACK_RUN_MAX_BYTES MIB            /* BIO_MAX_VECS pages: one copy at most */
+#define WRITEBACK_BATCH_MAX 4096u              /* blocks sorted at a time */
+
+enum slot_state {
+  SLOT_FREE,
+  SLOT_DIRTY,                          /* in the hash and the queue */
+  SLOT_TRIMMED,                        /* dropped, still in the queue: freed when reached */
+  SLOT_WRITEBACK,                      /* in the hash, being copied to the origin */
+  SLOT_WRITEBACK_REDIRTIED,            /* ... and overwritten meanwhile: dirty again after */
+  SLOT_WRITEBACK_DROPPED,              /* trimmed while being copied: freed after */
+};
+
+/* The state of up to SLOT_CHUNK slots, one allocation: block[] then the
+ * arrays next and state point into. */
+struct slot_chunk {
+  uint32_t *next;                      /* the next slot in the queue or the free list */
+  uint8_t *state;                      /* enum slot_state */
+  uint64_t block[];                    /* the origin block a used slot holds */
+};
+
+struct batch_entry {
+  uint64_t block;
+  uint32_t slot;
+};
+
+struct writecache {
+  struct cl_target *origin;
+  struct cl_target *buffer;
+  struct cluster *cluster;
+  uint64_t block_bytes;
+  uint32_t blocks;                     /* slots in the buffer */
+  uint32_t high_blocks;                /* writeback starts at this many dirty */
+  uint32_t low_blocks;                 /* ... and stops below this many */
+  uint32_t writeback_jobs;             /* copies in flight at most, 0: no limit */
+  uint32_t run_max_blocks;
+
+  struct slot_chunk **chunks;          /* blocks / SLOT_CHUNK + 1, NULL until used */
+  uint32_t next_fresh;                 /* slots below it have been used */
+  uint32_t free_head;                  /* freed slots, the last freed first */
+  uint32_t free_count;
+  uint32_t queue_head;                 /* dirty and trimmed slots, oldest first */
+  uint32_t queue_tail;
+  uint32_t queue_count;
+  uint32_t trimmed;                    /* SLOT_TRIMMED slots in the queue */
+
+  struct block_hash hash;              /* origin block -> slot, of the dirty blocks */
+
+  bool writeback_active;
+  uint32_t writeback_slots;            /* slots in a SLOT_WRITEBACK* state */
+  uint32_t writeback_inflight;         /* copies in flight */
+  struct batch_entry *batch;           /* allocated with the first batch */
+  uint32_t batch_len;
+  uint32_t batch_next;
+
+  struct cl_io *wait_head;             /* writes waiting for a free slot, in order */
+  struct cl_io *wait_tail;
+
+  uint64_t write_hits;                 /* blocks overwritten in place */
+  uint64_t writes_buffered;            /* write I/Os with blocks in the buffer */
+  uint64_t writes_around;              /* write I/Os with blocks sent around a full buffer */
+  uint64_t writes_around_blocks;       /* ... those blocks (the kernel's writes_around) */
+  uint64_t writes_bypassed;            /* write I/Os larger than the buffer */
+  uint64_t read_hits_blocks;
+  uint64_t read_misses_blocks;
+  uint64_t writeback_blocks;
+  uint64_t writeback_ios;
+  uint64_t room_waits;                 /* writes that waited for a free slot */
+};
+
+static void writeback_pump (struct writecache *wc);
+
+/* ------------------------------------------------------------ slots -- */
+
+static struct slot_chunk *
+chunk_of (const struct writecache *wc, uint32_t slot)
+{
+  return wc->chunks[slot >> SLOT_CHUNK_BITS];
+}
+
+static uint64_t *
+block_of (const struct writecache *wc, uint32_t slot)
+{
+  return &chunk_of (wc, slot)->block[slot & (SLOT_CHUNK - 1)];
+}
+
+static uint32_t *
+next_of (const struct writecache *wc, uint32_t slot)
+{
+  return &chunk_of (wc, slot)->next[slot & (SLOT_CHUNK - 1)];
+}
+
+static uint8_t *
+state_of (const struct writecache *wc, uint32_t slot)
+{
+  return &chunk_of (wc, slot)->state[slot & (SLOT_CHUNK - 1)];
+}
+
+static uint64_t
+block_of_slot (const void *owner, uint32_t slot)
+{
+  return *block_of (owner, slot);
+}
+
+static void
+chunk_alloc (struct writecache *wc, uint32_t index)
+{
+  size_t n = sl_min_u64 (SLOT_CHUNK, wc->blocks - (uint64_t) index * SLOT_CHUNK);
+  size_t bytes = sizeof (struct slot_chunk)
+    + n * (sizeof (uint64_t) + sizeof (uint32_t) + sizeof (uint8_t));
+  struct slot_chunk *chunk = cl_xcalloc (1, bytes);
+  chunk->next = (uint32_t *) (chunk->block + n);
+  chunk->state = (uint8_t *) (chunk->next + n);
+  wc->chunks[index] = chunk;
+  wc->cluster->memory_bytes += bytes;
+}
+
+static uint32_t
+free_slots (const struct writecache *wc)
+{
+  return wc->free_count + (wc->blocks - wc->next_fresh);
+}
+
+/* Slots a block could take now: free, or trimmed (reclaimed on the way). */
+static uint32_t
+room (const struct writecache *wc)
+{
+  return free_slots (wc) + wc->trimmed;
+}
+
+static uint32_t
+slot_take (struct writecache *wc)
+{
+  uint32_t slot;
+  if (wc->free_count > 0) {
+    slot = wc->free_head;
+    wc->free_head = *next_of (wc, slot);
+    wc->free_count--;
+    return slot;
+  }
+  slot = wc->next_fresh++;
+  if ((slot & (SLOT_CHUNK - 1)) == 0)
+    chunk_alloc (wc, slot >> SLOT_CHUNK_BITS);
+  return slot;
+}
+
+static void
+slot_free (struct writecache *wc, uint32_t slot)
+{
+  *state_of (wc, slot) = SLOT_FREE;
+  *next_of (wc, slot) = wc->free_head;
+  wc->free_head = slot;
+  wc->free_count++;
+}
+
+/* ------------------------------------------- the oldest-first queue -- */
+
+static void
+queue_push (struct writecache *wc, uint32_t slot)
+{
+  *next_of (wc, slot) = NO_SLOT;
+  if (wc->queue_count == 0)
+    wc->queue_head = slot;
+  else
+    *next_of (wc, wc->queue_tail) = slot;
+  wc->queue_tail = slot;
+  wc->queue_count++;
+}
+
+static uint32_t
+queue_pop (struct writecache *wc)
+{
+  uint32_t slot = wc->queue_head;
+  wc->queue_head = *next_of (wc, slot);
+  wc->queue_count--;
+  return slot;
+}
+
+/* Dirty blocks waiting for writeback (the queue without trimmed slots). */
+static uint32_t
+queued_blocks (const struct writecache *wc)
+{
+  return wc->queue_count - wc->trimmed;
+}
+
+/* Frees the trimmed slots still in the queue, keeping the others' order. */
+static void
+queue_compact (struct writecache *wc)
+{
+  uint32_t kept = 0, last = NO_SLOT, slot = wc->queue_head, count = wc->queue_count;
+  for (uint32_t i = 0; i < count; i++) {
+    uint32_t next = *next_of (wc, slot);
+    if (*state_of (wc, slot) == SLOT_TRIMMED)
+      slot_free (wc, slot);
+    else {
+      if (kept++ == 0)
+        wc->queue_head = slot;
+      else
+        *next_of (wc, last) = slot;
+      last = slot;
+    }
+    slot = next;
+  }
+  if (kept > 0)
+    *next_of (wc, last) = NO_SLOT;
+  wc->queue_tail = last;
+  wc->queue_count = kept;
+  wc->trimmed = 0;
+}
+
+static uint32_t
+hash_find (const struct writecache *wc, uint64_t block)
+{
+  return block_hash_find (&wc->hash, block);
+}
+
+/* Drops slot's block from the buffer: its data is no longer wanted. */
+static void
+drop_slot (struct writecache *wc, uint32_t slot)
+{
+  block_hash_remove (&wc->hash, slot);
+  uint8_t *state = state_of (wc, slot);
+  if (*state == SLOT_DIRTY) {
+    *state = SLOT_TRIMMED;
+    wc->trimmed++;
+  }
+  else
+    *state = SLOT_WRITEBACK_DROPPED;
+}
+
+/* Drops the buffered blocks in [first, end): block by block for a short
+ * range, over the slots for one longer than the buffer (a whole-device
+ * discard). */
+static void
+drop_blocks (struct writecache *wc, uint64_t first, uint64_t end)
+{
+  if (end <= first || wc->hash.count == 0)
+    return;
+  if (end - first <= wc->blocks) {
+    for (uint64_t b = first; b < end; b++) {
+      uint32_t slot = hash_find (wc, b);
+      if (slot != NO_SLOT)
+        drop_slot (wc, slot);
+    }
+  }
+  else {
+    for (uint32_t slot = 0; slot < wc->next_fresh; slot++) {
+      uint8_t s = *state_of (wc, slot);
+      uint64_t block = *block_of (wc, slot);
+      bool hashed = s == SLOT_DIRTY || s == SLOT_WRITEBACK || s == SLOT_WRITEBACK_REDIRTIED;
+      if (hashed && block >= first && block < end)
+        drop_slot (wc, slot);
+    }
+  }
+  if (wc->trimmed > 0 && (uint64_t) wc->trimmed * 4 > wc->queue_count)
+    queue_compact (wc);
+}
+
+/* ------------------------------------------------------------ parts -- */
+
+static void
+part_done (struct cl_io *child)
+{
+  struct cl_io *io = child->parent;
+  cl_io_free (child->target->cluster, child);
+  if (--io->pending == 0)
+    cl_io_complete (io);
+}
+
+/* One part of a read or write: [offset, end) of the buffer or of the
+ * origin. */
+struct part {
+  bool open;
+  bool in_buffer;
+  uint32_t last_slot;
+  uint64_t offset_bytes;
+  uint64_t end_bytes;
+};
+
+static void
+part_issue (struct writecache *wc, struct cl_io *io, struct part *p)
+{
+  if (p->open)
+    cl_submit_child (p->in_buffer ? wc->buffer : wc->origin, io, io->op,
+                     io->op == SL_OP_WRITE ? io->flags : 0, p->offset_bytes,
+                     p->end_bytes - p->offset_bytes, part_done, wc);
+  p->open = false;
+}
+
+/* Adds bytes [lo, hi) of block b, at slot in the buffer or in place on
+ * the origin, to the part, or issues the part and starts the next. */
+static void
+part_add (struct writecache *wc, struct cl_io *io, struct part *p, bool in_buffer,
+          uint32_t slot, uint64_t b, uint64_t lo, uint64_t hi)
+{
+  uint64_t base = (in_buffer ? slot : b) * wc->block_bytes;
+  bool extends = p->open && p->in_buffer == in_buffer && (!in_buffer || slot == p->last_slot + 1);
+  if (!extends) {
+    part_issue (wc, io, p);
+    *p = (struct part) { .open = true, .in_buffer = in_buffer, .offset_bytes = base + lo };
+  }
+  p->last_slot = slot;
+  p->end_bytes = base + hi;
+}
+
+/* ------------------------------------------------------------- reads -- */
+
+static void
+writecache_read (struct writecache *wc, struct cl_io *io, uint64_t end_bytes)
+{
+  uint64_t bs = wc->block_bytes, first = io->offset_bytes / bs, last = (end_bytes - 1) / bs;
+  struct part p = { .open = false };
+  for (uint64_t b = first; b <= last; b++) {
+    uint64_t lo = b == first ? io->offset_bytes - b * bs : 0;
+    uint64_t hi = b == last ? end_bytes - b * bs : bs;
+    uint32_t slot = hash_find (wc, b);
+    bool in_buffer = slot != NO_SLOT;
+    if (in_buffer)
+      wc->read_hits_blocks++;
+    else
+      wc->read_misses_blocks++;
+    part_add (wc, io, &p, in_buffer, slot, b, lo, hi);
+  }
+  part_issue (wc, io, &p);
+}
+
+/* ------------------------------------------------------------ writes -- */
+
+#define COUNTED_BUFFERED 1u            /* the write is in writes_buffered */
+#define COUNTED_AROUND 2u              /* ... in writes_around */
+
+static uint64_t
+io_end_bytes (const struct writecache *wc, const struct cl_io *io)
+{
+  return sl_min_u64 (io->offset_bytes + io->length_bytes, wc->origin->capacity_bytes);
+}
+
+/* Blocks of [first, last] the buffer does not hold yet. */
+static uint64_t
+new_blocks (const struct writecache *wc, uint64_t first, uint64_t last)
+{
+  uint64_t count = 0;
+  for (uint64_t b = first; b <= last; b++)
+    if (hash_find (wc, b) == NO_SLOT)
+      count++;
+  return count;
+}
+
+static bool
+under_writeback (const struct writecache *wc, uint32_t slot)
+{
+  uint8_t s = *state_of (wc, slot);
+  return s == SLOT_WRITEBACK || s == SLOT_WRITEBACK_REDIRTIED;
+}
+
+/* Block goes to the buffer: at slot if the buffer holds it (NO_SLOT: it
+ * does not, and a free slot takes it). */
+static uint32_t
+place_block (struct writecache *wc, uint64_t block, uint32_t slot)
+{
+  if (slot != NO_SLOT) {
+    wc->write_hits++;
+    uint8_t *state = state_of (wc, slot);
+    if (*state == SLOT_WRITEBACK)
+      *state = SLOT_WRITEBACK_REDIRTIED;
+    return slot;
+  }
+  slot = slot_take (wc);
+  *block_of (wc, slot) = block;
+  *state_of (wc, slot) = SLOT_DIRTY;
+  block_hash_insert (&wc->hash, slot);
+  queue_push (wc, slot);
+  return slot;
+}
+
+/* The write waits at block for a free slot, first in line if it waited
+ * before.  The place in line is a cl_io of the layer's own (parent: the
+ * write, scratch: where it goes on and what it was counted in) that also
+ * holds one of the write's pending counts, so that the parts already
+ * issued cannot complete it meanwhile. */
+static void
+wait_for_room (struct writecache *wc, struct cl_io *io, uint64_t block, unsigned counted,
+               bool first_in_line)
+{
+  struct cl_io *w = cl_io_new (wc->cluster);
+  w->parent = io;
+  w->scratch[0] = block;
+  w->scratch[1] = counted;
+  io->pending++;
+  if (first_in_line) {
+    w->next = wc->wait_head;
+    wc->wait_head = w;
+    if (wc->wait_tail == NULL)
+      wc->wait_tail = w;
+  }
+  else {
+    if (wc->wait_tail)
+      wc->wait_tail->next = w;
+    else
+      wc->wait_head = w;
+    wc->wait_tail = w;
+  }
+  wc->room_waits++;
+}
+
+/* The write's blocks from block `from` on, in order: a block the buffer
+ * holds is overwritten in its slot, a new one takes a free slot, or goes
+ * to the origin when there is none; runs of consecutive slots (or of
+ * blocks on the origin) are one I/O each.  A block being written back
+ * with no slot free stops the write there until one is (resumed: it
+ * waited before, and goes back first in line). */
+static void
+write_blocks (struct writecache *wc, struct cl_io *io, uint64_t from, unsigned counted,
+              bool resumed)
+{
+  uint64_t bs = wc->block_bytes, end = io_end_bytes (wc, io);
+  uint64_t first = io->offset_bytes / bs, last = (end - 1) / bs;
+  if (wc->trimmed > 0 && free_slots (wc) < new_blocks (wc, from, last))
+    queue_compact (wc);
+  struct part p = { .open = false };
+  for (uint64_t b = from; b <= last; b++) {
+    uint64_t lo = b == first ? io->offset_bytes - b * bs : 0;
+    uint64_t hi = b == last ? end - b * bs : bs;
+    uint32_t slot = hash_find (wc, b);
+    if (slot != NO_SLOT && under_writeback (wc, slot) && room (wc) == 0) {
+      part_issue (wc, io, &p);
+      wait_for_room (wc, io, b, counted, resumed);
+      return;
+    }
+    if (slot == NO_SLOT && free_slots (wc) == 0 && wc->trimmed > 0)
+      queue_compact (wc);
+    if (slot != NO_SLOT || free_slots (wc) > 0) {
+      slot = place_block (wc, b, slot);
+      part_add (wc, io, &p, true, slot, b, lo, hi);
+      if (!(counted & COUNTED_BUFFERED))
+        wc->writes_buffered++;
+      counted |= COUNTED_BUFFERED;
+    }
+    else {
+      part_add (wc, io, &p, false, NO_SLOT, b, lo, hi);
+      wc->writes_around_blocks++;
+      if (!(counted & COUNTED_AROUND))
+        wc->writes_around++;
+      counted |= COUNTED_AROUND;
+    }
+  }
+  part_issue (wc, io, &p);
+}
+
+/* Writes waiting for a slot go on, in order, while there is room. */
+static void
+admit_waiters (struct writecache *wc)
+{
+  while (wc->wait_head && room (wc) > 0) {
+    struct cl_io *w = wc->wait_head;
+    wc->wait_head = w->next;
+    if (wc->wait_head == NULL)
+      wc->wait_tail = NULL;
+    struct cl_io *io = w->parent;
+    uint64_t from = w->scratch[0];
+    unsigned counted = (unsigned) w->scratch[1];
+    cl_io_free (wc->cluster, w);
+    write_blocks (wc, io, from, counted, true);
+    io->pending--;                     /* the hold: what was just issued keeps it open */
+  }
+}
+
+/* A write of more blocks than the buffer has goes to the origin, and the
+ * buffer's older copies of its blocks are dropped. */
+static void
+write_bypass (struct writecache *wc, struct cl_io *io)
+{
+  uint64_t bs = wc->block_bytes, end = io_end_bytes (wc, io);
+  drop_blocks (wc, io->offset_bytes / bs, (end - 1) / bs + 1);
+  cl_submit_child (wc->origin, io, SL_OP_WRITE, io->flags, io->offset_bytes,
+                   end - io->offset_bytes, part_done, wc);
+  wc->writes_bypassed++;
+  admit_waiters (wc);
+}
+
+static void
+writecache_write (struct writecache *wc, struct cl_io *io)
+{
+  uint64_t bs = wc->block_bytes, end = io_end_bytes (wc, io);
+  uint64_t first = io->offset_bytes / bs, last = (end - 1) / bs;
+  if (last - first + 1 > wc->blocks) {
+    write_bypass (wc, io);
+    return;
+  }
+  write_blocks (wc, io, first, 0, false);
+  writeback_pump (wc);
+}
+
+/* --------------------------------------------------------- writeback -- */
+
+static int
+batch_order (const void *a, const void *b)
+{
+  uint64_t x = ((const struct batch_entry *) a)->block, y = ((const struct batch_entry *) b)->block;
+  return x < y ? -1 : x > y;
+}
+
+/* Whether to take another batch: started at the high watermark, going on
+ * down to the low one. */
+static bool
+writeback_wanted (struct writecache *wc)
+{
+  uint32_t queued = queued_blocks (wc);
+  if (queued == 0)
+    return false;
+  return queued >= (wc->writeback_active ? wc->low_blocks : wc->high_blocks);
+}
+
+/* The oldest dirty blocks, as many as bring the queue under the low
+ * watermark, sorted by origin offset. */
+static void
+batch_form (struct writecache *wc)
+{
+  uint32_t queued = queued_blocks (wc);
+  uint64_t want = queued >= wc->low_blocks ? (uint64_t) queued - wc->low_blocks + 1 : 1;
+  want = sl_min_u64 (sl_min_u64 (want, queued), WRITEBACK_BATCH_MAX);
+  if (wc->batch == NULL) {
+    wc->batch = cl_xcalloc (WRITEBACK_BATCH_MAX, sizeof *wc->batch);
+    wc->cluster->memory_bytes += WRITEBACK_BATCH_MAX * sizeof *wc->batch;
+  }
+  wc->batch_len = 0;
+  wc->batch_next = 0;
+  while (wc->batch_len < want) {
+    uint32_t slot = queue_pop (wc);
+    uint8_t *state = state_of (wc, slot);
+    if (*state == SLOT_TRIMMED) {
+      wc->trimmed--;
+      slot_free (wc, slot);
+      continue;
+    }
+    *state = SLOT_WRITEBACK;
+    wc->writeback_slots++;
+    wc->batch[wc->batch_len++] = (struct batch_entry) { *block_of (wc, slot), slot };
+  }
+  qsort (wc->batch, wc->batch_len, sizeof *wc->batch, batch_order);
+}
+
+static void writeback_read_done (struct cl_io *child);
+static void writeback_write_done (struct cl_io *child);
+
+/* The next run of the batch: blocks adjacent on the origin and in the
+ * buffer, read from the buffer, then written to the origin. */
+static void
+writeback_issue (struct writecache *wc)
+{
+  const struct batch_entry *e = &wc->batch[wc->batch_next];
+  uint32_t n = 1;
+  while (wc->batch_next + n < wc->batch_len && n < wc->run_max_blocks
+         && e[n].block == e[0].block + n && e[n].slot == e[0].slot + n)
+    n++;
+  wc->batch_next += n;
+  wc->writeback_inflight++;
+  wc->writeback_ios++;
+  wc->writeback_blocks += n;
+  cl_submit_own (wc->buffer, SL_OP_READ, 0, e[0].slot * wc->block_bytes, n * wc->block_bytes,
+                 writeback_read_done, wc, e[0].slot, n);
+}
+
+static void
+writeback_read_done (struct cl_io *child)
+{
+  struct writecache *wc = child->owner;
+  uint32_t slot = (uint32_t) child->scratch[0];
+  uint64_t n = child->scratch[1], bs = wc->block_bytes;
+  cl_io_free (wc->cluster, child);
+  uint64_t offset = *block_of (wc, slot) * bs;
+  uint64_t length = sl_min_u64 (n * bs, wc->origin->capacity_bytes - offset);
+  cl_submit_own (wc->origin, SL_OP_WRITE, 0, offset, length, writeback_write_done, wc, slot, n);
+}
+
+/* The run is on the origin: its slots are free, but for blocks written
+ * meanwhile, which queue again. */
+static void
+writeback_write_done (struct cl_io *child)
+{
+  struct writecache *wc = child->owner;
+  uint32_t first = (uint32_t) child->scratch[0], n = (uint32_t) child->scratch[1];
+  cl_io_free (wc->cluster, child);
+  /* freed from the last: the next writes take them in ascending order */
+  for (uint32_t slot = first + n; slot-- > first;) {
+    switch (*state_of (wc, slot)) {
+    case SLOT_WRITEBACK:
+      block_hash_remove (&wc->hash, slot);
+      slot_free (wc, slot);
+      break;
+    case SLOT_WRITEBACK_REDIRTIED:
+      *state_of (wc, slot) = SLOT_DIRTY;
+      queue_push (wc, slot);
+      break;
+    default:                           /* SLOT_WRITEBACK_DROPPED */
+      slot_free (wc, slot);
+      break;
+    }
+  }
+  wc->writeback_slots -= n;
+  wc->writeback_inflight--;
+  admit_waiters (wc);
+  writeback_pump (wc);
+}
+
+/* Keeps up to writeback_jobs copies in flight while writeback is wanted. */
+static void
+writeback_pump (struct writecache *wc)
+{
+  while (wc->writeback_jobs == 0 || wc->writeback_inflight < wc->writeback_jobs) {
+    if (wc->batch_next < wc->batch_len) {
+      writeback_issue (wc);
+      continue;
+    }
+    if (!writeback_wanted (wc)) {
+      wc->writeback_active = false;
+      return;
+    }
+    wc->writeback_active = true;
+    batch_form (wc);
+    if (wc->batch_len == 0)
+      return;
+  }
+}
+
+/* ----------------------------------------------------------- target -- */
+
+static void
+writecache_submit (struct cl_target *t, struct cl_io *io)
+{
+  struct writecache *wc = t->self;
+  if (io->op == SL_OP_FLUSH) {
+    cl_submit_child (wc->buffer, io, SL_OP_FLUSH, 0, 0, 0, part_done, wc);
+    return;
+  }
+  uint64_t end = io_end_bytes (wc, io);
+  if (io->offset_bytes >= end) {
+    cl_io_complete_at (io, cl_now_ns (t->cluster));
+    return;
+  }
+  switch (io->op) {
+  case SL_OP_READ:
+    writecache_read (wc, io, end);
+    break;
+  case SL_OP_WRITE:
+    writecache_write (wc, io);
+    break;
+  default: {                           /* TRIM: blocks it covers whole */
+    uint64_t bs = wc->block_bytes;
+    drop_blocks (wc, (io->offset_bytes + bs - 1) / bs, end / bs);
+    cl_submit_child (wc->origin, io, SL_OP_TRIM, 0, io->offset_bytes, end - io->offset_bytes,
+                     part_done, wc);
+    admit_waiters (wc);
+    writeback_pump (wc);
+    break;
+  }
+  }
+}
+
+/* The buffer starts empty (a freshly created writecache): warming is for
+ * the read caches below. */
+static void
+writecache_warm (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes)
+{
+  struct writecache *wc = t->self;
+  cl_warm (wc->origin, offset_bytes, length_bytes);
+}
+
+static void
+writecache_write_counters (struct cl_target *t, FILE *out)
+{
+  const struct writecache *wc = t->self;
+  uint32_t used = wc->blocks - room (wc);
+  fprintf (out, "\"block_bytes\": %" PRIu64 ", \"buffer_blocks\": %" PRIu32
+           ", \"dirty_blocks\": %" PRIu32 ", \"write_hits\": %" PRIu64
+           ", \"writes_buffered\": %" PRIu64 ", \"writes_around\": %" PRIu64
+           ", \"writes_around_blocks\": %" PRIu64 ", \"writes_bypassed\": %" PRIu64
+           ", \"read_hits_blocks\": %" PRIu64 ", \"read_misses_blocks\": %" PRIu64
+           ", \"writeback_blocks\": %" PRIu64 ", \"writeback_ios\": %" PRIu64
+           ", \"room_waits\": %" PRIu64 ", \"fill_pct\": %.2f",
+           wc->block_bytes, wc->blocks, wc->hash.count, wc->write_hits, wc->writes_buffered,
+           wc->writes_around, wc->writes_around_blocks, wc->writes_bypassed,
+           wc->read_hits_blocks, wc->read_misses_blocks, wc->writeback_blocks,
+           wc->writeback_ios, wc->room_waits, 100.0 * (double) used / (double) wc->blocks);
+}
+
+static void
+writecache_destroy (struct cl_target *t)
+{
+  struct writecache *wc = t->self;
+  for (uint32_t i = 0; i <= wc->blocks >> SLOT_CHUNK_BITS; i++)
+    free (wc->chunks[i]);
+  free (wc->chunks);
+  block_hash_free (&wc->hash);
+  free (wc->batch);
+  free (wc);
+}
+
+void
+cl_writecache_defaults (struct cl_writecache_config *config)
+{
+  *config = (struct cl_writecache_config) {
+    .block_bytes = 4096,
+    .high_watermark_percent = 50,
+    .low_watermark_percent = 45,
+    /* The kernel bounds the blocks in flight (256 MiB worth); what bounds
+     * the copies in practice is the origin's request queue: 64 for a SATA
+     * disk (twice its NCQ depth of 32). */
+    .writeback_jobs = 64,
+  };
+}
+
+/* The kernel's free-block thresholds, rounded as it rounds them, as
+ * counts of used blocks. */
+static uint32_t
+used_threshold (uint32_t blocks, uint32_t percent)
+{
+  return blocks - (uint32_t) (((uint64_t) blocks * (100 - percent) + 50) / 100);
+}
+
+static int
+check_config (const char *name, const struct cl_target *origin, const struct cl_target *buffer,
+              const struct cl_writecache_config *config, char *err, size_t err_bytes)
+{
+  uint64_t bs = config->block_bytes;
+  if (bs < 512 || bs % 512 != 0 || bs > 64 * KIB) {
+    snprintf (err, err_bytes, "%s: block size %" PRIu64 " (a multiple of 512 up to 64 KiB)",
+              name, bs);
+    return -1;
+  }
+  if (config->low_watermark_percent > config->high_watermark_percent
+      || config->high_watermark_percent > 100) {
+    snprintf (err, err_bytes, "%s: watermarks low %" PRIu32 "%% high %" PRIu32
+              "%% (0 <= low <= high <= 100)", name, config->low_watermark_percent,
+              config->high_watermark_percent);
+    return -1;
+  }
+  uint64_t blocks = buffer->capacity_bytes / bs;
+  if (blocks == 0 || blocks > MAX_BLOCKS) {
+    snprintf (err, err_bytes, "%s: a buffer of %" PRIu64 " blocks on %s (1 to %" PRIu32 ")",
+              name, blocks, buffer->name, MAX_BLOCKS);
+    return -1;
+  }
+  if (origin->capacity_bytes == 0) {
+    snprintf (err, err_bytes, "%s: empty origin %s", name, origin->name);
+    return -1;
+  }
+  return 0;
+}
+
+struct cl_target *
+cl_writecache_new (struct cluster *c, const char *node, const char *name,
+                   struct cl_target *origin, struct cl_target *buffer,
+                   const struct cl_writecache_config *config, char *err, size_t err_bytes)
+{
+  if (check_config (name, origin, buffer, config, err, err_bytes) < 0)
+    return NULL;
+  struct writecache *wc = cl_xcalloc (1, sizeof *wc);
+  wc->origin = origin;
+  wc->buffer = buffer;
+  wc->cluster = c;
+  wc->block_bytes = config->block_bytes;
+  wc->blocks = (uint32_t) (buffer->capacity_bytes / config->block_bytes);
+  wc->high_blocks = used_threshold (wc->blocks, config->high_watermark_percent);
+  wc->low_blocks = used_threshold (wc->blocks, config->low_watermark_percent);
+  wc->writeback_jobs = config->writeback_jobs;
+  wc->run_max_blocks = (uint32_t) sl_max_u64 (1, WRITEBACK_RUN_MAX_BYTES / config->block_bytes);
+  wc->free_head = NO_SLOT;
+  wc->queue_head = wc->queue_tail = NO_SLOT;
+  size_t chunks = (wc->blocks >> SLOT_CHUNK_BITS) + 1;
+  wc->chunks = cl_xcalloc (chunks, sizeof *wc->chunks);
+  c->memory_bytes += sizeof *wc + chunks * sizeof *wc->chunks;
+  block_hash_init (&wc->hash, HASH_MIN_BITS, block_of_slot, wc, &c->memory_bytes);
+  static const struct cl_target_ops ops = {
+    .kind = "writecache", .submit = writecache_submit, .warm = writecache_warm,
+    .write_counters = writecache_write_counters, .destroy = writecache_destroy,
+  };
+  return cl_target_new (c, &ops, wc, node, name, origin->capacity_bytes, true);
+}

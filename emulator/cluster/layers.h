@@ -1,0 +1,77 @@
+/* layers.h — the constructors of every kind of target a cluster is built
+ * of (layer.h says what a target is).  Each returns NULL with a one-line
+ * reason in err when its arguments cannot make one. */
+#ifndef STORLAB_CLUSTER_LAYERS_H
+#define STORLAB_CLUSTER_LAYERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/model.h"
+#include "layer.h"
+
+struct cluster;
+
+/* layer_device.c: a device model (hdd, ssd, raid) in the cluster's engine;
+ * the target takes ownership of model. */
+struct cl_target *cl_device_new (struct cluster *c, const char *node, const char *name,
+                                 struct sl_model model, char *err, size_t err_bytes);
+
+/* layer_md.c: md RAID 0/1/10/5/6 over members, chunk_bytes per chunk, each
+ * member's data starting data_offset_bytes in (md's superblock and bitmap).
+ * RAID 0 with no data offset is also LVM's striped segment. */
+struct cl_target *cl_md_new (struct cluster *c, const char *node, const char *name,
+                             unsigned level, uint64_t chunk_bytes, uint64_t data_offset_bytes,
+                             struct cl_target *const *members, unsigned count,
+                             char *err, size_t err_bytes);
+
+/* LVM's striped segment: RAID 0 of members without md's offset (one member:
+ * the member itself).  Not listed: the disk group above it is. */
+struct cl_target *cl_stripe_new (struct cluster *c, const char *node, const char *name,
+                                 uint64_t stripe_bytes, struct cl_target *const *members,
+                                 unsigned count, char *err, size_t err_bytes);
+/* A replicated volume: md RAID-1 over legs, the first local, the others
+ * write-mostly (reads always from the first). */
+struct cl_target *cl_mirror_new (struct cluster *c, const char *node, const char *name,
+                                 uint64_t data_offset_bytes, struct cl_target *const *legs,
+                                 unsigned count, char *err, size_t err_bytes);
+
+/* layer_linear.c: parts one after another (LVM's linear allocation over
+ * segments), and a window [offset, offset + length) of one target (an LV,
+ * a cache device's region). */
+struct cl_target *cl_linear_new (struct cluster *c, const char *node, const char *name,
+                                 struct cl_target *const *parts, unsigned count,
+                                 char *err, size_t err_bytes);
+struct cl_target *cl_slice_new (struct cluster *c, const char *node, const char *name,
+                                struct cl_target *below, uint64_t offset_bytes,
+                                uint64_t length_bytes, bool listed, char *err, size_t err_bytes);
+
+/* layer_writecache.c: dm-writecache: writes land in a buffer on the cache
+ * region and go to the origin later (watermark writeback). */
+struct cl_writecache_config {
+  uint64_t block_bytes;                /* dm-writecache's block size: 4096 */
+  uint32_t high_watermark_percent;     /* writeback starts above: 50 */
+  uint32_t low_watermark_percent;      /* ... and stops below: 45 */
+  uint32_t writeback_jobs;             /* writeback I/Os in flight at most */
+};
+void cl_writecache_defaults (struct cl_writecache_config *config);
+struct cl_target *cl_writecache_new (struct cluster *c, const char *node, const char *name,
+                                     struct cl_target *origin, struct cl_target *buffer,
+                                     const struct cl_writecache_config *config,
+                                     char *err, size_t err_bytes);
+
+/* layer_readcache.c: dm-cache in writethrough mode with a promotion policy
+ * in the spirit of smq: reads of cached chunks come from the cache region,
+ * chunks read often enough are promoted (copied in the background). */
+struct cl_readcache_config {
+  uint64_t chunk_bytes;                /* 0: as lvm picks it for the cache size */
+  uint64_t migration_threshold_bytes;  /* promotion copies in flight at most */
+  uint32_t promote_after_misses;       /* a chunk is promoted at this miss */
+};
+void cl_readcache_defaults (struct cl_readcache_config *config);
+struct cl_target *cl_readcache_new (struct cluster *c, const char *node, const char *name,
+                                    struct cl_target *origin, struct cl_target *cache,
+                                    const struct cl_readcache_config *config,
+                                    char *err, size_t err_bytes);
+
+#endif

@@ -1,0 +1,171 @@
+"""The cluster spec of one sweep point: the topology and its [profile] as
+`storlab-sim cluster` builds them, and the exports the point's workload
+drives. The format is the C reader's (emulator/cluster/cluster_spec.c,
+its header comment); every figure behind a preset name is the C
+library's.
+
+Exports are laid out one after another from offset 0, each starting on a
+MiB; a worker's job section puts it at its export's offset plus its own
+region's. Everything here was validated by schema/ and sweep/plan.py
+already; what is refused is only what a spec cannot say (a plugin without
+a model, a value a spec word cannot carry)."""
+from dataclasses import dataclass, replace
+
+from storlab_cli.errors import UserError
+from storlab_cli.lab.nbdkit import STORLAB_PLUGINS
+from storlab_cli.schema import profile as profile_schema
+from storlab_cli.schema.sizes import parse_size_bytes
+from storlab_cli.schema.sweep import HOST_PATH_KEYS, TARGET_VOLUMES
+from storlab_cli.schema.topology import SimHost
+from storlab_cli.sweep import fio_jobfile
+
+FORMAT = "storlab-cluster 1"
+MIB = 1 << 20
+EXPORT_ALIGN_BYTES = MIB
+# What ends or splits a spec word: a device parameter holding one cannot go in.
+SPEC_BREAKS = (" ", "\t", "\r", "\n", "#")
+
+
+@dataclass
+class Export:
+    """What one node's workload drives: a workload volume or its own share."""
+    node: str
+    kind: str             # "volume" | "share" (the spec's key)
+    name: str             # the volume (u1v2), or the replicated volume (its home node)
+    size_bytes: int
+    workers: list         # fio_jobfile.Worker, offsets inside the export
+    at_bytes: int = 0
+
+
+# ---- the exports of a point ----
+
+def exports(topo, workload, nodes):
+    """The exports of a point run by nodes (sweep.plan.point_nodes), laid
+    out. Workers and seeds as the lab's: target "volumes", one worker per
+    volume of each unit (fio_jobfile.volume_workers); target "share", the
+    units' workers on regions of the node's own share (as the lab's files)."""
+    size_bytes = parse_size_bytes(workload["size"])
+    units = workload["units"]
+    profile = topo.profile
+    out = []
+    for n, node in enumerate(nodes):
+        share_workers = []
+        for unit in range(1, units + 1):
+            seed = fio_jobfile.unit_randseed(unit, n * units + unit - 1)
+            if workload["target"] == TARGET_VOLUMES:
+                names = [f"u{unit}v{v}" for v in range(1, profile.volumes.per_unit + 1)]
+                for worker, name in zip(fio_jobfile.volume_workers(node, unit, names), names):
+                    out.append(Export(node, "volume", name, profile.volumes.size_mib * MIB,
+                                      [replace(worker, filename=None, size_bytes=size_bytes,
+                                               randseed=seed)]))
+            else:
+                share_workers += [replace(w, size_bytes=size_bytes, randseed=seed)
+                                  for w in fio_jobfile.region_workers(node, unit, workload, None)]
+        if share_workers:
+            out.append(Export(node, "share", node, profile.replicas.size_mib * MIB,
+                              share_workers))
+    at = 0
+    for export in out:
+        export.at_bytes = at
+        at = -(-(at + export.size_bytes) // EXPORT_ALIGN_BYTES) * EXPORT_ALIGN_BYTES
+    return out
+
+
+def job_workers(laid_out):
+    """Every worker of the exports, at its offset in the cluster's address space."""
+    return [replace(w, offset_bytes=x.at_bytes + w.offset_bytes)
+            for x in laid_out for w in x.workers]
+
+
+# ---- the spec ----
+
+def _word(value, where):
+    text = str(value)
+    if not text or any(c in text for c in SPEC_BREAKS):
+        raise UserError(f"{where} = {text!r}: the simulator's cluster spec cannot carry a "
+                        "value with blanks or '#'")
+    return text
+
+
+def _device_line(topo, node, device):
+    where = f"{topo.path}: node {node.name}'s {device.name}"
+    if device.plugin not in STORLAB_PLUGINS:
+        raise UserError(f"{where}: plugin = {device.plugin!r} has no simulator model "
+                        f"(models: {', '.join(STORLAB_PLUGINS)})")
+    # a plugin process's own files (data, stats, control socket) mean nothing here
+    params = [f"{key}={_word(value, f'{where}: params.{key}')}"
+              for key, value in device.params.items() if key not in HOST_PATH_KEYS]
+    return " ".join(["device", node.name, device.name, device.plugin] + params)
+
+
+def _local_line(profile, node):
+    """The node's local volume (profile_schema's rule: its RAID, else its
+    disk group, else its first disk when it holds LVs), or None."""
+    raid, group = profile.raid, profile.disk_group
+    if raid is not None and node.name in raid.devices:
+        names = raid.devices[node.name]
+        member_bytes = min(d.size_bytes for d in node.devices if d.name in names)
+        offset = profile_schema.md_data_offset_bytes(member_bytes)
+        return " ".join(["local", node.name, "raid", f"level={raid.level}",
+                         f"chunk={raid.chunk_kib}k", f"data-offset={offset}"] + names)
+    if group is not None and node.name in group.capacity:
+        words = ["local", node.name, "disk-group", f"mode={group.mode}", f"cache={group.cache}",
+                 f"cache-size={group.cache_mib[node.name]}M"]
+        if group.mode == "hybrid":
+            words.append(f"read-cache-percent={group.read_cache_percent}")
+        words += [f"stripe-width={group.stripe_width}", f"stripe={group.stripe_kib}k"]
+        return " ".join(words + group.capacity[node.name])
+    if profile.needs_volume_group(node.name):
+        return f"local {node.name} disk {node.devices[0].name}"
+    return None
+
+
+def _used_devices(profile, node):
+    """The devices the node's local volume is built from."""
+    if profile.raid is not None and node.name in profile.raid.devices:
+        return set(profile.raid.devices[node.name])
+    group = profile.disk_group
+    if group is not None and node.name in group.capacity:
+        return {group.cache, *group.capacity[node.name]}
+    return {node.devices[0].name} if profile.needs_volume_group(node.name) else set()
+
+
+def text(topo, laid_out, sim_host=None):
+    """The spec: every node (host preset), the devices its stack uses, the
+    topology's links, local volumes, the LVs in the lab's order (workload
+    volumes, then replica copies), then the exports in ascending order.
+    sim_host: the topology's [sim] already resolved (SimHost.resolved)."""
+    host = sim_host or SimHost().resolved()
+    profile = topo.profile
+    lines = [FORMAT, f"# topology {topo.name}"]
+    for node in topo.nodes:
+        words = ["node", node.name, f"host={host.host}"]
+        if host.cores is not None:
+            words.append(f"cores={host.cores}")
+        if host.per_io_us is not None:
+            words.append(f"per-io-us={host.per_io_us:g}")
+        lines.append(" ".join(words))
+    for node in topo.nodes:
+        used = _used_devices(profile, node)
+        # a device outside the stack is never reached: left out, modelled or not
+        lines += [_device_line(topo, node, d) for d in node.devices if d.name in used]
+    lines += [f"link {link.a} {link.b} preset={host.link}" for link in topo.links]
+    lines += [line for line in (_local_line(profile, node) for node in topo.nodes) if line]
+    if profile.volumes is not None:
+        v = profile.volumes
+        lines += [f"volume {node} u{unit}v{n} {v.size_mib}M" for node in v.nodes
+                  for unit in range(1, v.units + 1) for n in range(1, v.per_unit + 1)]
+    if profile.replicas is not None:
+        lines += [" ".join(["replica", r.name, f"{profile.replicas.size_mib}M"] + r.holders)
+                  for r in profile.replicas.volumes]
+    lines += [f"export {x.node} at={x.at_bytes} size={x.size_bytes} {x.kind}={x.name}"
+              for x in laid_out]
+    return "\n".join(lines) + "\n"
+
+
+def device_layers(spec_text):
+    """The layer names of a spec's devices in storlab-sim's JSON: NODE/NAME
+    (whatever kind their model reports: hdd, ssd, raid, or a driver's
+    wrapper such as timing=off's)."""
+    return {f"{words[1]}/{words[2]}" for words in (line.split() for line in spec_text.splitlines())
+            if len(words) >= 4 and words[0] == "device"}

@@ -1,0 +1,343 @@
+/* test_cluster.c — the cluster model's plumbing and its layers other than
+ * the disk group's caches (test_cluster_cache.c): the spec and its errors,
+ * md RAID and LVM striping mapped onto the devices, a replicated volume's
+ * fan-out (device writes = copies x guest writes, reads once, locally), a
+ * link's bandwidth as the limit, the host's CPU per I/O, and the same run
+ * twice giving the same figures.  Devices have fixed latencies (the
+ * driver key fixed-latency-us) so every figure is exact. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster/cluster.h"
+#include "cluster/cluster_internal.h"
+#include "core/engine.h"
+#include "core/units.h"
+
+struct run {
+  struct sl_engine *engine;
+  struct sl_device_stats *stats;
+  struct cluster *c;
+};
+
+static struct run
+run_new (const char *spec)
+{
+  char err[1024] = "";
+  struct sl_model model = sl_cluster_model_from_text (spec, "test.spec", err, sizeof err);
+  if (model.ops == NULL)
+    fail_msg ("spec refused: %s", err);
+  struct run r = { .stats = calloc (1, sizeof *r.stats), .c = sl_cluster_of (&model) };
+  r.engine = sl_engine_new (SL_CLOCK_VIRTUAL, model, r.stats, "cluster");
+  assert_non_null (r.engine);
+  return r;
+}
+
+static void
+run_free (struct run *r)
+{
+  sl_engine_free (r->engine);
+  free (r->stats);
+}
+
+static void
+count_done (struct sl_engine *e, struct sl_request *r)
+{
+  (void) e;
+  ++*(unsigned *) r->driver_data;
+}
+
+/* count requests of op, length bytes each at offset + i * stride, all at
+ * once; runs until every one completed; returns the last completion. */
+static uint64_t
+burst (struct run *r, enum sl_op op, unsigned count, uint64_t offset, uint64_t stride,
+       uint64_t length)
+{
+  struct sl_request *req = calloc (count, sizeof *req);
+  unsigned done = 0;
+  for (unsigned i = 0; i < count; i++) {
+    req[i] = (struct sl_request) { .op = op, .offset_bytes = offset + i * stride,
+                                   .length_bytes = length, .on_complete = count_done,
+                                   .driver_data = &done };
+    sl_engine_submit (r->engine, &req[i]);
+  }
+  while (done < count && sl_engine_run_next (r->engine))
+    ;
+  assert_int_equal (done, count);
+  uint64_t last = 0;
+  for (unsigned i = 0; i < count; i++)
+    last = sl_max_u64 (last, req[i].completion_ns);
+  free (req);
+  return last;
+}
+
+static const struct cl_target_stats *
+layer (struct run *r, const char *name)
+{
+  struct cl_target *t = cl_target_find (r->c, name);
+  if (t == NULL)
+    fail_msg ("no target %s", name);
+  return &t->stats;
+}
+
+static uint64_t
+ops_of (struct run *r, const char *name, enum sl_op op)
+{
+  return layer (r, name)->op[op].count;
+}
+
+static uint64_t
+bytes_of (struct run *r, const char *name, enum sl_op op)
+{
+  return layer (r, name)->op[op].bytes;
+}
+
+#define DISK(node, name) "device " node " " name " hdd preset=sas10k-300g size=256M fixed-latency-us=100\n"
+
+/* ------------------------------------------------------------ spec -- */
+
+static void
+assert_refused (const char *spec, const char *expected)
+{
+  char err[1024] = "";
+  struct sl_model model = sl_cluster_model_from_text (spec, "bad.spec", err, sizeof err);
+  assert_null (model.ops);
+  if (strstr (err, expected) == NULL)
+    fail_msg ("error '%s' lacks '%s'", err, expected);
+  assert_null (strchr (err, '\n'));
+}
+
+static void
+test_spec_errors (void **state)
+{
+  (void) state;
+  assert_refused ("", "bad.spec:1: empty");
+  assert_refused ("node n1\n", "bad.spec:1: not a cluster spec");
+  assert_refused ("storlab-cluster 1\nnode n1 host=kvm\n", "bad.spec:2: node n1: host=kvm: no such"
+                  " host preset (known: bare-metal, tcg)");
+  assert_refused ("storlab-cluster 1\nnode n1\ndevice n1 d0 tape\n",
+                  "bad.spec:3: device d0: unknown kind 'tape'");
+  assert_refused ("storlab-cluster 1\nnode n1\ndevice n1 d0 hdd rmp=7200\n", "bad.spec:3: device d0:");
+  assert_refused ("storlab-cluster 1\nnode n1\nnode n2\nlink n1 n2 preset=100gbe\n",
+                  "bad.spec:4: link n1 n2: preset=100gbe: no such link preset");
+  assert_refused ("storlab-cluster 1\nnode n1\n" DISK ("n1", "d0")
+                  "local n1 disk d0\nvolume n1 v 16M\nexport n1 at=16M size=16M volume=v\n"
+                  "export n1 at=0 size=16M volume=v\n", "bad.spec:7: export n1: export at 0 overlaps");
+  assert_refused ("storlab-cluster 1\nnode n1\n" DISK ("n1", "d0")
+                  "local n1 disk d0\nvolume n1 v 1G\n", "bad.spec:5: n1/volume/v: node n1's local"
+                  " volume is full");
+  assert_refused ("storlab-cluster 1\nnode n1\n" DISK ("n1", "d0") "local n1 disk d0\n",
+                  "no export");
+  assert_refused ("storlab-cluster 1\nnode n1\nnode n2\n" DISK ("n1", "d0") DISK ("n2", "d0")
+                  "local n1 disk d0\nlocal n2 disk d0\nreplica r 16M n1 n2\n",
+                  "bad.spec:8: replica r: no link between n1 and n2");
+  assert_refused ("storlab-cluster 1\nnode n1\n" DISK ("n1", "d0")
+                  "local n1 raid level=5 chunk=64k d0\n", "RAID 5 of 1 members");
+  assert_refused ("storlab-cluster 1\nnode n1\n" DISK ("n1", "d0") "node n2\n",
+                  "bad.spec:4: node after devices");
+}
+
+/* ------------------------------------------------------- md, stripes -- */
+
+/* RAID 10 of four: a chunk-sized write lands on both copies; a read on
+ * one; a full-row write on every member.  md's data offset shifts every
+ * member I/O. */
+static void
+test_md_raid10_mapping (void **state)
+{
+  (void) state;
+  struct run r = run_new ("storlab-cluster 1\nnode n1\n" DISK ("n1", "d0") DISK ("n1", "d1")
+                          DISK ("n1", "d2") DISK ("n1", "d3")
+                          "local n1 raid level=10 chunk=64k data-offset=4M d0 d1 d2 d3\n"
+                          "volume n1 v 64M\nexport n1 at=0 size=64M volume=v\n");
+  burst (&r, SL_OP_WRITE, 1, 0, 0, 64 * KIB);
+  assert_int_equal (ops_of (&r, "n1/d0", SL_OP_WRITE) + ops_of (&r, "n1/d1", SL_OP_WRITE), 2);
+  assert_int_equal (ops_of (&r, "n1/d2", SL_OP_WRITE) + ops_of (&r, "n1/d3", SL_OP_WRITE), 0);
+  burst (&r, SL_OP_READ, 1, 0, 0, 64 * KIB);
+  assert_int_equal (ops_of (&r, "n1/d0", SL_OP_READ) + ops_of (&r, "n1/d1", SL_OP_READ), 1);
+  burst (&r, SL_OP_WRITE, 1, 128 * KIB, 0, 128 * KIB);
+  for (int i = 0; i < 4; i++) {
+    char name[16];
+    snprintf (name, sizeof name, "n1/d%d", i);
+    assert_true (ops_of (&r, name, SL_OP_WRITE) >= 1);
+  }
+  assert_int_equal (ops_of (&r, "n1/md0", SL_OP_WRITE), 2);
+  run_free (&r);
+}
+
+/* RAID 5 of three, a 4 KiB write: md reconstructs (reads the row's other
+ * data chunk: one read, cheaper than old data + old parity), then writes
+ * data and parity. */
+static void
+test_md_raid5_small_write (void **state)
+{
+  (void) state;
+  struct run r = run_new ("storlab-cluster 1\nnode n1\n" DISK ("n1", "d0") DISK ("n1", "d1")
+                          DISK ("n1", "d2") "local n1 raid level=5 chunk=64k d0 d1 d2\n"
+                          "volume n1 v 64M\nexport n1 at=0 size=64M volume=v\n");
+  uint64_t done = burst (&r, SL_OP_WRITE, 1, 0, 0, 4 * KIB);
+  uint64_t reads = 0, writes = 0;
+  for (int i = 0; i < 3; i++) {
+    char name[16];
+    snprintf (name, sizeof name, "n1/d%d", i);
+    reads += ops_of (&r, name, SL_OP_READ);
+    writes += ops_of (&r, name, SL_OP_WRITE);
+  }
+  assert_int_equal (reads, 1);
+  assert_int_equal (writes, 2);
+  /* two phases of 100 us each, after the host's 10 us */
+  assert_int_equal (done, 10000 + 2 * 100000);
+  run_free (&r);
+}
+
+/* LVM's striped LV over two of four devices per segment, segments one after
+ * the other: a 128 KiB write at 0 puts 64 KiB on each of the first two
+ * devices; the second segment starts after the first is full. */
+static void
+test_disk_group_stripe_mapping (void **state)
+{
+  (void) state;
+  struct run r = run_new ("storlab-cluster 1\nnode n1\n"
+                          "device n1 cache ssd preset=intel-s3700-400g size=1G fixed-latency-us=50\n"
+                          DISK ("n1", "d0") DISK ("n1", "d1") DISK ("n1", "d2") DISK ("n1", "d3")
+                          "local n1 disk-group mode=all-flash cache=cache stripe-width=2 stripe=64k"
+                          " d0 d1 d2 d3\n"
+                          "volume n1 v 64M\nexport n1 at=0 size=64M volume=v\n");
+  struct cl_target *capacity = cl_target_find (r.c, "n1/capacity");
+  assert_non_null (capacity);
+  assert_int_equal (capacity->capacity_bytes, 4 * 256 * MIB);
+  burst (&r, SL_OP_READ, 1, 0, 0, 128 * KIB);      /* reads pass the empty write buffer */
+  assert_int_equal (bytes_of (&r, "n1/d0", SL_OP_READ), 64 * KIB);
+  assert_int_equal (bytes_of (&r, "n1/d1", SL_OP_READ), 64 * KIB);
+  assert_int_equal (ops_of (&r, "n1/d2", SL_OP_READ) + ops_of (&r, "n1/d3", SL_OP_READ), 0);
+  run_free (&r);
+}
+
+/* -------------------------------------------------------- replicas -- */
+
+#define THREE_NODES_REPLICA(link_keys) \
+  "storlab-cluster 1\nnode n1\nnode n2\nnode n3\n" DISK ("n1", "d0") DISK ("n2", "d0") \
+  DISK ("n3", "d0") "link n1 n2 " link_keys "\nlink n1 n3 " link_keys "\nlink n2 n3\n" \
+  "local n1 disk d0\nlocal n2 disk d0\nlocal n3 disk d0\nreplica r 64M n1 n2 n3\n" \
+  "export n1 at=0 size=64M share=r\n"
+
+/* ftt 2: a guest write becomes a write on every holder's disk and is done
+ * when the slowest copy is; a read is served by the local copy only. */
+static void
+test_replica_fan_out (void **state)
+{
+  (void) state;
+  struct run r = run_new (THREE_NODES_REPLICA ("preset=10gbe"));
+  burst (&r, SL_OP_WRITE, 10, 0, 64 * KIB, 4 * KIB);
+  for (int n = 1; n <= 3; n++) {
+    char name[16];
+    snprintf (name, sizeof name, "n%d/d0", n);
+    assert_int_equal (ops_of (&r, name, SL_OP_WRITE), 10);
+  }
+  assert_int_equal (ops_of (&r, "replica/r", SL_OP_WRITE), 10);
+  burst (&r, SL_OP_READ, 10, 0, 64 * KIB, 4 * KIB);
+  assert_int_equal (ops_of (&r, "n1/d0", SL_OP_READ), 10);
+  assert_int_equal (ops_of (&r, "n2/d0", SL_OP_READ) + ops_of (&r, "n3/d0", SL_OP_READ), 0);
+  /* the share is served by n1 itself: no link carries the NFS traffic, the
+   * two remote copies do (n1 -> n2, n1 -> n3) */
+  assert_int_equal (r.c->links[0].dir[0].messages, 10);
+  assert_int_equal (r.c->links[2].dir[0].messages + r.c->links[2].dir[1].messages, 0);
+  run_free (&r);
+}
+
+/* A write's data crosses the link once per remote copy: 64 writes of 1 MiB
+ * at once over 100 MB/s take 64 x 1 MiB / 100 MB/s (plus headers), the
+ * disks' 100 us and the host's CPU being far smaller. */
+static void
+test_link_bandwidth_saturates (void **state)
+{
+  (void) state;
+  struct run r = run_new (THREE_NODES_REPLICA ("bandwidth-mb-s=100 latency-us=0"));
+  uint64_t done = burst (&r, SL_OP_WRITE, 64, 0, MIB, MIB);
+  double wire_ns = 64.0 * (MIB + 128) / 100e6 * 1e9;
+  assert_true ((double) done >= wire_ns);
+  assert_true ((double) done <= wire_ns * 1.02);
+  assert_int_equal (r.c->links[0].dir[0].bytes, 64 * (MIB + 128));
+  assert_int_equal (r.c->links[0].dir[0].busy_ns, (uint64_t) (64 * ((MIB + 128) * 1e9 / 100e6)));
+  run_free (&r);
+}
+
+/* ------------------------------------------------------------- hosts -- */
+
+/* tcg: 263 us of the guest's one vCPU per I/O; at QD1 that adds to the
+ * device's 100 us; eight at once queue on the one core. */
+static void
+test_host_cpu_per_io (void **state)
+{
+  (void) state;
+  struct run r = run_new ("storlab-cluster 1\nnode n1 host=tcg\n" DISK ("n1", "d0")
+                          "local n1 disk d0\nvolume n1 v 64M\nexport n1 at=0 size=64M volume=v\n");
+  assert_int_equal (burst (&r, SL_OP_READ, 1, 0, 0, 4 * KIB), 263000 + 100000);
+  uint64_t start = sl_engine_now_ns (r.engine);
+  assert_int_equal (burst (&r, SL_OP_READ, 8, 0, 64 * KIB, 4 * KIB) - start, 8 * 263000 + 100000);
+  run_free (&r);
+}
+
+/* --------------------------------------------------------- determinism -- */
+
+static char *
+run_json (void)
+{
+  struct run r = run_new ("storlab-cluster 1\nnode n1\nnode n2\n"
+                          "device n1 cache ssd preset=intel-s3700-400g size=1G\n"
+                          "device n1 d0 hdd preset=sas10k-300g size=1G\n"
+                          "device n1 d1 hdd preset=sas10k-300g size=1G\n"
+                          "device n2 d0 hdd preset=sas10k-300g size=1G\nlink n1 n2\n"
+                          "local n1 disk-group mode=hybrid cache=cache stripe-width=2 d0 d1\n"
+                          "local n2 disk d0\nvolume n1 v 256M\nreplica r 128M n1 n2\n"
+                          "export n1 at=0 size=256M volume=v\nexport n2 at=256M size=128M share=r\n");
+  for (int round = 0; round < 20; round++) {
+    burst (&r, SL_OP_WRITE, 16, (uint64_t) round * 1237 * 4096 % (200 * MIB), 9 * MIB, 4 * KIB);
+    burst (&r, SL_OP_READ, 16, (uint64_t) round * 977 * 4096 % (200 * MIB), 11 * MIB, 4 * KIB);
+    burst (&r, SL_OP_WRITE, 4, 256 * MIB + (uint64_t) round * 64 * KIB, MIB, 64 * KIB);
+  }
+  char *json = NULL;
+  size_t bytes = 0;
+  FILE *out = open_memstream (&json, &bytes);
+  sl_engine_write_json (r.engine, out);
+  fclose (out);
+  run_free (&r);
+  return json;
+}
+
+static void
+test_same_run_same_figures (void **state)
+{
+  (void) state;
+  char *a = run_json (), *b = run_json ();
+  assert_string_equal (a, b);
+  assert_non_null (strstr (a, "\"kind\": \"writecache\""));
+  assert_non_null (strstr (a, "\"kind\": \"readcache\""));
+  assert_non_null (strstr (a, "\"kind\": \"nfs\""));
+  assert_non_null (strstr (a, "\"kind\": \"nvme-tcp\""));
+  free (a);
+  free (b);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_spec_errors),
+    cmocka_unit_test (test_md_raid10_mapping),
+    cmocka_unit_test (test_md_raid5_small_write),
+    cmocka_unit_test (test_disk_group_stripe_mapping),
+    cmocka_unit_test (test_replica_fan_out),
+    cmocka_unit_test (test_link_bandwidth_saturates),
+    cmocka_unit_test (test_host_cpu_per_io),
+    cmocka_unit_test (test_same_run_same_figures),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}

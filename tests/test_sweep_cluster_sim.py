@@ -1,0 +1,318 @@
+"""Profile targets ("volumes", "share") in the simulator: the cluster spec
+sweep/cluster_spec.py writes for topologies/profile-raid.toml,
+profile-hybrid.toml and profile-replicas.toml, then short `storlab sweep
+--backend sim` runs of each through storlab-sim cluster (the real build:
+STORLAB_BUILD_DIR), their figures, their determinism, and one-line
+refusals of a bad [sim] table. No VMs."""
+import csv
+import json
+import os
+import subprocess
+
+import pytest
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.dirname(TESTS)
+STORLAB = os.path.join(SOURCE, "scripts", "storlab")
+TOPOLOGIES = os.path.join(SOURCE, "topologies")
+
+from storlab_cli.commands import sweep as sweep_command
+from storlab_cli.errors import UserError
+from storlab_cli.schema import profile as profile_schema, topology
+from storlab_cli.sweep import cluster_spec, fio_jobfile
+
+MIB = 1 << 20
+
+
+def topo(name):
+    return topology.load(os.path.join(TOPOLOGIES, f"{name}.toml"))
+
+
+def workload(target, **keys):
+    base = {"target": target, "units": 1, "workers": 1, "rw": "randwrite", "rwmixread": 50,
+            "random_percent": 100, "bs": "4k", "iodepth": 4, "size": "4M"}
+    return dict(base, **keys)
+
+
+def spec_lines(t, laid_out, sim_host=None):
+    return cluster_spec.text(t, laid_out, sim_host).splitlines()
+
+
+def statements(lines, word):
+    return [line for line in lines if line.split()[0] == word]
+
+
+# ---- the spec ----------------------------------------------------------------------
+
+def test_raid_profile_spec():
+    t = topo("profile-raid")
+    laid_out = cluster_spec.exports(t, workload("volumes", units=2, size="8M"),
+                                    ["node1", "node2"])
+    lines = spec_lines(t, laid_out)
+    assert lines[0] == "storlab-cluster 1"
+    assert statements(lines, "node") == ["node node1 host=bare-metal",
+                                         "node node2 host=bare-metal"]
+    assert statements(lines, "link") == ["link node1 node2 preset=10gbe"]
+    devices = statements(lines, "device")
+    assert [d.split()[1:4] for d in devices] == [
+        ["node1", "lun0", "raid"], ["node1", "lun1", "raid"], ["node1", "ssd0", "ssd"],
+        ["node1", "ssd1", "ssd"], ["node2", "disk0", "hdd"]]
+    assert "preset=vsa-raid10-8x-sas10k member-size=16M" in devices[0]
+    # md's data offset where profile.raid_usable_bytes puts it (64 MiB members)
+    offset = profile_schema.md_data_offset_bytes(64 * MIB)
+    assert statements(lines, "local") == [
+        f"local node1 raid level=10 chunk=64k data-offset={offset} lun0 lun1 ssd0 ssd1",
+        "local node2 disk disk0"]
+    assert statements(lines, "volume") == [f"volume {node} u{u}v{v} 16M" for node in
+                                           ("node1", "node2") for u in (1, 2) for v in (1, 2)]
+    # one export per volume a worker drives, one after another
+    assert statements(lines, "export") == [
+        f"export {node} at={i * 16 * MIB} size={16 * MIB} volume=u{u}v{v}"
+        for i, (node, u, v) in enumerate((n, u, v) for n in ("node1", "node2")
+                                         for u in (1, 2) for v in (1, 2))]
+    # statements in the reader's order: node, device, link, local, volume, export
+    order = ["node", "device", "link", "local", "volume", "replica", "export"]
+    words = [order.index(line.split()[0]) for line in lines[1:] if not line.startswith("#")]
+    assert words == sorted(words)
+    workers = cluster_spec.job_workers(laid_out)
+    assert [(w.name, w.offset_bytes, w.size_bytes) for w in workers[:3]] == [
+        ("node1-u1v1", 0, 8 * MIB), ("node1-u1v2", 16 * MIB, 8 * MIB),
+        ("node1-u2v1", 32 * MIB, 8 * MIB)]
+    # seeds as the lab's fio per (node, unit): 1000 x unit + fio processes started before
+    assert [w.randseed for w in workers] == [1000, 1000, 2001, 2001, 1002, 1002, 2003, 2003]
+
+
+def test_hybrid_profile_spec():
+    t = topo("profile-hybrid")
+    lines = spec_lines(t, cluster_spec.exports(t, workload("volumes"), ["node1"]))
+    group = t.profile.disk_group
+    assert statements(lines, "local") == [
+        f"local node1 disk-group mode=hybrid cache=cache0 cache-size={group.cache_mib['node1']}M "
+        "read-cache-percent=70 stripe-width=2 stripe=64k disk0 disk1"]
+    assert statements(lines, "volume") == ["volume node1 u1v1 16M", "volume node1 u1v2 16M"]
+    assert statements(lines, "export") == [
+        f"export node1 at=0 size={16 * MIB} volume=u1v1",
+        f"export node1 at={16 * MIB} size={16 * MIB} volume=u1v2"]
+    assert statements(lines, "link") == []
+
+
+def test_replicas_profile_spec_and_share_exports():
+    t = topo("profile-replicas")
+    laid_out = cluster_spec.exports(t, workload("share", units=2, workers=2),
+                                    ["node1", "node2"])
+    lines = spec_lines(t, laid_out)
+    assert statements(lines, "local") == [f"local node{n} disk disk0" for n in (1, 2, 3)]
+    assert all("timing=off" in d for d in statements(lines, "device"))
+    assert len(statements(lines, "link")) == 3
+    assert statements(lines, "replica") == ["replica node1 64M node1 node2 node3",
+                                            "replica node2 64M node2 node3 node1"]
+    # the lab creates the workload LVs before the replica copies
+    assert lines.index("volume node3 u1v1 16M") < lines.index(statements(lines, "replica")[0])
+    assert statements(lines, "export") == [f"export node1 at=0 size={64 * MIB} share=node1",
+                                           f"export node2 at={64 * MIB} size={64 * MIB} "
+                                           "share=node2"]
+    # one export per node; its units' workers on regions of it, as the lab's files
+    workers = cluster_spec.job_workers(laid_out)
+    assert [(w.name, w.offset_bytes) for w in workers] == [
+        ("node1-u1w1", 0), ("node1-u1w2", 4 * MIB), ("node1-u2w1", 8 * MIB),
+        ("node1-u2w2", 12 * MIB), ("node2-u1w1", 64 * MIB), ("node2-u1w2", 68 * MIB),
+        ("node2-u2w1", 72 * MIB), ("node2-u2w2", 76 * MIB)]
+    job = fio_jobfile.measured(workload("share"), {"ramp_s": 1, "duration_s": 1,
+                                                   "interval_s": 0}, workers, randseed=1000)
+    assert fio_jobfile.units_of(job) == {("node1", 1), ("node1", 2), ("node2", 1),
+                                         ("node2", 2)}
+    assert "[node2-u2w2]\noffset=79691776\nsize=4194304\nrandseed=2003\n" in job
+
+
+def test_sim_host_presets_by_name():
+    t = topo("profile-replicas")
+    laid_out = cluster_spec.exports(t, workload("share"), ["node1"])
+    host = topology.SimHost("tcg", None, 2, 12.5).resolved()
+    lines = spec_lines(t, laid_out, host)
+    assert statements(lines, "node")[0] == "node node1 host=tcg cores=2 per-io-us=12.5"
+    assert statements(lines, "link")[0] == "link node1 node2 preset=tcg-udp"
+    lines = spec_lines(t, laid_out, topology.SimHost("tcg", "25gbe").resolved("bare-metal"))
+    assert statements(lines, "node")[0] == "node node1 host=bare-metal"
+    assert statements(lines, "link")[0] == "link node1 node2 preset=25gbe"
+
+
+def write_topology(tmp_path, devices, extra=""):
+    path = tmp_path / "t.toml"
+    path.write_text('name = "t"\n' + devices + "[nodes]\ncount = 1\n" + extra
+                    + '[profile.volumes]\nsize = "8M"\n')
+    return topology.load(str(path))
+
+
+def test_plugin_files_are_left_out_and_what_cannot_be_modelled_refused(tmp_path):
+    disk = ('[[defaults.devices]]\nname = "disk"\nplugin = "hdd"\n'
+            '[defaults.devices.params]\nsize = "64M"\nfile = "/var/tmp/disk.img"\n')
+    memory = '[[defaults.devices]]\nname = "mem"\nplugin = "memory"\nparams = { size = "64M" }\n'
+    # a memory disk outside the stack is never reached: left out
+    t = write_topology(tmp_path, disk + memory)
+    lines = spec_lines(t, cluster_spec.exports(t, workload("volumes"), ["node1"]))
+    assert statements(lines, "device") == ["device node1 disk0 hdd size=64M"]
+    # ... the one the node's volumes live on must be modelled
+    t = write_topology(tmp_path, memory + disk)
+    with pytest.raises(UserError, match="node node1's mem0: plugin = 'memory' has no "
+                       "simulator model") as e:
+        cluster_spec.text(t, cluster_spec.exports(t, workload("volumes"), ["node1"]))
+    assert "\n" not in str(e.value)
+    t = write_topology(tmp_path, disk)
+    t.nodes[0].devices[0].params["preset"] = "a#b"
+    with pytest.raises(UserError, match=r"node node1's disk0: params.preset = 'a#b': the "
+                       "simulator's cluster spec cannot carry a value with blanks or '#'"):
+        cluster_spec.text(t, cluster_spec.exports(t, workload("volumes"), ["node1"]))
+
+
+def test_a_prediction_of_a_lab_runs_on_the_labs_hosts():
+    t = topo("profile-replicas")
+    assert sweep_command._predict_host(None, t, "tcg") == "tcg"
+    assert sweep_command._predict_host(None, t, "kvm") is None        # bare-metal
+    assert sweep_command._predict_host("bare-metal", t, "tcg") == "bare-metal"
+    t.sim = topology.SimHost()
+    assert sweep_command._predict_host(None, t, "tcg") is None        # the topology's
+
+
+# ---- end to end: storlab sweep --backend sim ------------------------------------
+
+def storlab(*args, timeout=600):
+    return subprocess.run(["/usr/bin/python3", STORLAB, *args], capture_output=True,
+                          text=True, check=False, timeout=timeout)
+
+
+def run_sweep(tmp_path, topology_file, workload_lines, out="results", *options,
+              sweep_lines="iodepth = [1, 4]"):
+    sweep_file = tmp_path / "sweep.toml"
+    sweep_file.write_text(f'name = "cluster-sim"\nbackend = "sim"\n'
+                          f'topology = "{topology_file}"\n[workload]\n{workload_lines}\n'
+                          "[phases]\nramp_s = 1\nduration_s = 2\ninterval_s = 1\n"
+                          f"[sweep]\n{sweep_lines}\n")
+    result = storlab("sweep", str(sweep_file), "--out", str(tmp_path / out), *options)
+    assert result.returncode == 0, result.stderr
+    return tmp_path / out
+
+
+def rows(out):
+    with open(out / "points.csv", newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def layers(point_dir):
+    doc = json.loads((point_dir / "sim-cluster.json").read_text())
+    return {layer["name"]: layer for layer in doc["storlab"]["device"]["model"]["layers"]}
+
+
+def written(layer):
+    return layer["ops"]["write"]["bytes"]
+
+
+def test_volumes_on_md_raid10(tmp_path):
+    out = run_sweep(tmp_path, os.path.join(TOPOLOGIES, "profile-raid.toml"),
+                    'target = "volumes"\nnodes = ["node1"]\nunits = 2\nrw = "randrw"\n'
+                    'bs = "4k"\nsize = "8M"')
+    for row in rows(out):
+        assert float(row["iops"]) > 0 and float(row["write_iops"]) > 0
+        assert row["units"] == "2" and float(row["dev_iops"]) > 0
+        # the RAID LUNs' figures: their members (from the controller's own
+        # counters: the reads its cache missed) and its cache
+        assert float(row["member_iops"]) > 0 and float(row["dirty_mb"]) > 0
+        assert 0 < float(row["cache_hit_pct"]) <= 100
+    for point in ("000", "001"):
+        by_name = layers(out / "points" / point)
+        guest = sum(written(x) for name, x in by_name.items()
+                    if name.startswith("node1/front/"))
+        devices = sum(written(by_name[f"node1/{d}"]) for d in ("lun0", "lun1", "ssd0", "ssd1"))
+        assert guest > 0 and devices == 2 * guest          # RAID 10: two copies of each write
+        assert written(by_name["node2/disk0"]) == 0       # node2 runs no workload
+
+
+def test_volumes_on_a_hybrid_disk_group(tmp_path):
+    out = run_sweep(tmp_path, os.path.join(TOPOLOGIES, "profile-hybrid.toml"),
+                    'target = "volumes"\nrw = "randrw"\nbs = "4k"\nsize = "8M"')
+    for row in rows(out):
+        assert float(row["iops"]) > 0 and float(row["read_iops"]) > 0
+        assert float(row["dev_iops"]) > 0
+    by_name = layers(out / "points" / "000")
+    assert written(by_name["node1/cache0"]) > 0            # the write buffer takes the writes
+    job = (out / "points" / "000" / "job-cluster.fio").read_text()
+    assert "[node1-u1v1]" in job and "[node1-u1v2]" in job
+
+
+SHARE = ('target = "share"\nnodes = ["node1", "node2"]\nworkers = 2\nrw = "randwrite"\n'
+         'bs = "4k"\nsize = "4M"')
+
+
+def figures(doc):
+    """A sim-cluster.json without what the wall clock decides."""
+    if isinstance(doc, dict):
+        return {k: figures(v) for k, v in doc.items()
+                if "wall" not in k and k not in ("timestamp", "timestamp_ms", "time")}
+    if isinstance(doc, list):
+        return [figures(v) for v in doc]
+    return doc
+
+
+def test_shares_write_every_copy_and_run_the_same_twice(tmp_path):
+    """... and two points side by side (--jobs 2) give what one at a time gives."""
+    path = os.path.join(TOPOLOGIES, "profile-replicas.toml")
+    out = run_sweep(tmp_path, path, SHARE, "results", "--jobs", "2")
+    copies = topo("profile-replicas").profile.replicas.ftt + 1
+    for row in rows(out):
+        assert float(row["iops"]) > 0 and row["units"] == "2"
+    for point in ("000", "001"):
+        by_name = layers(out / "points" / point)
+        guest = {name.rsplit("/", 1)[-1]: written(x) for name, x in by_name.items()
+                 if "/front/share/" in name}
+        assert set(guest) == {"node1", "node2"} and all(guest.values())
+        # every holder's disk got the writes of every share it holds a copy of
+        for node in ("node1", "node2", "node3"):
+            assert written(by_name[f"{node}/disk0"]) == guest["node1"] + guest["node2"]
+        disks = sum(written(by_name[f"node{n}/disk0"]) for n in (1, 2, 3))
+        assert disks == copies * sum(guest.values())
+    again = run_sweep(tmp_path, path, SHARE, "again", "--jobs", "1")
+    for point in ("000", "001"):
+        first, second = (json.loads((o / "points" / point / "sim-cluster.json").read_text())
+                         for o in (out, again))
+        assert figures(first) == figures(second)
+    assert (out / "points.csv").read_text() == (again / "points.csv").read_text()
+
+
+def test_sim_host_override_reaches_the_spec(tmp_path):
+    out = run_sweep(tmp_path, os.path.join(TOPOLOGIES, "profile-replicas.toml"), SHARE,
+                    "results", "--sim-host", "tcg", sweep_lines='size = ["4M"]')
+    spec = (out / "points" / "000" / "cluster.spec").read_text().splitlines()
+    assert "node node1 host=tcg" in spec and "link node1 node2 preset=tcg-udp" in spec
+    doc = json.loads((out / "points" / "000" / "sim-cluster.json").read_text())
+    assert doc["storlab"]["device"]["model"]["start_state"] == "warm"
+
+
+# ---- refusals ------------------------------------------------------------------
+
+@pytest.mark.parametrize("table, needle", [
+    ('[sim]\nhots = "tcg"\n', "sim: unknown key 'hots' (known: host, link, cores, per_io_us)"),
+    ('[sim]\nhost = "kvm"\n', "sim.host = 'kvm': unknown host preset (known: bare-metal, tcg)"),
+    # beyond what the simulator takes: its own refusal, naming the spec's line and word
+    ('[sim]\ncores = 100000\n', "storlab-sim cluster (point 0): storlab-sim: "),
+])
+def test_a_bad_sim_table_is_one_line(tmp_path, table, needle):
+    text = open(os.path.join(TOPOLOGIES, "profile-replicas.toml"), encoding="utf-8").read()
+    (tmp_path / "t.toml").write_text(text + table)
+    sweep_file = tmp_path / "sweep.toml"
+    sweep_file.write_text(f'name = "bad"\ntopology = "t.toml"\n[workload]\n{SHARE}\n')
+    result = storlab("sweep", str(sweep_file), "--backend", "sim", "--out",
+                     str(tmp_path / "out"), timeout=120)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert needle in lines[-1], result.stderr
+    if "storlab-sim:" in needle:         # after the sweep's progress lines: the error's one
+        assert "cluster.spec:3: " in lines[-1] and "cores=100000" in lines[-1]
+    else:                                # refused before anything starts
+        assert len(lines) == 1, result.stderr
+
+
+def test_an_unknown_sim_host_option_is_one_line(tmp_path):
+    result = storlab("sweep", "x.toml", "--sim-host", "vax", timeout=120)
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--sim-host: invalid choice: 'vax'" in lines[0], result.stderr
