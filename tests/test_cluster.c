@@ -31,7 +31,7 @@ static struct run
 run_new (const char *spec)
 {
   char err[1024] = "";
-  struct sl_model model = sl_cluster_model_from_text (spec, "test.spec", err, sizeof err);
+  struct sl_model model = sl_cluster_model_from_text (spec, "test.spec", 0, err, sizeof err);
   if (model.ops == NULL)
     fail_msg ("spec refused: %s", err);
   struct run r = { .stats = calloc (1, sizeof *r.stats), .c = sl_cluster_of (&model) };
@@ -107,7 +107,7 @@ static void
 assert_refused (const char *spec, const char *expected)
 {
   char err[1024] = "";
-  struct sl_model model = sl_cluster_model_from_text (spec, "bad.spec", err, sizeof err);
+  struct sl_model model = sl_cluster_model_from_text (spec, "bad.spec", 0, err, sizeof err);
   assert_null (model.ops);
   if (strstr (err, expected) == NULL)
     fail_msg ("error '%s' lacks '%s'", err, expected);
@@ -142,6 +142,26 @@ test_spec_errors (void **state)
                   "local n1 raid level=5 chunk=64k d0\n", "RAID 5 of 1 members");
   assert_refused ("storlab-cluster 1\nnode n1\n" DISK ("n1", "d0") "node n2\n",
                   "bad.spec:4: node after devices");
+}
+
+/* A cluster larger than its memory budget is refused at the line where
+ * its models outgrow it, in one line, before the host runs out. */
+static void
+test_spec_over_memory_budget (void **state)
+{
+  (void) state;
+  char spec[8192] = "storlab-cluster 1\n", err[1024] = "";
+  for (int n = 1; n <= 8; n++)
+    snprintf (spec + strlen (spec), sizeof spec - strlen (spec), "node n%d\n", n);
+  for (int n = 1; n <= 8; n++)
+    snprintf (spec + strlen (spec), sizeof spec - strlen (spec),
+              "device n%d c ssd preset=intel-s3700-400g\n", n);
+  struct sl_model model = sl_cluster_model_from_text (spec, "big.spec", 4 * MIB, err,
+                                                      sizeof err);
+  assert_null (model.ops);
+  if (strstr (err, "big.spec:") != err || strstr (err, "need more than 4 MiB") == NULL)
+    fail_msg ("error '%s'", err);
+  assert_null (strchr (err, '\n'));
 }
 
 /* ------------------------------------------------------- md, stripes -- */
@@ -331,6 +351,7 @@ main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_spec_errors),
+    cmocka_unit_test (test_spec_over_memory_budget),
     cmocka_unit_test (test_md_raid10_mapping),
     cmocka_unit_test (test_md_raid5_small_write),
     cmocka_unit_test (test_disk_group_stripe_mapping),

@@ -23,13 +23,16 @@
 
 struct cluster;
 
-/* Reads the cluster spec at path and builds the cluster.  On failure
- * returns a model with ops == NULL and one line in err naming the file,
- * the line and what was wrong. */
-struct sl_model sl_cluster_model_from_file (const char *path, char *err, size_t err_bytes);
+/* Reads the cluster spec at path and builds the cluster, its models'
+ * memory held to budget_bytes (0: no limit; a spec whose sizes need more is
+ * refused at the line where it would, before the host runs out).  On
+ * failure returns a model with ops == NULL and one line in err naming the
+ * file, the line and what was wrong. */
+struct sl_model sl_cluster_model_from_file (const char *path, uint64_t budget_bytes,
+                                            char *err, size_t err_bytes);
 /* The same from the spec's text (tests); name stands for the file. */
 struct sl_model sl_cluster_model_from_text (const char *text, const char *name,
-                                            char *err, size_t err_bytes);
+                                            uint64_t budget_bytes, char *err, size_t err_bytes);
 
 bool sl_cluster_model_is (const struct sl_model *model);
 struct cluster *sl_cluster_of (const struct sl_model *model);

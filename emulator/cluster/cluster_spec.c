@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +56,17 @@ struct spec {
   size_t err_bytes;
   bool failed;
   unsigned stage;                      /* statements come in order */
+  uint64_t budget_bytes;               /* 0: no limit */
+  uint64_t heap_start_bytes;
 };
+
+/* What the process has allocated (mapped large blocks included). */
+static uint64_t
+heap_bytes (void)
+{
+  struct mallinfo2 mi = mallinfo2 ();
+  return (uint64_t) mi.uordblks + (uint64_t) mi.hblkhd;
+}
 
 static int
 fail (struct spec *s, const char *fmt, ...)
@@ -737,6 +748,11 @@ parse (struct spec *s, char *text)
     }
     if (statement (s, w, n) < 0)
       return -1;
+    uint64_t used = heap_bytes () - s->heap_start_bytes;
+    if (s->budget_bytes && used > s->budget_bytes)
+      return fail (s, "the cluster's models need more than %" PRIu64 " MiB by this line (%"
+                   PRIu64 " MiB); this host has %" PRIu64 " MiB for them: fewer nodes, or"
+                   " smaller devices", s->budget_bytes >> 20, used >> 20, s->budget_bytes >> 20);
   }
   if (!header)
     return fail (s, "empty: the first statement is 'storlab-cluster 1'");
@@ -748,7 +764,8 @@ parse (struct spec *s, char *text)
 }
 
 struct sl_model
-sl_cluster_model_from_text (const char *text, const char *name, char *err, size_t err_bytes)
+sl_cluster_model_from_text (const char *text, const char *name, uint64_t budget_bytes,
+                            char *err, size_t err_bytes)
 {
   struct sl_model none = { 0 };
   char *copy = strdup (text);
@@ -756,7 +773,8 @@ sl_cluster_model_from_text (const char *text, const char *name, char *err, size_
     snprintf (err, err_bytes, "%s: out of memory", name);
     return none;
   }
-  struct spec s = { .c = cl_cluster_new (), .name = name, .err = err, .err_bytes = err_bytes };
+  struct spec s = { .c = cl_cluster_new (), .name = name, .err = err, .err_bytes = err_bytes,
+                    .budget_bytes = budget_bytes, .heap_start_bytes = heap_bytes () };
   int rc = parse (&s, copy);
   free (copy);
   if (rc < 0) {
@@ -767,7 +785,8 @@ sl_cluster_model_from_text (const char *text, const char *name, char *err, size_
 }
 
 struct sl_model
-sl_cluster_model_from_file (const char *path, char *err, size_t err_bytes)
+sl_cluster_model_from_file (const char *path, uint64_t budget_bytes, char *err,
+                            size_t err_bytes)
 {
   struct sl_model none = { 0 };
   int fd = open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -791,7 +810,7 @@ sl_cluster_model_from_file (const char *path, char *err, size_t err_bytes)
     free (text);
     return none;
   }
-  struct sl_model model = sl_cluster_model_from_text (text, path, err, err_bytes);
+  struct sl_model model = sl_cluster_model_from_text (text, path, budget_bytes, err, err_bytes);
   free (text);
   return model;
 }

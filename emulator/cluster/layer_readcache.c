@@ -30,33 +30,33 @@
  * level (CLOCK stands in), dm-cache's metadata writes.
  *
  * Memory: per slot its chunk (4 bytes), state (1) and the free-slot
- * stack (4); a hash from chunk to slot (4 bytes a bucket, twice the slots);
- * per origin chunk a 2-bit miss counter. */
+ * stack (4); per origin chunk its slot (4: a lookup is one memory access,
+ * where a hash took three on every hit of a cluster run, a fifth of its
+ * time; the pages of chunks never touched are never made resident) and a
+ * 2-bit miss counter. */
 #define _GNU_SOURCE
 #include "layers.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "block_hash.h"
 #include "cluster_internal.h"
 #include "core/units.h"
 
-#define NO_SLOT BLOCK_HASH_NONE
+#define NO_SLOT UINT32_MAX
 #define LVM_CHUNK_MIN_BYTES (64 * KIB)         /* lvm's default cache chunk */
 #define LVM_CHUNK_STEP_BYTES (32 * KIB)        /* dm-cache's block size granularity */
 #define LVM_MAX_CHUNKS UINT64_C (1000000)      /* allocation/cache_pool_max_chunks */
-#define MAX_SLOTS (UINT32_C (1) << 30)
+#define MAX_SLOTS ((UINT32_C (1) << 30) - 1)    /* slot + 1 below CHUNK_REFERENCED */
 #define MISS_COUNT_MAX 3u                      /* 2-bit counters */
 
 enum slot_state {
   SLOT_FREE,
-  SLOT_PROMOTING,                      /* being copied in, in the hash */
+  SLOT_PROMOTING,                      /* being copied in, in chunk_slot */
   SLOT_CANCELLED,                      /* ... written meanwhile: freed when copied */
   SLOT_CACHED,
 };
 #define SLOT_STATE_MASK 0x7fu
-#define SLOT_REFERENCED 0x80u          /* CLOCK's bit: hit since the hand passed */
 
 struct warm_range {
   uint64_t first, last;                /* chunks, inclusive */
@@ -73,12 +73,12 @@ struct readcache {
   uint32_t promote_after_misses;
 
   uint32_t *slot_chunk;                /* the chunk a slot holds or is getting */
-  uint8_t *slot_state;                 /* enum slot_state | SLOT_REFERENCED */
+  uint8_t *slot_state;                 /* enum slot_state */
   uint32_t *free_stack;                /* freed slots; never used ones from next_fresh */
   uint32_t free_count;
   uint32_t next_fresh;
   uint32_t hand;                       /* CLOCK */
-  struct block_hash hash;              /* chunk -> slot, keys read through slot_chunk */
+  uint32_t *chunk_slot;                /* per origin chunk: its slot + 1, 0 for none */
   uint8_t *misses;                     /* 2 bits per origin chunk */
 
   struct warm_range *warm;             /* regions to start warm, chunk ranges */
@@ -96,19 +96,21 @@ struct readcache {
   uint64_t write_hits;
 };
 
-/* ---------------------------------------------------------- the hash -- */
+/* ---------------------------------------------------- chunk -> slot -- */
 
-static uint64_t
-chunk_of_slot (const void *owner, uint32_t slot)
-{
-  return ((const struct readcache *) owner)->slot_chunk[slot];
-}
+/* chunk_slot holds slot + 1 (0: none), and beside it what a hit needs, so
+ * a hit reads one word: whether the chunk is cached (not on its way in)
+ * and CLOCK's reference bit. */
+#define CHUNK_CACHED (UINT32_C (1) << 31)
+#define CHUNK_REFERENCED (UINT32_C (1) << 30)
+#define CHUNK_SLOT_MASK (CHUNK_REFERENCED - 1)
 
 /* The slot holding (or getting) chunk, or NO_SLOT. */
 static uint32_t
-hash_find (const struct readcache *rc, uint64_t chunk)
+slot_of_chunk (const struct readcache *rc, uint64_t chunk)
 {
-  return block_hash_find (&rc->hash, chunk);
+  uint32_t v = rc->chunk_slot[chunk] & CHUNK_SLOT_MASK;
+  return v ? v - 1 : NO_SLOT;
 }
 
 /* ------------------------------------------------------------- slots -- */
@@ -138,7 +140,7 @@ slot_release (struct readcache *rc, uint32_t slot)
 {
   if (state_of (rc, slot) == SLOT_CACHED)
     rc->cached_chunks--;
-  block_hash_remove (&rc->hash, slot);
+  rc->chunk_slot[rc->slot_chunk[slot]] = 0;
   rc->slot_state[slot] = SLOT_FREE;
   rc->free_stack[rc->free_count++] = slot;
 }
@@ -154,8 +156,9 @@ slot_evict (struct readcache *rc)
     rc->hand = (rc->hand + 1) % rc->slots;
     if (state_of (rc, slot) != SLOT_CACHED)
       continue;
-    if (rc->slot_state[slot] & SLOT_REFERENCED) {
-      rc->slot_state[slot] &= (uint8_t) ~SLOT_REFERENCED;
+    uint32_t *entry = &rc->chunk_slot[rc->slot_chunk[slot]];
+    if (*entry & CHUNK_REFERENCED) {
+      *entry &= ~CHUNK_REFERENCED;
       continue;
     }
     slot_release (rc, slot);
@@ -170,7 +173,7 @@ slot_fill (struct readcache *rc, uint32_t slot, uint64_t chunk, enum slot_state 
 {
   rc->slot_chunk[slot] = (uint32_t) chunk;
   rc->slot_state[slot] = (uint8_t) state;
-  block_hash_insert (&rc->hash, slot);
+  rc->chunk_slot[chunk] = (slot + 1) | (state == SLOT_CACHED ? CHUNK_CACHED : 0);
   if (state == SLOT_CACHED)
     rc->cached_chunks++;
 }
@@ -241,6 +244,7 @@ promote_write_done (struct cl_io *child)
   cl_io_free (rc->cluster, child);
   if (state_of (rc, slot) == SLOT_PROMOTING) {
     rc->slot_state[slot] = SLOT_CACHED;
+    rc->chunk_slot[rc->slot_chunk[slot]] |= CHUNK_CACHED;
     rc->cached_chunks++;
   }
   else                                 /* SLOT_CANCELLED: written meanwhile */
@@ -301,10 +305,11 @@ static void
 read_piece (struct readcache *rc, struct cl_io *io, uint64_t chunk, uint64_t offset_bytes,
             uint64_t length_bytes)
 {
-  uint32_t slot = hash_find (rc, chunk);
-  if (slot != NO_SLOT && state_of (rc, slot) == SLOT_CACHED) {
+  uint32_t *entry = &rc->chunk_slot[chunk];
+  uint32_t slot = slot_of_chunk (rc, chunk);
+  if (*entry & CHUNK_CACHED) {
     rc->read_hits++;
-    rc->slot_state[slot] |= SLOT_REFERENCED;
+    *entry |= CHUNK_REFERENCED;
     cl_submit_child (rc->cache, io, SL_OP_READ, 0,
                      (uint64_t) slot * rc->chunk_bytes + offset_bytes % rc->chunk_bytes,
                      length_bytes, part_done, rc);
@@ -322,7 +327,7 @@ write_piece (struct readcache *rc, struct cl_io *io, uint64_t chunk, uint64_t of
 {
   cl_submit_child (rc->origin, io, SL_OP_WRITE, io->flags, offset_bytes, length_bytes,
                    part_done, rc);
-  uint32_t slot = hash_find (rc, chunk);
+  uint32_t slot = slot_of_chunk (rc, chunk);
   if (slot == NO_SLOT)
     return;
   if (state_of (rc, slot) != SLOT_CACHED) {
@@ -345,7 +350,7 @@ drop_chunks (struct readcache *rc, uint64_t first, uint64_t end)
     return;
   if (end - first <= rc->slots) {
     for (uint64_t chunk = first; chunk < end; chunk++) {
-      uint32_t slot = hash_find (rc, chunk);
+      uint32_t slot = slot_of_chunk (rc, chunk);
       if (slot != NO_SLOT)
         drop_slot (rc, slot);
     }
@@ -460,7 +465,7 @@ readcache_warm_finish (struct cl_target *t)
   for (size_t i = 0; i < merged; i++)
     for (uint64_t chunk = rc->warm[i].first; chunk <= rc->warm[i].last && free_slots (rc) > 0;
          chunk++) {
-      if ((chunk_mix (chunk) >> 32) >= chance || hash_find (rc, chunk) != NO_SLOT)
+      if ((chunk_mix (chunk) >> 32) >= chance || slot_of_chunk (rc, chunk) != NO_SLOT)
         continue;
       slot_fill (rc, slot_take_free (rc), chunk, SLOT_CACHED);
     }
@@ -493,7 +498,7 @@ readcache_destroy (struct cl_target *t)
   free (rc->slot_chunk);
   free (rc->slot_state);
   free (rc->free_stack);
-  block_hash_free (&rc->hash);
+  free (rc->chunk_slot);
   free (rc->misses);
   free (rc->warm);
   free (rc);
@@ -574,13 +579,11 @@ cl_readcache_new (struct cluster *c, const char *node, const char *name,
   rc->slot_chunk = cl_xcalloc (rc->slots, sizeof *rc->slot_chunk);
   rc->slot_state = cl_xcalloc (rc->slots, sizeof *rc->slot_state);
   rc->free_stack = cl_xcalloc (rc->slots, sizeof *rc->free_stack);
-  /* twice the slots' buckets: at most half full, it never grows */
-  block_hash_init (&rc->hash, block_hash_bits_for (rc->slots), chunk_of_slot, rc,
-                   &c->memory_bytes);
+  rc->chunk_slot = cl_xcalloc (rc->origin_chunks, sizeof *rc->chunk_slot);
   rc->misses = cl_xcalloc ((size_t) (rc->origin_chunks + 3) / 4, 1);
   c->memory_bytes += sizeof *rc + (uint64_t) rc->slots
     * (sizeof *rc->slot_chunk + sizeof *rc->slot_state + sizeof *rc->free_stack)
-    + (rc->origin_chunks + 3) / 4;
+    + rc->origin_chunks * sizeof *rc->chunk_slot + (rc->origin_chunks + 3) / 4;
   static const struct cl_target_ops ops = {
     .kind = "readcache", .submit = readcache_submit, .warm = readcache_warm,
     .warm_finish = readcache_warm_finish,
