@@ -8,7 +8,7 @@ import pytest
 TESTS = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(TESTS, "data")
 
-from storlab_cli.results import device_window, fio_merge, points_csv
+from storlab_cli.results import cluster_layers, device_window, fio_merge, points_csv
 from storlab_cli.errors import UserError
 
 # The sweep contract's points.csv columns after the swept keys, verbatim.
@@ -16,13 +16,15 @@ CONTRACT = """units iops read_iops write_iops mb_s read_mb_s write_mb_s
 lat_mean_us lat_p50_us lat_p99_us lat_p99_9_us
 read_lat_mean_us read_lat_p99_us write_lat_mean_us write_lat_p99_us
 dev_iops dev_lat_mean_us member_iops cache_hit_pct dirty_mb
-dev_qd_mean release_late_p99_us host_limit""".split()
+dev_qd_mean release_late_p99_us host_limit
+stack_cache_hit_pct write_buffer_fill_pct destage_mb_s cpu_util_pct link_util_pct
+start_state""".split()
 
 
 def test_columns_are_the_contracts():
     assert points_csv.METRIC_COLUMNS == tuple(CONTRACT)
-    assert fio_merge.METRIC_COLUMNS + device_window.METRIC_COLUMNS + points_csv.TEXT_COLUMNS \
-        == tuple(CONTRACT)
+    assert fio_merge.METRIC_COLUMNS + device_window.METRIC_COLUMNS + ("host_limit",) \
+        + cluster_layers.METRIC_COLUMNS == tuple(CONTRACT)
     assert points_csv.columns(["iodepth", "device.battery"]) == \
         ("point", "iodepth", "device.battery", *CONTRACT)
 
@@ -124,3 +126,11 @@ def test_host_limit_is_a_word_and_earlier_files_still_read(tmp_path):
     table = points_csv.read(path)
     assert table.swept == ("iodepth",) and table.columns[-len(CONTRACT):] == tuple(CONTRACT)
     assert table.rows[0]["iops"] == 1.0 and table.rows[0]["host_limit"] is None
+    # ... and from before the cluster model's columns
+    earlier = CONTRACT[:CONTRACT.index("stack_cache_hit_pct")]
+    with open(path, "w") as f:
+        f.write("point,iodepth," + ",".join(earlier) + "\n0,4,"
+                + ",".join("1" * (len(earlier) - 1)) + ",nbd-16\n")
+    table = points_csv.read(path)
+    assert table.swept == ("iodepth",) and table.rows[0]["host_limit"] == "nbd-16"
+    assert table.rows[0]["start_state"] is None and table.rows[0]["cpu_util_pct"] is None

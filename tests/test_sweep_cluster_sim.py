@@ -232,6 +232,12 @@ def test_volumes_on_a_hybrid_disk_group(tmp_path):
     for row in rows(out):
         assert float(row["iops"]) > 0 and float(row["read_iops"]) > 0
         assert float(row["dev_iops"]) > 0
+    for row in rows(out):
+        # the cluster's own layers: the disk group's caches, the host, how it started
+        assert 0 <= float(row["stack_cache_hit_pct"]) <= 100
+        assert 0 <= float(row["write_buffer_fill_pct"]) <= 100
+        assert float(row["destage_mb_s"]) >= 0 and 0 < float(row["cpu_util_pct"]) <= 100
+        assert row["link_util_pct"] == "" and row["start_state"] == "warm"
     by_name = layers(out / "points" / "000")
     assert written(by_name["node1/cache0"]) > 0            # the write buffer takes the writes
     job = (out / "points" / "000" / "job-cluster.fio").read_text()
@@ -259,6 +265,7 @@ def test_shares_write_every_copy_and_run_the_same_twice(tmp_path):
     copies = topo("profile-replicas").profile.replicas.ftt + 1
     for row in rows(out):
         assert float(row["iops"]) > 0 and row["units"] == "2"
+        assert float(row["link_util_pct"]) > 0 and row["stack_cache_hit_pct"] == ""
     for point in ("000", "001"):
         by_name = layers(out / "points" / point)
         guest = {name.rsplit("/", 1)[-1]: written(x) for name, x in by_name.items()

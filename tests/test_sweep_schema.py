@@ -302,7 +302,10 @@ def test_volumes_target_needs_volumes_on_every_active_node(tmp_path):
     good = load(tmp_path, sweep.replace('target = "volumes"',
                                         'target = "volumes"\nnodes = ["node2"]'),
                 topology_text=topo)
-    assert sweep_plan.make(good, topology.load(good.topology_path)).nodes == ["node2"]
+    plan = sweep_plan.make(good, topology.load(good.topology_path))
+    assert plan.nodes == ["node2"]
+    # the active node's devices hold its volumes: their stats frame each point
+    assert plan.stats_devices == [("node2", "disk0"), ("node2", "lun0")]
 
 
 def test_a_huge_grid_is_counted_before_it_is_built(tmp_path):

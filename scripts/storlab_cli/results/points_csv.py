@@ -19,12 +19,18 @@ METRIC_COLUMNS = (
     "cache_hit_pct", "dirty_mb",
     "dev_qd_mean", "release_late_p99_us",
     "host_limit",
+    # the cluster model's own layers (simulator, profile targets; cluster_layers.py)
+    "stack_cache_hit_pct", "write_buffer_fill_pct", "destage_mb_s",
+    "cpu_util_pct", "link_util_pct", "start_state",
 )
 # Columns holding words: host_limit names what held a lab point back
-# (host_limit.REASONS codes joined by '+'; empty: nothing did, or the simulator).
-TEXT_COLUMNS = ("host_limit",)
-# Results written before the host columns existed read with those empty.
-EARLIER_METRIC_COLUMNS = METRIC_COLUMNS[:METRIC_COLUMNS.index("dev_qd_mean")]
+# (host_limit.REASONS codes joined by '+'; empty: nothing did, or the simulator);
+# start_state, what the simulator's caches started from (warm or empty).
+TEXT_COLUMNS = ("host_limit", "start_state")
+# Results written before the host columns, or the cluster's, existed read
+# with those empty.
+EARLIER_METRIC_COLUMNS = (METRIC_COLUMNS[:METRIC_COLUMNS.index("stack_cache_hit_pct")],
+                          METRIC_COLUMNS[:METRIC_COLUMNS.index("dev_qd_mean")])
 
 
 @dataclass(frozen=True)
@@ -105,7 +111,7 @@ def read(path):
     if not records:
         raise UserError(f"{path}: empty, no header row")
     header = tuple(records[0])
-    metrics = next((m for m in (METRIC_COLUMNS, EARLIER_METRIC_COLUMNS)
+    metrics = next((m for m in (METRIC_COLUMNS, *EARLIER_METRIC_COLUMNS)
                     if len(header) > len(m) and header[0] == "point"
                     and header[-len(m):] == m), None)
     if metrics is None:

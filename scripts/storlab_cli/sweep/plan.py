@@ -168,6 +168,9 @@ def make(sweep, topo, backend=None):
         event_devices[name] = controlled
     stats = {(n, d) for n in active for d in event_devices[n]}
     stats |= {(n, devices[n].name) for n in active if devices[n] is not None}
+    if target == TARGET_VOLUMES:
+        # the volumes sit on the node's own stack: its devices frame a point
+        stats |= {(n, d.name) for n in active for d in topo.node(n).devices}
     if target == TARGET_SHARE:
         # a share's writes land on every node holding a copy: all of them count
         stats |= {(n.name, d.name) for n in topo.nodes for d in n.devices}

@@ -33,6 +33,7 @@ def summarize(directory, backend, sweep, point):
         row.update(device_window.combine(raw.windows).metrics())
     if raw.host_limit is not None:
         row["host_limit"] = raw.host_limit
+    row.update(raw.extra or {})
     if raw.samples:
         timeline.write_timeline(os.path.join(directory, "timeline.csv"), timeline.rows(raw.samples))
     if raw.events:

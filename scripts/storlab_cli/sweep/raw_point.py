@@ -12,3 +12,4 @@ class RawPoint:
     host_limit: str | None   # results.host_limit codes; None: a backend without a host path
     samples: list         # results.timeline samples ([] without a timeline)
     events: list          # [(t_s, command)] sent during the point
+    extra: dict = None    # other points.csv columns (the cluster model's layers)

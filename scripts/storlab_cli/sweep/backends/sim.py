@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from storlab_cli import build, paths
 from storlab_cli.common.last_line import last_line
-from storlab_cli.results import device_window, fio_merge, fio_results, timeline
+from storlab_cli.results import cluster_layers, device_window, fio_merge, fio_results, timeline
 from storlab_cli.schema.topology import SimHost
 from storlab_cli.sweep import cluster_spec, fio_jobfile, plan as sweep_plan
 from storlab_cli.sweep.raw_point import RawPoint
@@ -185,7 +185,7 @@ def _read_cluster(directory, sweep, path):
                     summary=replace(summary, units=units),
                     windows=_cluster_windows(doc, path, devices), host_limit=None,
                     samples=timeline.sim_samples(doc, path) if sweep.phases["interval_s"] else [],
-                    events=[])
+                    events=[], extra=cluster_layers.metrics(doc, path))
 
 
 def read_point(directory, sweep, point):

@@ -1,0 +1,462 @@
+#!/usr/bin/python3
+"""Validation of the cluster model against the lab, point by point (issue 14).
+
+The profile labs at lab scale, lab and simulator in one run.
+
+For each profile test lab -- topologies/profile-raid.toml (node1's md RAID 10
+over two RAID LUNs and two SSDs, target "volumes"), profile-hybrid.toml (a
+hybrid disk group, target "volumes") and profile-replicas.toml (three-copy
+replicas + NFS, target "share" on node1 and node2) -- it writes a small
+sweep (4 KiB random read and random write at 1 and 8 outstanding per
+worker; 2 s ramp, 10 s measured) and runs `storlab sweep FILE --out DIR` on
+the lab backend: the sweep brings the lab up (or reuses one that is up),
+runs the grid, runs the simulator's prediction of the same grid on the
+lab's hosts (the tcg preset) into DIR/sim and takes down a lab it brought
+up. No sweep records the host's CPU, so while it runs this script samples
+the host's and every lab QEMU process's CPU time (DIR/host-cpu.json).
+
+Per point it prints lab and simulator IOPS and mean latency, their ratio
+(sim / lab) and whether both are within 15 %. For a point outside, it names
+where the two part, walking the layers from the top:
+
+  host        the lab point is flagged host-limited (points.csv host_limit)
+  host CPU    host CPU per front-end I/O differs by more than 15 % (lab: the
+              lab's QEMU processes; simulator: its hosts' busy time), or the
+              lab's host was saturated (>= 90 % of its cores busy) and its
+              guests got more than 15 % fewer cores than the simulator's
+              nodes kept busy
+  network     never named: the lab records no link figures (the table shows
+              the simulator's busiest link)
+  stack       device I/Os per front-end I/O, in all or on one device, differ
+              by more than 15 % (md's, the caches' and the replicas' fan-out;
+              a read a page cache serves reaches no device)
+  devices     a device's mean latency differs by more than 15 %
+  guest/front end   none of the above: the difference is above the modelled
+              layers (the guest's kernel, QEMU's NBD client, fio)
+
+Nothing here is tuned: the table is what the run measured. A lab measures
+its host too: run this on an otherwise idle host (2 cores under TCG: ~15
+minutes for the three labs). Results in scripts/bench/cluster_validation.md.
+
+usage: scripts/bench/cluster_validate.py [--out DIR] [--only raid,hybrid,replicas]
+       scripts/bench/cluster_validate.py --report DIR     (the tables again, nothing run)
+"""
+import argparse
+import datetime
+import glob
+import json
+import math
+import os
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+
+from storlab_cli.common.last_line import last_line  # noqa: E402
+from storlab_cli.errors import UserError  # noqa: E402
+from storlab_cli.lab import state as lab_state  # noqa: E402
+from storlab_cli.results import device_window, fio_results, points_csv  # noqa: E402
+from storlab_cli.schema import topology  # noqa: E402
+from storlab_cli.sweep import cluster_spec  # noqa: E402
+
+STORLAB = os.path.join(ROOT, "scripts", "storlab")
+TOLERANCE = 0.15            # the issue's target, on IOPS and mean latency
+SATURATED = 0.90            # share of the host's cores busy
+LAT_FLOOR_US = 50.0         # device latencies both below this are the same (timing=off)
+PER_IO_FLOOR = 0.05         # device I/Os per front-end I/O both below this: no traffic
+SAMPLE_S = 0.2
+CPU_FILE = "host-cpu.json"
+
+PHASES = "[phases]\nramp_s = 2\nduration_s = 10\ninterval_s = 1\n"
+GRID = '[sweep]\nrw = ["randread", "randwrite"]\niodepth = [1, 8]\n'
+CASES = {
+    # name: (topology file, the [workload] table)
+    "raid": ("profile-raid.toml",
+             'target = "volumes"\nnodes = ["node1"]\nunits = 2\nbs = "4k"\nsize = "16M"'),
+    "hybrid": ("profile-hybrid.toml", 'target = "volumes"\nbs = "4k"\nsize = "16M"'),
+    "replicas": ("profile-replicas.toml",
+                 'target = "share"\nnodes = ["node1", "node2"]\nbs = "4k"\nsize = "16M"'),
+}
+
+
+# ---- host CPU while a lab runs (no sweep records it) ----
+
+def _proc_ticks(pid):
+    """utime + stime of a process, in clock ticks; None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _pid_ticks(pattern, strip):
+    """{name: ticks} of the processes whose pid files match pattern."""
+    out = {}
+    for path in glob.glob(pattern):
+        try:
+            with open(path, encoding="ascii") as f:
+                ticks = _proc_ticks(int(f.read().strip()))
+        except (OSError, ValueError):
+            continue
+        if ticks is not None:
+            out[strip(os.path.basename(path))] = ticks
+    return out
+
+
+class CpuSampler(threading.Thread):
+    """Every SAMPLE_S, on the monotonic clock the plugins' stats use: the
+    host's busy and total CPU ticks, each lab node's QEMU and the lab's
+    nbdkits (summed)."""
+
+    def __init__(self, lab):
+        super().__init__(daemon=True)
+        self.lab, self.samples, self.done = lab, [], threading.Event()
+
+    def run(self):
+        prefix = f"{lab_state.DOMAIN_PREFIX}{self.lab}-"
+        while not self.done.wait(SAMPLE_S):
+            with open("/proc/stat", encoding="ascii") as f:
+                ticks = [int(x) for x in f.readline().split()[1:]]
+            self.samples.append({
+                "t_ns": time.monotonic_ns(),
+                "host_busy": sum(ticks) - ticks[3] - ticks[4], "host_total": sum(ticks),
+                "qemu": _pid_ticks(f"/run/libvirt/qemu/{prefix}*.pid",
+                                   lambda name: name[len(prefix):-len(".pid")]),
+                "nbdkit": sum(_pid_ticks(os.path.join(lab_state.RUN_BASE, self.lab, "*.pid"),
+                                         str).values())})
+
+    def stop(self, path):
+        self.done.set()
+        self.join()
+        earlier = load_cpu(path)["samples"] if os.path.exists(path) else []   # a resumed run
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"clk_tck": os.sysconf("SC_CLK_TCK"),
+                       "wall_minus_monotonic_ns": time.time_ns() - time.monotonic_ns(),
+                       "samples": earlier + self.samples}, f)
+
+
+def load_cpu(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def cpu_in_window(cpu, t0_ns, t1_ns):
+    """The lab's CPU between two monotonic times: (guests' cores, nbdkit
+    cores, host busy cores, host cores), or None without samples there."""
+    samples = cpu["samples"] if cpu else []
+    if len(samples) < 2:
+        return None
+    a = min(samples, key=lambda s: abs(s["t_ns"] - t0_ns))
+    b = min(samples, key=lambda s: abs(s["t_ns"] - t1_ns))
+    ticks_per_s = cpu["clk_tck"] * (b["t_ns"] - a["t_ns"]) / 1e9
+    if ticks_per_s <= 0 or abs(a["t_ns"] - t0_ns) > 2e9 or abs(b["t_ns"] - t1_ns) > 2e9:
+        return None
+    guests = sum(b["qemu"][n] - a["qemu"][n] for n in b["qemu"] if n in a["qemu"])
+    return (guests / ticks_per_s, (b["nbdkit"] - a["nbdkit"]) / ticks_per_s,
+            (b["host_busy"] - a["host_busy"]) / ticks_per_s,
+            (b["host_total"] - a["host_total"]) / ticks_per_s)
+
+
+# ---- one point's figures, each side ----
+
+@dataclass
+class Side:
+    """A point's figures on one side: front end, host CPU, stack, devices
+    (None: that side does not have the figure)."""
+    iops: float
+    lat_us: float
+    host_limit: str | None = None       # the lab's points.csv column
+    clat_us: float | None = None        # completion latency (points.csv lat_mean_us)
+    slat_us: float | None = None        # the lab guest's submission latency (fio slat)
+    cpu_us_per_io: float | None = None  # host CPU per front-end I/O, every node's
+    cores: float | None = None          # host cores the guests (nodes) kept busy
+    host_busy: float | None = None      # the lab's host: cores busy with anything
+    host_cores: float | None = None
+    nbdkit_cores: float | None = None
+    other_cores: float | None = None    # the lab's host: busy with neither guests nor nbdkit
+    dev_per_io: float | None = None     # device I/Os per front-end I/O
+    dev_lat_us: float | None = None
+    link_pct: float | None = None       # the simulator's busiest link direction
+    # "node/device" -> (its I/Os per front-end I/O, its mean latency µs)
+    devices: dict = field(default_factory=dict)
+
+
+def _window_ns(point_dir, duration_s, cpu):
+    """The measured window on the monotonic clock: the plugins' own stats
+    snapshots, else fio's output file back by the duration."""
+    for path in sorted(glob.glob(os.path.join(point_dir, "device-*.json"))):
+        doc = device_window.load(path)
+        if doc.get("before") and "uptime_ns" in doc["before"]:
+            return tuple(doc[k]["clock_epoch_ns"] + doc[k]["uptime_ns"] for k in ("before", "after"))
+    fio = sorted(glob.glob(os.path.join(point_dir, "fio-*.json")))
+    if not fio or not cpu:
+        return None
+    end_ns = os.stat(fio[0]).st_mtime_ns - cpu["wall_minus_monotonic_ns"]
+    return end_ns - int(duration_s * 1e9), end_ns
+
+
+def fio_latency_us(point_dir):
+    """(total, submission) mean latency of the lab's fio runs, IO-weighted
+    over every job: what the application sees. points.csv's lat_mean_us is
+    fio's completion latency, which leaves out the submission (io_submit)
+    time -- 0.6 to 2 ms in a TCG guest -- while the simulator's latency is
+    the whole (its slat is 0)."""
+    lat = slat = n = 0.0
+    for path in sorted(glob.glob(os.path.join(point_dir, "fio-*.json"))):
+        for job in fio_results.load(path)["jobs"]:
+            for direction in ("read", "write"):
+                d = job[direction]
+                lat += d["lat_ns"]["mean"] * d["lat_ns"]["N"]
+                slat += d["slat_ns"]["mean"] * d["slat_ns"]["N"]
+                n += d["lat_ns"]["N"]
+    return (lat / n / 1e3, slat / n / 1e3) if n else (None, None)
+
+
+def lab_side(row, point_dir, duration_s, cpu):
+    lat_us, slat_us = fio_latency_us(point_dir)
+    side = Side(row["iops"], lat_us, host_limit=row["host_limit"], clat_us=row["lat_mean_us"],
+                slat_us=slat_us, dev_lat_us=row["dev_lat_mean_us"])
+    for path in sorted(glob.glob(os.path.join(point_dir, "device-*.json"))):
+        doc = device_window.load(path)
+        if doc.get("before") is None:
+            continue
+        node, device = os.path.basename(path)[len("device-"):-len(".json")].rsplit("-", 1)
+        w = device_window.window_between(doc["before"], doc["after"], path, window_s=duration_s)
+        if side.iops:
+            side.devices[f"{node}/{device}"] = (w.dev_iops / side.iops, w.dev_lat_mean_us)
+    if side.devices:
+        side.dev_per_io = sum(per_io for per_io, _ in side.devices.values())
+    window = _window_ns(point_dir, duration_s, cpu)
+    used = cpu_in_window(cpu, *window) if window else None
+    if used:
+        side.cores, side.nbdkit_cores, side.host_busy, side.host_cores = used
+        side.other_cores = max(0.0, side.host_busy - side.cores - side.nbdkit_cores)
+        side.cpu_us_per_io = side.cores / side.iops * 1e6 if side.iops else None
+    return side
+
+
+def sim_side(row, point_dir):
+    side = Side(row["iops"], row["lat_mean_us"], dev_lat_us=row["dev_lat_mean_us"])
+    with open(os.path.join(point_dir, "sim-cluster.json"), encoding="utf-8") as f:
+        model = json.load(f)["storlab"]["device"]["model"]
+    with open(os.path.join(point_dir, "cluster.spec"), encoding="utf-8") as f:
+        devices = cluster_spec.device_layers(f.read())
+
+    def ios(layer):
+        return layer["ops"]["read"]["count"] + layer["ops"]["write"]["count"]
+
+    def lat_us(layer):
+        r, w = layer["ops"]["read"], layer["ops"]["write"]
+        n = r["count"] + w["count"]
+        return (r["count"] * r["latency_ns"]["mean"] + w["count"] * w["latency_ns"]["mean"]) / n / 1e3 \
+            if n else None
+
+    # the layers count the whole run, ramp included: per front-end I/O of the same run
+    front = sum(ios(layer) for layer in model["layers"] if layer["kind"] == "front")
+    elapsed_ns = model["layers"][0]["elapsed_ns"]
+    busy_ns = sum(h["busy_ns"] for h in model["hosts"])
+    side.cores = busy_ns / elapsed_ns
+    if front:
+        side.devices = {layer["name"]: (ios(layer) / front, lat_us(layer))
+                        for layer in model["layers"] if layer["name"] in devices}
+        side.dev_per_io = sum(per_io for per_io, _ in side.devices.values())
+        side.cpu_us_per_io = busy_ns / front / 1e3
+    side.link_pct = max((link[d]["utilisation_pct"] for link in model["links"]
+                         for d in ("a_to_b", "b_to_a")), default=None)
+    return side
+
+
+# ---- where they part ----
+
+def ratio(lab, sim):
+    return sim / lab if lab and sim is not None else None
+
+
+def differ(lab, sim, floor=0.0):
+    """Lab and simulator figures more than TOLERANCE apart (relative to the
+    lab's); both at or below floor are the same; a missing one is no evidence."""
+    if lab is None or sim is None or max(abs(lab), abs(sim)) <= floor:
+        return False
+    return lab == 0 or abs(sim / lab - 1) > TOLERANCE
+
+
+def _worst(pairs):
+    """The (name, lab, sim) whose figures are furthest apart, by log ratio."""
+    def distance(item):
+        _, lab, sim = item
+        return math.inf if not lab or not sim else abs(math.log(sim / lab))
+    return max(pairs, key=distance) if pairs else None
+
+
+def where_they_part(lab, sim):
+    """The layer named (see the docstring); a host-limited lab point is
+    "host", with the first layer below whose figures part."""
+    below = first_parting_layer(lab, sim)
+    return f"host ({lab.host_limit}); then {below}" if lab.host_limit else below
+
+
+def first_parting_layer(lab, sim):
+    if differ(lab.cpu_us_per_io, sim.cpu_us_per_io):
+        return f"host CPU ({lab.cpu_us_per_io:.0f} vs {sim.cpu_us_per_io:.0f} µs per I/O)"
+    if lab.host_busy is not None and lab.host_busy >= SATURATED * lab.host_cores \
+            and sim.cores > lab.cores * (1 + TOLERANCE):
+        return (f"host CPU (host saturated: guests got {lab.cores:.2f} cores, the "
+                f"simulator's nodes {sim.cores:.2f})")
+    if differ(lab.dev_per_io, sim.dev_per_io, PER_IO_FLOOR):
+        return f"stack ({lab.dev_per_io:.2f} vs {sim.dev_per_io:.2f} device I/Os per I/O)"
+    names = sorted(set(lab.devices) & set(sim.devices))
+    worst = _worst([(n, lab.devices[n][0], sim.devices[n][0]) for n in names
+                    if differ(lab.devices[n][0], sim.devices[n][0], PER_IO_FLOOR)])
+    if worst:
+        return f"stack ({worst[0]}: {worst[1]:.2f} vs {worst[2]:.2f} I/Os per I/O)"
+    worst = _worst([(n, lab.devices[n][1], sim.devices[n][1]) for n in names
+                    if differ(lab.devices[n][1], sim.devices[n][1], LAT_FLOOR_US)])
+    if worst:
+        return f"devices ({worst[0]}: {worst[1]:.0f} vs {worst[2]:.0f} µs)"
+    return "guest/front end"
+
+
+# ---- running and reporting ----
+
+def sweep_text(case):
+    topology_file, workload = CASES[case]
+    return (f'name = "validate-{case}"\nbackend = "lab"\npredict = true\n'
+            f'topology = "{os.path.join(ROOT, "topologies", topology_file)}"\n'
+            f"[workload]\n{workload}\n{PHASES}{GRID}")
+
+
+def run_case(case, out):
+    """Runs the case's sweep into out/case; returns None, or why it failed."""
+    sweep_file = os.path.join(out, f"{case}.toml")
+    with open(sweep_file, "w", encoding="utf-8") as f:
+        f.write(sweep_text(case))
+    lab = topology.load(os.path.join(ROOT, "topologies", CASES[case][0])).name
+    results = os.path.join(out, case)
+    print(f"cluster_validate: {case}: storlab sweep {sweep_file} --out {results}",
+          file=sys.stderr, flush=True)
+    sampler = CpuSampler(lab)
+    sampler.start()
+    started = time.monotonic()
+    with open(os.path.join(out, f"{case}.log"), "w+", encoding="utf-8") as log:
+        try:
+            code = subprocess.run(["/usr/bin/python3", STORLAB, "sweep", sweep_file, "--out", results],
+                                  stdout=log, stderr=subprocess.STDOUT, check=False).returncode
+        finally:
+            if os.path.isdir(results):
+                sampler.stop(os.path.join(results, CPU_FILE))
+            else:
+                sampler.done.set()
+        log.seek(0)
+        text = log.read()
+    print(f"cluster_validate: {case}: exit {code} after {time.monotonic() - started:.0f} s",
+          file=sys.stderr, flush=True)
+    return None if code == 0 else last_line(text.encode(), f"exit {code}")
+
+
+def point_label(row, swept):
+    return " ".join(f"qd{row[k]:g}" if k == "iodepth" else
+                    (f"{k}={row[k]:g}" if isinstance(row[k], float) else str(row[k]))
+                    for k in swept)
+
+
+def fmt(value, spec=".0f"):
+    return "–" if value is None else format(value, spec)
+
+
+def case_rows(case, results):
+    """[(label, lab Side, sim Side or None)] of a finished case."""
+    lab_table = points_csv.read(os.path.join(results, "points.csv"))
+    sim_path = os.path.join(results, "sim", "points.csv")
+    sim_rows = {r["point"]: r for r in points_csv.read(sim_path).rows} \
+        if os.path.exists(sim_path) else {}
+    cpu_path = os.path.join(results, CPU_FILE)
+    cpu = load_cpu(cpu_path) if os.path.exists(cpu_path) else None
+    with open(os.path.join(results, "manifest.json"), encoding="utf-8") as f:
+        duration_s = json.load(f)["phases"]["duration_s"]
+    out = []
+    for row in lab_table.rows:
+        directory = f"points/{row['point']:03d}"
+        lab = lab_side(row, os.path.join(results, directory), duration_s, cpu)
+        sim = sim_side(sim_rows[row["point"]], os.path.join(results, "sim", directory)) \
+            if row["point"] in sim_rows else None
+        out.append((point_label(row, lab_table.swept), lab, sim))
+    return out
+
+
+def tables(cases, out):
+    """The markdown tables of every case found in out, and the failures."""
+    head = ("| topology | point | lab IOPS | sim IOPS | sim/lab | lab mean lat µs | "
+            "sim mean lat µs | sim/lab | within 15 % | where they part |\n" + "|---" * 10 + "|\n")
+    layers = ("| topology | point | lab guest: submission / completion µs | host CPU µs per "
+              "I/O, lab / sim | guests' cores, lab / sim | lab host: busy of its cores; nbdkit; "
+              "other | device I/Os per I/O, lab / sim | device mean lat µs, lab / sim | "
+              "busiest sim link % |\n" + "|---" * 9 + "|\n")
+    for case in cases:
+        results = os.path.join(out, case)
+        name = CASES[case][0][:-len(".toml")]
+        try:
+            rows = case_rows(case, results)
+        except (OSError, KeyError, UserError) as e:
+            head += f"| {name} | no results: {e} |" + " |" * 8 + "\n"
+            continue
+        for label, lab, sim in rows:
+            if sim is None:
+                head += f"| {name} | {label} | {fmt(lab.iops)} | no prediction |" + " |" * 6 + "\n"
+                continue
+            r_iops, r_lat = ratio(lab.iops, sim.iops), ratio(lab.lat_us, sim.lat_us)
+            within = all(r is not None and abs(r - 1) <= TOLERANCE for r in (r_iops, r_lat))
+            head += (f"| {name} | {label} | {fmt(lab.iops)} | {fmt(sim.iops)} | {fmt(r_iops, '.2f')} | "
+                     f"{fmt(lab.lat_us)} | {fmt(sim.lat_us)} | {fmt(r_lat, '.2f')} | "
+                     f"{'yes' if within else 'no'} | {'–' if within else where_they_part(lab, sim)} |\n")
+            busy = "–" if lab.host_busy is None else \
+                f"{lab.host_busy:.2f} of {lab.host_cores:.0f}; {lab.nbdkit_cores:.2f}; {lab.other_cores:.2f}"
+            layers += (f"| {name} | {label} | {fmt(lab.slat_us)} / {fmt(lab.clat_us)} | "
+                       f"{fmt(lab.cpu_us_per_io)} / {fmt(sim.cpu_us_per_io)} | "
+                       f"{fmt(lab.cores, '.2f')} / {fmt(sim.cores, '.2f')} | {busy} | "
+                       f"{fmt(lab.dev_per_io, '.2f')} / {fmt(sim.dev_per_io, '.2f')} | "
+                       f"{fmt(lab.dev_lat_us)} / {fmt(sim.dev_lat_us)} | {fmt(sim.link_pct, '.1f')} |\n")
+    return head, layers
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", help="where the sweep files and results go (default "
+                        "results/cluster-validate-UTCSTAMP; an existing one resumes)")
+    parser.add_argument("--only", default=",".join(CASES),
+                        help=f"cases to run, comma-separated (default {','.join(CASES)})")
+    parser.add_argument("--report", metavar="DIR",
+                        help="print the tables of an earlier run's DIR; run nothing")
+    args = parser.parse_args()
+    cases = [c for c in args.only.split(",") if c]
+    unknown = [c for c in cases if c not in CASES]
+    if unknown:
+        parser.error(f"--only: unknown case(s) {', '.join(unknown)} (known: {', '.join(CASES)})")
+    failures = {}
+    if args.report:
+        out = args.report
+    else:
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
+        out = os.path.abspath(args.out or os.path.join("results", f"cluster-validate-{stamp}"))
+        os.makedirs(out, exist_ok=True)
+        for case in cases:
+            failure = run_case(case, out)
+            if failure:
+                failures[case] = failure
+    head, layers = tables([c for c in cases if os.path.isdir(os.path.join(out, c))], out)
+    print(head)
+    print("Per-layer figures:\n")
+    print(layers)
+    for case, failure in failures.items():
+        print(f"- {CASES[case][0]}: the sweep failed: {failure}")
+    print(f"results: {out}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
