@@ -978,7 +978,7 @@ static unsigned
 warmed (uint64_t slots, uint64_t offset, uint64_t length, bool hits[1024])
 {
   struct rig g = rc_rig (slots, rc_config (1 * MIB));
-  sl_cluster_warm (g.c, offset, length);
+  sl_cluster_warm (g.c, offset, length, false);
   sl_cluster_warm_finish (g.c);
   assert_int_equal (recorder_of (g.origin)->warms, 1);       /* passed on */
   assert_int_equal (recorder_of (g.origin)->warm_offset_bytes, offset);
@@ -1023,8 +1023,8 @@ test_rc_warm_regions_share_the_cache (void **state)
 {
   (void) state;
   struct rig g = rc_rig (100, rc_config (1 * MIB));
-  sl_cluster_warm (g.c, 0, 200 * CHUNK);
-  sl_cluster_warm (g.c, 512 * CHUNK, 200 * CHUNK);
+  sl_cluster_warm (g.c, 0, 200 * CHUNK, false);
+  sl_cluster_warm (g.c, 512 * CHUNK, 200 * CHUNK, false);
   sl_cluster_warm_finish (g.c);
   unsigned first = 0, second = 0;
   for (uint64_t chunk = 0; chunk < 200; chunk++)
@@ -1033,6 +1033,48 @@ test_rc_warm_regions_share_the_cache (void **state)
     second += hit (&g, chunk);
   assert_true (first + second >= 85 && first + second <= 100);
   assert_true (first >= 30 && second >= 30);
+  rig_free (&g);
+}
+
+/* A write load's steady state: the buffer one block short of its high
+ * watermark, dirty with blocks of every written region, scattered (the
+ * first writeback batch is not one sequential run), and the next write
+ * starts writeback.  A read load leaves it empty. */
+static void
+test_wc_warm_under_writes_fills_to_the_watermark (void **state)
+{
+  (void) state;
+  struct rig g = wc_rig (100, wc_config (50, 45, 64));
+  sl_cluster_warm (g.c, 0, 1000 * BLOCK, false);              /* read: nothing */
+  sl_cluster_warm_finish (g.c);
+  assert_int_equal (counter (&g, "dirty_blocks"), 0);
+  rig_free (&g);
+
+  g = wc_rig (100, wc_config (50, 45, 64));
+  sl_cluster_warm (g.c, 0, 400 * BLOCK, true);
+  sl_cluster_warm (g.c, 2000 * BLOCK, 400 * BLOCK, true);
+  sl_cluster_warm_finish (g.c);
+  assert_int_equal (counter (&g, "dirty_blocks"), 49);
+  assert_int_equal (counter (&g, "warmed_blocks"), 49);
+  unsigned low = 0, high = 0;
+  for (uint64_t block = 0; block < 400; block++)
+    low += read_block (&g, block) < 1000000;                    /* buffer: 100 us */
+  for (uint64_t block = 2000; block < 2400; block++)
+    high += read_block (&g, block) < 1000000;
+  assert_int_equal (low + high, 49);
+  assert_true (low >= 15 && high >= 15);
+  assert_int_equal (ops (g.origin, SL_OP_WRITE), 0);
+  write_block (&g, 3000);                                      /* the 50th: writeback */
+  while (sl_engine_run_next (g.e))
+    ;
+  assert_true (ops (g.origin, SL_OP_WRITE) >= 5);
+  assert_true (counter (&g, "dirty_blocks") < 45);
+  rig_free (&g);
+
+  g = wc_rig (100, wc_config (50, 45, 64));                   /* a region that fits */
+  sl_cluster_warm (g.c, 0, 20 * BLOCK, true);
+  sl_cluster_warm_finish (g.c);
+  assert_int_equal (counter (&g, "dirty_blocks"), 20);
   rig_free (&g);
 }
 
@@ -1103,6 +1145,7 @@ main (void)
     cmocka_unit_test (test_rc_writethrough),
     cmocka_unit_test (test_rc_random_traffic_consistent),
     cmocka_unit_test (test_rc_warm),
+    cmocka_unit_test (test_wc_warm_under_writes_fills_to_the_watermark),
     cmocka_unit_test (test_rc_warm_regions_share_the_cache),
     cmocka_unit_test (test_rc_lvm_chunk_size),
   };

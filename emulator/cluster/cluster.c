@@ -370,14 +370,22 @@ cluster_submit (void *self, struct sl_engine *e, struct sl_request *r)
 }
 
 void
-sl_cluster_warm (struct cluster *c, uint64_t offset_bytes, uint64_t length_bytes)
+sl_cluster_warm (struct cluster *c, uint64_t offset_bytes, uint64_t length_bytes, bool writes)
 {
   const struct cl_export *x = export_at (c, offset_bytes);
   if (x == NULL)
     return;
   c->warmed = true;
+  c->warm_writes = writes;
   uint64_t start = offset_bytes - x->base_bytes;
   cl_warm (x->target, start, sl_min_u64 (length_bytes, x->size_bytes - start));
+  c->warm_writes = false;
+}
+
+bool
+cl_warm_writes (const struct cluster *c)
+{
+  return c->warm_writes;
 }
 
 void

@@ -38,9 +38,12 @@ bool sl_cluster_model_is (const struct sl_model *model);
 struct cluster *sl_cluster_of (const struct sl_model *model);
 
 /* Starts [offset, offset + length) of the address space in the steady
- * state a workload there reaches (read caches hold their share of it).
- * Call before the first I/O, once per worker region. */
-void sl_cluster_warm (struct cluster *c, uint64_t offset_bytes, uint64_t length_bytes);
+ * state a workload there reaches: read caches hold their share of it, and
+ * when the workload writes (writes), write buffers are as full as their
+ * writeback lets them stay.  Call before the first I/O, once per worker
+ * region. */
+void sl_cluster_warm (struct cluster *c, uint64_t offset_bytes, uint64_t length_bytes,
+                      bool writes);
 /* After the last sl_cluster_warm: every cache settles on its share of all
  * the regions given (not first come, first served). */
 void sl_cluster_warm_finish (struct cluster *c);

@@ -121,6 +121,9 @@ void cl_io_complete (struct cl_io *io);
 void cl_io_complete_at (struct cl_io *io, uint64_t when_ns);
 /* Starts the warm-up of [offset, offset + length) of t, if it has any. */
 void cl_warm (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes);
+/* During a warm-up: whether the region's workload writes (a write buffer
+ * stays empty under a read load, fills under a write load). */
+bool cl_warm_writes (const struct cluster *c);
 
 uint64_t cl_now_ns (const struct cluster *c);
 struct sl_engine *cl_engine (struct cluster *c);

@@ -91,6 +91,10 @@ struct batch_entry {
   uint32_t slot;
 };
 
+struct warm_blocks {
+  uint64_t first, end;                 /* blocks [first, end) */
+};
+
 struct writecache {
   struct cl_target *origin;
   struct cl_target *buffer;
@@ -101,6 +105,9 @@ struct writecache {
   uint32_t low_blocks;                 /* ... and stops below this many */
   uint32_t writeback_jobs;             /* copies in flight at most, 0: no limit */
   uint32_t run_max_blocks;
+
+  struct warm_blocks *warm;            /* written regions to start full, block ranges */
+  size_t warm_count, warm_capacity;
 
   struct slot_chunk **chunks;          /* blocks / SLOT_CHUNK + 1, NULL until used */
   uint32_t next_fresh;                 /* slots below it have been used */
@@ -131,6 +138,7 @@ struct writecache {
   uint64_t read_hits_blocks;
   uint64_t read_misses_blocks;
   uint64_t writeback_blocks;
+  uint64_t warmed_blocks;              /* dirty from the start (warm_finish) */
   uint64_t writeback_ios;
   uint64_t room_waits;                 /* writes that waited for a free slot */
 };
@@ -724,13 +732,94 @@ writecache_submit (struct cl_target *t, struct cl_io *io)
   }
 }
 
-/* The buffer starts empty (a freshly created writecache): warming is for
- * the read caches below. */
+/* Under a read load the buffer stays empty: only written regions are
+ * gathered, to fill it once every region is known (warm_finish). */
 static void
 writecache_warm (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes)
 {
   struct writecache *wc = t->self;
+  uint64_t end = sl_min_u64 (offset_bytes + length_bytes, t->capacity_bytes);
+  if (cl_warm_writes (t->cluster) && offset_bytes < end) {
+    if (wc->warm_count == wc->warm_capacity) {
+      size_t grown = wc->warm_capacity ? 2 * wc->warm_capacity : 16;
+      struct warm_blocks *w = realloc (wc->warm, grown * sizeof *w);
+      if (w == NULL)
+        abort ();
+      wc->warm = w;
+      wc->warm_capacity = grown;
+    }
+    wc->warm[wc->warm_count++] = (struct warm_blocks) {
+      offset_bytes / wc->block_bytes, (end - 1) / wc->block_bytes + 1 };
+  }
   cl_warm (wc->origin, offset_bytes, length_bytes);
+}
+
+static int
+warm_order (const void *a, const void *b)
+{
+  const struct warm_blocks *x = a, *y = b;
+  return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* The block at index i of the merged ranges (starts: each range's first index). */
+static uint64_t
+warm_block_at (const struct warm_blocks *w, const uint64_t *starts, size_t count, uint64_t i)
+{
+  size_t lo = 0, hi = count;
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (starts[mid] <= i)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return w[lo].first + (i - starts[lo]);
+}
+
+/* A steady write load keeps the buffer between its watermarks: writeback
+ * starts at the high one and stops under the low one, and new writes fill
+ * it up again.  So it starts one block short of the high watermark, dirty
+ * with blocks drawn evenly from every written region (all of them if they
+ * fit), oldest first in a scattered order, as a long random write load
+ * leaves them: writeback's first batches are not one sequential sweep. */
+static void
+writecache_warm_finish (struct cl_target *t)
+{
+  struct writecache *wc = t->self;
+  if (wc->warm_count == 0)
+    return;
+  qsort (wc->warm, wc->warm_count, sizeof *wc->warm, warm_order);
+  size_t merged = 0;
+  for (size_t i = 0; i < wc->warm_count; i++) {
+    if (merged > 0 && wc->warm[i].first <= wc->warm[merged - 1].end) {
+      wc->warm[merged - 1].end = sl_max_u64 (wc->warm[merged - 1].end, wc->warm[i].end);
+      continue;
+    }
+    wc->warm[merged++] = wc->warm[i];
+  }
+  uint64_t *starts = cl_xcalloc (merged, sizeof *starts), total = 0;
+  for (size_t i = 0; i < merged; i++) {
+    starts[i] = total;
+    total += wc->warm[i].end - wc->warm[i].first;
+  }
+  uint64_t want = sl_min_u64 (total, wc->high_blocks > 0 ? wc->high_blocks - 1 : 0);
+  /* i -> i * stride mod total visits every index once (stride prime to total) */
+  uint64_t stride = UINT64_C (2654435761);
+  while (total > 1 && total % stride == 0)
+    stride += 2;
+  for (uint64_t i = 0, placed = 0; i < total && placed < want && room (wc) > 0; i++) {
+    uint64_t block = warm_block_at (wc->warm, starts, merged,
+                                    (uint64_t) ((unsigned __int128) i * stride % total));
+    if (hash_find (wc, block) != NO_SLOT)
+      continue;
+    place_block (wc, block, NO_SLOT);
+    wc->warmed_blocks++;
+    placed++;
+  }
+  free (starts);
+  free (wc->warm);
+  wc->warm = NULL;
+  wc->warm_count = wc->warm_capacity = 0;
 }
 
 static void
@@ -744,11 +833,13 @@ writecache_write_counters (struct cl_target *t, FILE *out)
            ", \"writes_around_blocks\": %" PRIu64 ", \"writes_bypassed\": %" PRIu64
            ", \"read_hits_blocks\": %" PRIu64 ", \"read_misses_blocks\": %" PRIu64
            ", \"writeback_blocks\": %" PRIu64 ", \"writeback_ios\": %" PRIu64
-           ", \"room_waits\": %" PRIu64 ", \"fill_pct\": %.2f",
+           ", \"room_waits\": %" PRIu64 ", \"warmed_blocks\": %" PRIu64
+           ", \"fill_pct\": %.2f",
            wc->block_bytes, wc->blocks, wc->hash.count, wc->write_hits, wc->writes_buffered,
            wc->writes_around, wc->writes_around_blocks, wc->writes_bypassed,
            wc->read_hits_blocks, wc->read_misses_blocks, wc->writeback_blocks,
-           wc->writeback_ios, wc->room_waits, 100.0 * (double) used / (double) wc->blocks);
+           wc->writeback_ios, wc->room_waits, wc->warmed_blocks,
+           100.0 * (double) used / (double) wc->blocks);
 }
 
 static void
@@ -760,6 +851,7 @@ writecache_destroy (struct cl_target *t)
   free (wc->chunks);
   block_hash_free (&wc->hash);
   free (wc->batch);
+  free (wc->warm);
   free (wc);
 }
 
@@ -840,6 +932,7 @@ cl_writecache_new (struct cluster *c, const char *node, const char *name,
   block_hash_init (&wc->hash, HASH_MIN_BITS, block_of_slot, wc, &c->memory_bytes);
   static const struct cl_target_ops ops = {
     .kind = "writecache", .submit = writecache_submit, .warm = writecache_warm,
+    .warm_finish = writecache_warm_finish,
     .write_counters = writecache_write_counters, .destroy = writecache_destroy,
   };
   return cl_target_new (c, &ops, wc, node, name, origin->capacity_bytes, true);

@@ -577,7 +577,8 @@ warm_clusters_regions (struct sim *sim, const struct sl_model *model)
 {
   struct cluster *c = sl_cluster_of (model);
   for (size_t i = 0; c && i < sim->clone_count; i++)
-    sl_cluster_warm (c, sim->clones[i].region.offset_bytes, sim->clones[i].region.size_bytes);
+    sl_cluster_warm (c, sim->clones[i].region.offset_bytes, sim->clones[i].region.size_bytes,
+                     sim->clones[i].job->do_write);
   if (c)
     sl_cluster_warm_finish (c);
 }
