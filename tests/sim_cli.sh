@@ -281,6 +281,23 @@ check "$TEST_DIR/ssd_small.json" "d['jobs'][0]['write']['total_ios'] == 20000" "
 expect_error "does not fit the geometry" ssd preset=intel-s3700-400g size=1G channels=8 "$TEST_DIR/ssd_small.fio"
 expect_error "too small even scaled down to one die" ssd preset=micron-7300pro-3840g size=16M "$TEST_DIR/ssd_small.fio"
 
+# storlab-sim cluster: the spec and its arguments, each error one line
+printf 'storlab-cluster 1\nnode n1\ndevice n1 d0 hdd preset=sas10k-300g size=1G\nlocal n1 disk d0\nvolume n1 v 64M\nexport n1 at=0 size=64M volume=v\n' > "$TEST_DIR/c.spec"
+printf '[global]\nrw=randread\nbs=4k\niodepth=4\nruntime=1\ntime_based=1\n[w]\noffset=0\nsize=64M\n' > "$TEST_DIR/c.fio"
+run_sim "$TEST_DIR/cluster.json" cluster --warm -- "$TEST_DIR/c.spec" "$TEST_DIR/c.fio"
+check "$TEST_DIR/cluster.json" "(lambda m: m['start_state'] == 'warm' and [l['name'] for l in m['layers']] == ['n1/d0', 'n1/front/volume/v'])(d['storlab']['device']['model']) and d['jobs'][0]['read']['total_ios'] > 0" "cluster: one node's volume on its disk"
+expect_error "missing SPEC and JOBFILE" cluster
+expect_error "missing JOBFILE" cluster "$TEST_DIR/c.spec"
+expect_error "unknown option '--event-ms'" cluster --event-ms 5 "$TEST_DIR/c.spec" "$TEST_DIR/c.fio"
+expect_error "live events need the raid plugin, not a cluster" cluster --event 1s:battery\ ok "$TEST_DIR/c.spec" "$TEST_DIR/c.fio"
+expect_error "--warm: only for 'storlab-sim cluster'" hdd --warm "$TEST_DIR/qd1.fio"
+expect_error "unexpected argument 'rpm=7200'" cluster "$TEST_DIR/c.spec" "$TEST_DIR/c.fio" rpm=7200
+sed 's/^local n1 disk d0$/local n1 disk d9/' "$TEST_DIR/c.spec" > "$TEST_DIR/bad.spec"
+expect_error "bad.spec:4: node n1 has no device 'd9'" cluster "$TEST_DIR/bad.spec" "$TEST_DIR/c.fio"
+expect_error "not a regular file" cluster /dev/zero "$TEST_DIR/c.fio"
+"$SIM" cluster --help >"$TEST_DIR/help.txt" || fail "cluster --help failed"
+grep -qF "Host presets: bare-metal, tcg" "$TEST_DIR/help.txt" || fail "cluster --help lacks the host presets"
+
 # --help and --list-presets
 "$SIM" hdd --help >"$TEST_DIR/help.txt" || fail "--help failed"
 grep -q "average-seek-ms" "$TEST_DIR/help.txt" || fail "--help lacks the hdd parameters"

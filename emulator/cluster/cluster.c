@@ -109,18 +109,27 @@ cl_submit (struct cl_target *t, struct cl_io *io)
   t->ops->submit (t, io);
 }
 
-void
-cl_submit_child (struct cl_target *t, struct cl_io *parent, enum sl_op op, uint32_t flags,
-                 uint64_t offset_bytes, uint64_t length_bytes, cl_done_fn done, void *owner)
+/* A new I/O of the layer below, filled in (the rest zero). */
+static struct cl_io *
+io_for (struct cl_target *t, enum sl_op op, uint32_t flags, uint64_t offset_bytes,
+        uint64_t length_bytes, cl_done_fn done, void *owner)
 {
   struct cl_io *io = cl_io_new (t->cluster);
   io->op = op;
   io->flags = flags;
   io->offset_bytes = offset_bytes;
   io->length_bytes = length_bytes;
-  io->parent = parent;
   io->done = done;
   io->owner = owner;
+  return io;
+}
+
+void
+cl_submit_child (struct cl_target *t, struct cl_io *parent, enum sl_op op, uint32_t flags,
+                 uint64_t offset_bytes, uint64_t length_bytes, cl_done_fn done, void *owner)
+{
+  struct cl_io *io = io_for (t, op, flags, offset_bytes, length_bytes, done, owner);
+  io->parent = parent;
   if (parent)
     parent->pending++;
   cl_submit (t, io);
@@ -197,13 +206,7 @@ cl_submit_own (struct cl_target *t, enum sl_op op, uint32_t flags, uint64_t offs
                uint64_t length_bytes, cl_done_fn done, void *owner, uint64_t scratch0,
                uint64_t scratch1)
 {
-  struct cl_io *io = cl_io_new (t->cluster);
-  io->op = op;
-  io->flags = flags;
-  io->offset_bytes = offset_bytes;
-  io->length_bytes = length_bytes;
-  io->done = done;
-  io->owner = owner;
+  struct cl_io *io = io_for (t, op, flags, offset_bytes, length_bytes, done, owner);
   io->scratch[0] = scratch0;
   io->scratch[1] = scratch1;
   cl_submit (t, io);

@@ -41,6 +41,7 @@
 #include <stdlib.h>
 
 #include "cluster_internal.h"
+#include "ranges.h"
 #include "core/units.h"
 
 #define NO_SLOT UINT32_MAX
@@ -57,10 +58,6 @@ enum slot_state {
   SLOT_CACHED,
 };
 #define SLOT_STATE_MASK 0x7fu
-
-struct warm_range {
-  uint64_t first, last;                /* chunks, inclusive */
-};
 
 struct readcache {
   struct cl_target *origin;
@@ -81,8 +78,7 @@ struct readcache {
   uint32_t *chunk_slot;                /* per origin chunk: its slot + 1, 0 for none */
   uint8_t *misses;                     /* 2 bits per origin chunk */
 
-  struct warm_range *warm;             /* regions to start warm, chunk ranges */
-  size_t warm_count, warm_capacity;
+  struct cl_ranges warm;               /* regions to start warm, in chunks */
 
   uint64_t promoting_bytes;            /* copies in flight */
   uint32_t cached_chunks;
@@ -416,26 +412,9 @@ readcache_warm (struct cl_target *t, uint64_t offset_bytes, uint64_t length_byte
 {
   struct readcache *rc = t->self;
   uint64_t end = sl_min_u64 (offset_bytes + length_bytes, t->capacity_bytes);
-  if (offset_bytes < end) {
-    if (rc->warm_count == rc->warm_capacity) {
-      size_t grown = rc->warm_capacity ? 2 * rc->warm_capacity : 16;
-      struct warm_range *w = realloc (rc->warm, grown * sizeof *w);
-      if (w == NULL)
-        abort ();
-      rc->warm = w;
-      rc->warm_capacity = grown;
-    }
-    rc->warm[rc->warm_count++] = (struct warm_range) {
-      offset_bytes / rc->chunk_bytes, (end - 1) / rc->chunk_bytes };
-  }
+  if (offset_bytes < end)
+    cl_ranges_add (&rc->warm, offset_bytes / rc->chunk_bytes, (end - 1) / rc->chunk_bytes + 1);
   cl_warm (rc->origin, offset_bytes, length_bytes);
-}
-
-static int
-range_order (const void *a, const void *b)
-{
-  const struct warm_range *x = a, *y = b;
-  return x->first < y->first ? -1 : x->first > y->first;
 }
 
 /* The steady state of a uniform workload over the warm regions: all of
@@ -446,32 +425,17 @@ static void
 readcache_warm_finish (struct cl_target *t)
 {
   struct readcache *rc = t->self;
-  if (rc->warm_count == 0)
-    return;
-  qsort (rc->warm, rc->warm_count, sizeof *rc->warm, range_order);
-  size_t merged = 0;
-  for (size_t i = 0; i < rc->warm_count; i++) {
-    if (merged > 0 && rc->warm[i].first <= rc->warm[merged - 1].last + 1) {
-      rc->warm[merged - 1].last = sl_max_u64 (rc->warm[merged - 1].last, rc->warm[i].last);
-      continue;
-    }
-    rc->warm[merged++] = rc->warm[i];
-  }
-  uint64_t chunks = 0, room = free_slots (rc);
-  for (size_t i = 0; i < merged; i++)
-    chunks += rc->warm[i].last - rc->warm[i].first + 1;
+  uint64_t chunks = cl_ranges_merge (&rc->warm), room = free_slots (rc);
   /* chance = room / chunks as a fraction of 2^32 */
   uint64_t chance = chunks <= room ? UINT64_C (1) << 32 : (room << 32) / chunks;
-  for (size_t i = 0; i < merged; i++)
-    for (uint64_t chunk = rc->warm[i].first; chunk <= rc->warm[i].last && free_slots (rc) > 0;
-         chunk++) {
+  for (size_t i = 0; i < rc->warm.count; i++)
+    for (uint64_t chunk = rc->warm.range[i].first;
+         chunk < rc->warm.range[i].end && free_slots (rc) > 0; chunk++) {
       if ((chunk_mix (chunk) >> 32) >= chance || slot_of_chunk (rc, chunk) != NO_SLOT)
         continue;
       slot_fill (rc, slot_take_free (rc), chunk, SLOT_CACHED);
     }
-  free (rc->warm);
-  rc->warm = NULL;
-  rc->warm_count = rc->warm_capacity = 0;
+  cl_ranges_free (&rc->warm);
 }
 
 /* ----------------------------------------------------------- target -- */
@@ -500,7 +464,7 @@ readcache_destroy (struct cl_target *t)
   free (rc->free_stack);
   free (rc->chunk_slot);
   free (rc->misses);
-  free (rc->warm);
+  cl_ranges_free (&rc->warm);
   free (rc);
 }
 

@@ -59,6 +59,7 @@
 
 #include "block_hash.h"
 #include "cluster_internal.h"
+#include "ranges.h"
 #include "core/units.h"
 
 #define NO_SLOT BLOCK_HASH_NONE
@@ -91,10 +92,6 @@ struct batch_entry {
   uint32_t slot;
 };
 
-struct warm_blocks {
-  uint64_t first, end;                 /* blocks [first, end) */
-};
-
 struct writecache {
   struct cl_target *origin;
   struct cl_target *buffer;
@@ -106,8 +103,7 @@ struct writecache {
   uint32_t writeback_jobs;             /* copies in flight at most, 0: no limit */
   uint32_t run_max_blocks;
 
-  struct warm_blocks *warm;            /* written regions to start full, block ranges */
-  size_t warm_count, warm_capacity;
+  struct cl_ranges warm;               /* written regions to start full, in blocks */
 
   struct slot_chunk **chunks;          /* blocks / SLOT_CHUNK + 1, NULL until used */
   uint32_t next_fresh;                 /* slots below it have been used */
@@ -739,41 +735,9 @@ writecache_warm (struct cl_target *t, uint64_t offset_bytes, uint64_t length_byt
 {
   struct writecache *wc = t->self;
   uint64_t end = sl_min_u64 (offset_bytes + length_bytes, t->capacity_bytes);
-  if (cl_warm_writes (t->cluster) && offset_bytes < end) {
-    if (wc->warm_count == wc->warm_capacity) {
-      size_t grown = wc->warm_capacity ? 2 * wc->warm_capacity : 16;
-      struct warm_blocks *w = realloc (wc->warm, grown * sizeof *w);
-      if (w == NULL)
-        abort ();
-      wc->warm = w;
-      wc->warm_capacity = grown;
-    }
-    wc->warm[wc->warm_count++] = (struct warm_blocks) {
-      offset_bytes / wc->block_bytes, (end - 1) / wc->block_bytes + 1 };
-  }
+  if (cl_warm_writes (t->cluster) && offset_bytes < end)
+    cl_ranges_add (&wc->warm, offset_bytes / wc->block_bytes, (end - 1) / wc->block_bytes + 1);
   cl_warm (wc->origin, offset_bytes, length_bytes);
-}
-
-static int
-warm_order (const void *a, const void *b)
-{
-  const struct warm_blocks *x = a, *y = b;
-  return x->first < y->first ? -1 : x->first > y->first;
-}
-
-/* The block at index i of the merged ranges (starts: each range's first index). */
-static uint64_t
-warm_block_at (const struct warm_blocks *w, const uint64_t *starts, size_t count, uint64_t i)
-{
-  size_t lo = 0, hi = count;
-  while (hi - lo > 1) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (starts[mid] <= i)
-      lo = mid;
-    else
-      hi = mid;
-  }
-  return w[lo].first + (i - starts[lo]);
 }
 
 /* A steady write load keeps the buffer between its watermarks: writeback
@@ -786,40 +750,22 @@ static void
 writecache_warm_finish (struct cl_target *t)
 {
   struct writecache *wc = t->self;
-  if (wc->warm_count == 0)
-    return;
-  qsort (wc->warm, wc->warm_count, sizeof *wc->warm, warm_order);
-  size_t merged = 0;
-  for (size_t i = 0; i < wc->warm_count; i++) {
-    if (merged > 0 && wc->warm[i].first <= wc->warm[merged - 1].end) {
-      wc->warm[merged - 1].end = sl_max_u64 (wc->warm[merged - 1].end, wc->warm[i].end);
-      continue;
-    }
-    wc->warm[merged++] = wc->warm[i];
-  }
-  uint64_t *starts = cl_xcalloc (merged, sizeof *starts), total = 0;
-  for (size_t i = 0; i < merged; i++) {
-    starts[i] = total;
-    total += wc->warm[i].end - wc->warm[i].first;
-  }
+  uint64_t total = cl_ranges_merge (&wc->warm);
   uint64_t want = sl_min_u64 (total, wc->high_blocks > 0 ? wc->high_blocks - 1 : 0);
   /* i -> i * stride mod total visits every index once (stride prime to total) */
   uint64_t stride = UINT64_C (2654435761);
   while (total > 1 && total % stride == 0)
     stride += 2;
   for (uint64_t i = 0, placed = 0; i < total && placed < want && room (wc) > 0; i++) {
-    uint64_t block = warm_block_at (wc->warm, starts, merged,
-                                    (uint64_t) ((unsigned __int128) i * stride % total));
+    uint64_t block = cl_ranges_at (&wc->warm, (uint64_t) ((unsigned __int128) i * stride
+                                                          % total));
     if (hash_find (wc, block) != NO_SLOT)
       continue;
     place_block (wc, block, NO_SLOT);
     wc->warmed_blocks++;
     placed++;
   }
-  free (starts);
-  free (wc->warm);
-  wc->warm = NULL;
-  wc->warm_count = wc->warm_capacity = 0;
+  cl_ranges_free (&wc->warm);
 }
 
 static void
@@ -851,7 +797,7 @@ writecache_destroy (struct cl_target *t)
   free (wc->chunks);
   block_hash_free (&wc->hash);
   free (wc->batch);
-  free (wc->warm);
+  cl_ranges_free (&wc->warm);
   free (wc);
 }
 

@@ -781,6 +781,26 @@ parse_option (int argc, char **argv, int *i, struct sim_args *a, char *err, size
   return 0;
 }
 
+/* argv[*i] as an option (with its value) or the '--' that ends them: 1
+ * when it was one, 0 when it is a plain word, -1 with err. */
+static int
+take_option (int argc, char **argv, int *i, bool *options_ended, struct sim_args *a,
+             const char *known, char *err, size_t err_bytes)
+{
+  if (*options_ended)
+    return 0;
+  if (strcmp (argv[*i], "--") == 0) {
+    *options_ended = true;
+    return 1;
+  }
+  if (strncmp (argv[*i], "--", 2) != 0)
+    return 0;
+  int rc = parse_option (argc, argv, i, a, err, err_bytes);
+  if (rc == 0)
+    snprintf (err, err_bytes, "unknown option '%s' (%s; '--' ends them)", argv[*i], known);
+  return rc == 1 ? 1 : -1;
+}
+
 /* storlab-sim cluster [OPTIONS] [--] SPEC JOBFILE: the devices' keys are in
  * the spec, so every other word is an option, the spec or the job file. */
 static int
@@ -792,21 +812,12 @@ parse_cluster_args (int argc, char **argv, struct sim_args *a, char *err, size_t
   unsigned file_count = 0;
   bool options_ended = false;
   for (int i = 2; i < argc; i++) {
-    if (!options_ended && strcmp (argv[i], "--") == 0) {
-      options_ended = true;
+    int rc = take_option (argc, argv, &i, &options_ended, a, "storlab-sim cluster options:"
+                          " --warm, --interval-ms, --progress, --help", err, err_bytes);
+    if (rc < 0)
+      return -1;
+    if (rc > 0)
       continue;
-    }
-    if (!options_ended && strncmp (argv[i], "--", 2) == 0) {
-      int rc = parse_option (argc, argv, &i, a, err, err_bytes);
-      if (rc < 0)
-        return -1;
-      if (rc == 0) {
-        snprintf (err, err_bytes, "unknown option '%s' (storlab-sim cluster options: --warm,"
-                  " --interval-ms, --progress, --help; '--' ends them)", argv[i]);
-        return -1;
-      }
-      continue;
-    }
     if (file_count == 2) {
       snprintf (err, err_bytes, "unexpected argument '%s' (storlab-sim cluster takes SPEC and"
                 " JOBFILE; the devices' keys are in the spec)", argv[i]);
@@ -846,21 +857,12 @@ parse_args (int argc, char **argv, struct sim_args *a, char *err, size_t err_byt
 
   bool options_ended = false;
   for (int i = 2; i < argc; i++) {
-    if (!options_ended && strcmp (argv[i], "--") == 0) {
-      options_ended = true;
+    int rc = take_option (argc, argv, &i, &options_ended, a, "storlab-sim options: --event,"
+                          " --interval-ms, --progress, --help", err, err_bytes);
+    if (rc < 0)
+      return -1;
+    if (rc > 0)
       continue;
-    }
-    if (!options_ended && strncmp (argv[i], "--", 2) == 0) {
-      int rc = parse_option (argc, argv, &i, a, err, err_bytes);
-      if (rc < 0)
-        return -1;
-      if (rc == 0) {
-        snprintf (err, err_bytes, "unknown option '%s' (storlab-sim options: --event,"
-                  " --interval-ms, --progress, --help; '--' ends them)", argv[i]);
-        return -1;
-      }
-      continue;
-    }
     char *eq = strchr (argv[i], '=');
     if (eq == NULL) {
       if (i != argc - 1) {
@@ -874,7 +876,6 @@ parse_args (int argc, char **argv, struct sim_args *a, char *err, size_t err_byt
     *eq = '\0';                 /* argv is ours to split */
     const char *key = argv[i], *value = eq + 1;
     const struct sl_driver_key *dk = strcmp (key, "preset") ? sl_driver_key_find (key) : NULL;
-    int rc;
     if (dk != NULL) {
       rc = sl_driver_settings_set (&a->driver, key, value, err, err_bytes);
       if (rc == 0 && !dk->simulator_uses)
