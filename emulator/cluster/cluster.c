@@ -1,9 +1,8 @@
 /* cluster.c — the cluster as one device model: its address space is the
  * exports one after another; a request is handed to its export's target
  * (a node's front end, then the stack below) and completes when that
- * target is done.  Also the plumbing every layer shares: cl_io's, their
- * submission and completion, per-target figures, and the JSON every
- * layer's record goes into. */
+ * target is done.  Also the JSON every layer's record goes into; the
+ * plumbing the layers share is layer.c's. */
 #define _GNU_SOURCE
 #include "cluster_internal.h"
 
@@ -16,182 +15,6 @@
 #include "core/stats.h"
 #include "core/units.h"
 
-#define IOS_PER_BLOCK 256u
-
-void *
-cl_xcalloc (size_t count, size_t size)
-{
-  void *p = calloc (count ? count : 1, size ? size : 1);
-  if (p == NULL)
-    abort ();                  /* out of memory mid-model: nothing sane to do */
-  return p;
-}
-
-/* ------------------------------------------------------------ I/Os -- */
-
-/* cl_ios live in blocks that are never returned before the cluster is
- * freed: an I/O still referenced by a pending engine event stays valid. */
-struct io_block {
-  struct io_block *next;
-  struct cl_io io[IOS_PER_BLOCK];
-};
-
-static struct io_block *
-blocks_of (struct cluster *c)
-{
-  return (struct io_block *) c->io_blocks;
-}
-
-struct cl_io *
-cl_io_new (struct cluster *c)
-{
-  if (c->free_ios == NULL) {
-    struct io_block *b = cl_xcalloc (1, sizeof *b);
-    b->next = blocks_of (c);
-    c->io_blocks = b;
-    c->ios_allocated += IOS_PER_BLOCK;
-    c->memory_bytes += sizeof *b;
-    for (unsigned i = 0; i < IOS_PER_BLOCK; i++) {
-      b->io[i].next = c->free_ios;
-      c->free_ios = &b->io[i];
-    }
-  }
-  struct cl_io *io = c->free_ios;
-  c->free_ios = io->next;
-  memset (io, 0, sizeof *io);
-  return io;
-}
-
-void
-cl_io_free (struct cluster *c, struct cl_io *io)
-{
-  io->next = c->free_ios;
-  c->free_ios = io;
-}
-
-uint64_t
-cl_now_ns (const struct cluster *c)
-{
-  return sl_engine_now_ns (c->engine);
-}
-
-struct sl_engine *
-cl_engine (struct cluster *c)
-{
-  return c->engine;
-}
-
-void
-cl_schedule (struct cluster *c, uint64_t when_ns, sl_event_fn fn, void *arg, uint64_t arg_u64)
-{
-  sl_engine_schedule (c->engine, when_ns, fn, arg, arg_u64);
-}
-
-/* Little's law bookkeeping: the integral of the queue depth over time. */
-static void
-depth_change (struct cl_target_stats *s, uint64_t now_ns, int delta)
-{
-  uint64_t dt = now_ns - s->last_change_ns;
-  s->queue_depth_integral_ns += s->queue_depth * dt;
-  if (s->queue_depth > 0)
-    s->busy_ns += dt;
-  s->last_change_ns = now_ns;
-  s->queue_depth = (uint64_t) ((int64_t) s->queue_depth + delta);
-}
-
-void
-cl_submit (struct cl_target *t, struct cl_io *io)
-{
-  uint64_t now = cl_now_ns (t->cluster);
-  io->target = t;
-  io->start_ns = now;
-  depth_change (&t->stats, now, +1);
-  t->ops->submit (t, io);
-}
-
-/* A new I/O of the layer below, filled in (the rest zero). */
-static struct cl_io *
-io_for (struct cl_target *t, enum sl_op op, uint32_t flags, uint64_t offset_bytes,
-        uint64_t length_bytes, cl_done_fn done, void *owner)
-{
-  struct cl_io *io = cl_io_new (t->cluster);
-  io->op = op;
-  io->flags = flags;
-  io->offset_bytes = offset_bytes;
-  io->length_bytes = length_bytes;
-  io->done = done;
-  io->owner = owner;
-  return io;
-}
-
-void
-cl_submit_child (struct cl_target *t, struct cl_io *parent, enum sl_op op, uint32_t flags,
-                 uint64_t offset_bytes, uint64_t length_bytes, cl_done_fn done, void *owner)
-{
-  struct cl_io *io = io_for (t, op, flags, offset_bytes, length_bytes, done, owner);
-  io->parent = parent;
-  if (parent)
-    parent->pending++;
-  cl_submit (t, io);
-}
-
-void
-cl_io_complete (struct cl_io *io)
-{
-  struct cl_target *t = io->target;
-  uint64_t now = cl_now_ns (t->cluster);
-  depth_change (&t->stats, now, -1);
-  struct cl_op_count *o = &t->stats.op[io->op < SL_OP_COUNT ? io->op : SL_OP_READ];
-  o->count++;
-  o->bytes += io->length_bytes;
-  o->latency_sum_ns += now - io->start_ns;
-  io->done (io);
-}
-
-static void
-complete_event (struct sl_engine *e, void *arg, uint64_t unused)
-{
-  (void) e;
-  (void) unused;
-  cl_io_complete (arg);
-}
-
-void
-cl_io_complete_at (struct cl_io *io, uint64_t when_ns)
-{
-  cl_schedule (io->target->cluster, when_ns, complete_event, io, 0);
-}
-
-void
-cl_warm (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes)
-{
-  if (t->ops->warm)
-    t->ops->warm (t, offset_bytes, length_bytes);
-}
-
-struct cl_target *
-cl_target_new (struct cluster *c, const struct cl_target_ops *ops, void *self,
-               const char *node, const char *name, uint64_t capacity_bytes, bool listed)
-{
-  struct cl_target *t = cl_xcalloc (1, sizeof *t);
-  t->ops = ops;
-  t->kind = ops->kind;
-  t->self = self;
-  t->cluster = c;
-  snprintf (t->name, sizeof t->name, "%s", name);
-  snprintf (t->node, sizeof t->node, "%s", node ? node : "");
-  t->capacity_bytes = capacity_bytes;
-  t->listed = listed;
-  if (c->targets_tail)
-    c->targets_tail->next_all = t;
-  else
-    c->targets = t;
-  c->targets_tail = t;
-  c->target_count++;
-  c->memory_bytes += sizeof *t;
-  return t;
-}
-
 struct cl_target *
 cl_target_find (struct cluster *c, const char *name)
 {
@@ -199,18 +22,6 @@ cl_target_find (struct cluster *c, const char *name)
     if (strcmp (t->name, name) == 0)
       return t;
   return NULL;
-}
-
-struct cl_io *
-cl_submit_own (struct cl_target *t, enum sl_op op, uint32_t flags, uint64_t offset_bytes,
-               uint64_t length_bytes, cl_done_fn done, void *owner, uint64_t scratch0,
-               uint64_t scratch1)
-{
-  struct cl_io *io = io_for (t, op, flags, offset_bytes, length_bytes, done, owner);
-  io->scratch[0] = scratch0;
-  io->scratch[1] = scratch1;
-  cl_submit (t, io);
-  return io;
 }
 
 /* ---------------------------------------------------------- the model -- */
@@ -234,10 +45,7 @@ cl_cluster_free (struct cluster *c)
       t->ops->destroy (t);
     free (t);
   }
-  for (struct io_block *b = blocks_of (c), *next; b; b = next) {
-    next = b->next;
-    free (b);
-  }
+  cl_io_blocks_free (c);
   for (unsigned i = 0; i < c->node_count; i++)
     cl_cpu_free (&c->node[i].cpu);
   free (c->links);
@@ -423,8 +231,7 @@ write_ops (const struct cl_target_stats *s, FILE *out)
 static void
 write_target (struct cl_target *t, uint64_t now_ns, FILE *out)
 {
-  struct cl_target_stats s = t->stats;
-  depth_change (&s, now_ns, 0);        /* integrals up to now */
+  struct cl_target_stats s = cl_target_stats_at (t, now_ns);
   fputs ("{\"name\": ", out);
   sl_json_write_string (out, t->name, sizeof (t->name));
   fprintf (out, ", \"kind\": \"%s\", \"node\": ", t->kind);

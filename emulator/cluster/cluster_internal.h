@@ -63,6 +63,11 @@ struct cl_link *cl_link_find (struct cluster *c, unsigned a, unsigned b, bool *a
 int cl_export_add (struct cluster *c, unsigned node, struct cl_target *target,
                    uint64_t base_bytes, uint64_t size_bytes, char *err, size_t err_bytes);
 
+/* layer.c: the figures of t up to now_ns (queue-depth integrals brought
+ * forward); the cl_io blocks, freed with the cluster. */
+struct cl_target_stats cl_target_stats_at (const struct cl_target *t, uint64_t now_ns);
+void cl_io_blocks_free (struct cluster *c);
+
 /* Device targets of the cluster by "node/name". */
 struct cl_target *cl_target_find (struct cluster *c, const char *name);
 
