@@ -265,8 +265,9 @@ test_replica_fan_out (void **state)
   burst (&r, SL_OP_READ, 10, 0, 64 * KIB, 4 * KIB);
   assert_int_equal (ops_of (&r, "n1/d0", SL_OP_READ), 10);
   assert_int_equal (ops_of (&r, "n2/d0", SL_OP_READ) + ops_of (&r, "n3/d0", SL_OP_READ), 0);
-  /* the share is served by n1 itself: no link carries the NFS traffic, the
-   * two remote copies do (n1 -> n2, n1 -> n3) */
+  /* the share is served by n1 itself: mounted directly (the lab's bind
+   * mount), no NFS; the two remote copies cross their links (n1 -> n2, n1 -> n3) */
+  assert_null (cl_target_find (r.c, "n1/nfs/r"));
   assert_int_equal (r.c->links[0].dir[0].messages, 10);
   assert_int_equal (r.c->links[2].dir[0].messages + r.c->links[2].dir[1].messages, 0);
   run_free (&r);

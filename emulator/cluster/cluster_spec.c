@@ -680,8 +680,10 @@ st_export (struct spec *s, char **w, unsigned n)
     if (server != node && link == NULL)
       return fail (s, "export %s: no link to %s, which serves %s", w[1], volume->node,
                    target_name);
+    /* the node serving the share mounts it directly (the lab's bind mount,
+     * nfs-export.sh): NFS only from the other nodes */
     snprintf (name, sizeof name, "%s/nfs/%s", w[1], target_name);
-    below = cl_target_find (c, name);
+    below = server == node ? volume : cl_target_find (c, name);
     if (below == NULL)
       below = cl_remote_new (c, w[1], name, "nfs", link, a_to_b, &c->node[server].cpu, volume,
                              why, sizeof why);

@@ -77,7 +77,7 @@ struct cl_target *cl_front_new (struct cluster *c, const char *node, const char 
 /* below on another node, reached over a link: the request (with a write's
  * data) crosses `out`, costs the serving host's CPU, runs on below; the
  * reply (with a read's data) crosses `back`.  kind: "nvme-tcp", "nfs".
- * out == NULL: the same node (NFS of a node's own share): CPU only. */
+ * link == NULL: on the same node (the server's CPU only, no wire). */
 struct cl_target *cl_remote_new (struct cluster *c, const char *node, const char *name,
                                  const char *kind, struct cl_link *link, bool a_to_b,
                                  struct cl_cpu *server_cpu, struct cl_target *below,

@@ -13,18 +13,25 @@ the lab backend: the sweep brings the lab up (or reuses one that is up),
 runs the grid, runs the simulator's prediction of the same grid on the
 lab's hosts (the tcg preset) into DIR/sim and takes down a lab it brought
 up. No sweep records the host's CPU, so while it runs this script samples
-the host's and every lab QEMU process's CPU time (DIR/host-cpu.json).
+the host's, every lab QEMU's (its vCPU thread apart) and the lab's nbdkits'
+CPU time (DIR/host-cpu.json).
 
 Per point it prints lab and simulator IOPS and mean latency, their ratio
-(sim / lab) and whether both are within 15 %. For a point outside, it names
-where the two part, walking the layers from the top:
+(sim / lab) and whether both are within 15 %. The lab's mean latency is
+fio's total (submission + completion, from its JSON): points.csv's
+lat_mean_us is the completion latency alone, which in a TCG guest leaves
+out 0.3-4 ms of io_submit, while the simulator's latency is the whole. For
+a point outside 15 %, it names where the two part: walking the layers from
+the top, the first whose figures part the way the point does (the slower
+side spends more there: more CPU or device I/Os per I/O, slower devices, or
+fewer cores), then the other layers whose figures part too:
 
   host        the lab point is flagged host-limited (points.csv host_limit)
-  host CPU    host CPU per front-end I/O differs by more than 15 % (lab: the
-              lab's QEMU processes; simulator: its hosts' busy time), or the
-              lab's host was saturated (>= 90 % of its cores busy) and its
-              guests got more than 15 % fewer cores than the simulator's
-              nodes kept busy
+  host CPU    guest CPU per front-end I/O differs by more than 15 % (lab:
+              the guests' vCPU threads; simulator: its hosts' busy time,
+              which is what its tcg preset models), or the lab's host was
+              saturated (>= 90 % of its cores busy) and the guests' vCPUs got
+              more than 15 % fewer cores than the simulator's nodes kept busy
   network     never named: the lab records no link figures (the table shows
               the simulator's busiest link)
   stack       device I/Os per front-end I/O, in all or on one device, differ
@@ -35,8 +42,8 @@ where the two part, walking the layers from the top:
               layers (the guest's kernel, QEMU's NBD client, fio)
 
 Nothing here is tuned: the table is what the run measured. A lab measures
-its host too: run this on an otherwise idle host (2 cores under TCG: ~15
-minutes for the three labs). Results in scripts/bench/cluster_validation.md.
+its host too: run this on an otherwise idle host (2 cores under TCG: about
+6 minutes for the three labs). Results in scripts/bench/cluster_validation.md.
 
 usage: scripts/bench/cluster_validate.py [--out DIR] [--only raid,hybrid,replicas]
        scripts/bench/cluster_validate.py --report DIR     (the tables again, nothing run)
@@ -85,34 +92,45 @@ CASES = {
 
 # ---- host CPU while a lab runs (no sweep records it) ----
 
-def _proc_ticks(pid):
-    """utime + stime of a process, in clock ticks; None when it is gone."""
+def _ticks(stat_path):
+    """utime + stime of a process or thread, in clock ticks; None when gone."""
     try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+        with open(stat_path, encoding="ascii") as f:
             fields = f.read().rsplit(")", 1)[1].split()
         return int(fields[11]) + int(fields[12])
     except (OSError, IndexError, ValueError):
         return None
 
 
-def _pid_ticks(pattern, strip):
-    """{name: ticks} of the processes whose pid files match pattern."""
+def _vcpu_ticks(pid):
+    """The ticks of a QEMU's vCPU threads ("CPU 0/TCG": libvirt's debug-threads)."""
+    total = 0
+    for task in glob.glob(f"/proc/{pid}/task/*"):
+        try:
+            with open(os.path.join(task, "comm"), encoding="ascii") as f:
+                vcpu = f.read().startswith("CPU ")
+        except OSError:
+            continue
+        total += (_ticks(os.path.join(task, "stat")) or 0) if vcpu else 0
+    return total
+
+
+def _pids(pattern, strip):
+    """{name: pid} of the processes whose pid files match pattern."""
     out = {}
     for path in glob.glob(pattern):
         try:
             with open(path, encoding="ascii") as f:
-                ticks = _proc_ticks(int(f.read().strip()))
+                out[strip(os.path.basename(path))] = int(f.read().strip())
         except (OSError, ValueError):
             continue
-        if ticks is not None:
-            out[strip(os.path.basename(path))] = ticks
     return out
 
 
 class CpuSampler(threading.Thread):
     """Every SAMPLE_S, on the monotonic clock the plugins' stats use: the
-    host's busy and total CPU ticks, each lab node's QEMU and the lab's
-    nbdkits (summed)."""
+    host's busy and total CPU ticks, each lab node's QEMU (all its threads,
+    and its vCPU's) and the lab's nbdkits (summed)."""
 
     def __init__(self, lab):
         super().__init__(daemon=True)
@@ -123,13 +141,15 @@ class CpuSampler(threading.Thread):
         while not self.done.wait(SAMPLE_S):
             with open("/proc/stat", encoding="ascii") as f:
                 ticks = [int(x) for x in f.readline().split()[1:]]
+            qemu = _pids(f"/run/libvirt/qemu/{prefix}*.pid",
+                         lambda name: name[len(prefix):-len(".pid")])
+            nbdkit = _pids(os.path.join(lab_state.RUN_BASE, self.lab, "*.pid"), str)
             self.samples.append({
                 "t_ns": time.monotonic_ns(),
                 "host_busy": sum(ticks) - ticks[3] - ticks[4], "host_total": sum(ticks),
-                "qemu": _pid_ticks(f"/run/libvirt/qemu/{prefix}*.pid",
-                                   lambda name: name[len(prefix):-len(".pid")]),
-                "nbdkit": sum(_pid_ticks(os.path.join(lab_state.RUN_BASE, self.lab, "*.pid"),
-                                         str).values())})
+                "qemu": {node: _ticks(f"/proc/{pid}/stat") or 0 for node, pid in qemu.items()},
+                "vcpu": {node: _vcpu_ticks(pid) for node, pid in qemu.items()},
+                "nbdkit": sum(_ticks(f"/proc/{pid}/stat") or 0 for pid in nbdkit.values())})
 
     def stop(self, path):
         self.done.set()
@@ -147,8 +167,9 @@ def load_cpu(path):
 
 
 def cpu_in_window(cpu, t0_ns, t1_ns):
-    """The lab's CPU between two monotonic times: (guests' cores, nbdkit
-    cores, host busy cores, host cores), or None without samples there."""
+    """The lab's CPU between two monotonic times, in cores: (the guests'
+    vCPUs, the rest of their QEMUs, nbdkit, the host busy, the host's
+    cores), or None without samples there."""
     samples = cpu["samples"] if cpu else []
     if len(samples) < 2:
         return None
@@ -157,8 +178,11 @@ def cpu_in_window(cpu, t0_ns, t1_ns):
     ticks_per_s = cpu["clk_tck"] * (b["t_ns"] - a["t_ns"]) / 1e9
     if ticks_per_s <= 0 or abs(a["t_ns"] - t0_ns) > 2e9 or abs(b["t_ns"] - t1_ns) > 2e9:
         return None
-    guests = sum(b["qemu"][n] - a["qemu"][n] for n in b["qemu"] if n in a["qemu"])
-    return (guests / ticks_per_s, (b["nbdkit"] - a["nbdkit"]) / ticks_per_s,
+
+    def qemu(key):
+        return sum(b[key][n] - a[key][n] for n in b[key] if n in a[key]) / ticks_per_s
+
+    return (qemu("vcpu"), qemu("qemu") - qemu("vcpu"), (b["nbdkit"] - a["nbdkit"]) / ticks_per_s,
             (b["host_busy"] - a["host_busy"]) / ticks_per_s,
             (b["host_total"] - a["host_total"]) / ticks_per_s)
 
@@ -174,17 +198,23 @@ class Side:
     host_limit: str | None = None       # the lab's points.csv column
     clat_us: float | None = None        # completion latency (points.csv lat_mean_us)
     slat_us: float | None = None        # the lab guest's submission latency (fio slat)
-    cpu_us_per_io: float | None = None  # host CPU per front-end I/O, every node's
-    cores: float | None = None          # host cores the guests (nodes) kept busy
+    cpu_us_per_io: float | None = None  # guest CPU per front-end I/O, every node's
+    cores: float | None = None          # host cores the guests' vCPUs (nodes) kept busy
     host_busy: float | None = None      # the lab's host: cores busy with anything
     host_cores: float | None = None
+    qemu_io_cores: float | None = None  # the lab's host: QEMU besides the vCPUs (NBD client, net)
     nbdkit_cores: float | None = None
-    other_cores: float | None = None    # the lab's host: busy with neither guests nor nbdkit
+    other_cores: float | None = None    # the lab's host: busy with none of the lab's processes
     dev_per_io: float | None = None     # device I/Os per front-end I/O
     dev_lat_us: float | None = None
     link_pct: float | None = None       # the simulator's busiest link direction
     # "node/device" -> (its I/Os per front-end I/O, its mean latency µs)
     devices: dict = field(default_factory=dict)
+
+
+def _snapshot_ns(doc):
+    """(before, after) of a device window document on the monotonic clock."""
+    return tuple(doc[k]["clock_epoch_ns"] + doc[k]["uptime_ns"] for k in ("before", "after"))
 
 
 def _window_ns(point_dir, duration_s, cpu):
@@ -193,7 +223,7 @@ def _window_ns(point_dir, duration_s, cpu):
     for path in sorted(glob.glob(os.path.join(point_dir, "device-*.json"))):
         doc = device_window.load(path)
         if doc.get("before") and "uptime_ns" in doc["before"]:
-            return tuple(doc[k]["clock_epoch_ns"] + doc[k]["uptime_ns"] for k in ("before", "after"))
+            return _snapshot_ns(doc)
     fio = sorted(glob.glob(os.path.join(point_dir, "fio-*.json")))
     if not fio or not cpu:
         return None
@@ -205,7 +235,7 @@ def fio_latency_us(point_dir):
     """(total, submission) mean latency of the lab's fio runs, IO-weighted
     over every job: what the application sees. points.csv's lat_mean_us is
     fio's completion latency, which leaves out the submission (io_submit)
-    time -- 0.6 to 2 ms in a TCG guest -- while the simulator's latency is
+    time -- 0.3 to 4 ms in a TCG guest -- while the simulator's latency is
     the whole (its slat is 0)."""
     lat = slat = n = 0.0
     for path in sorted(glob.glob(os.path.join(point_dir, "fio-*.json"))):
@@ -227,7 +257,12 @@ def lab_side(row, point_dir, duration_s, cpu):
         if doc.get("before") is None:
             continue
         node, device = os.path.basename(path)[len("device-"):-len(".json")].rsplit("-", 1)
-        w = device_window.window_between(doc["before"], doc["after"], path, window_s=duration_s)
+        # The rate over the snapshots' own interval: the lab backend divides by
+        # duration_s, but its snapshots span 1-2 s more (fio starts late in a
+        # TCG guest, and ends before the host sees it), all but the tail busy.
+        t0_ns, t1_ns = _snapshot_ns(doc)
+        w = device_window.window_between(doc["before"], doc["after"], path,
+                                         window_s=(t1_ns - t0_ns) / 1e9)
         if side.iops:
             side.devices[f"{node}/{device}"] = (w.dev_iops / side.iops, w.dev_lat_mean_us)
     if side.devices:
@@ -235,8 +270,9 @@ def lab_side(row, point_dir, duration_s, cpu):
     window = _window_ns(point_dir, duration_s, cpu)
     used = cpu_in_window(cpu, *window) if window else None
     if used:
-        side.cores, side.nbdkit_cores, side.host_busy, side.host_cores = used
-        side.other_cores = max(0.0, side.host_busy - side.cores - side.nbdkit_cores)
+        side.cores, side.qemu_io_cores, side.nbdkit_cores, side.host_busy, side.host_cores = used
+        side.other_cores = max(0.0, side.host_busy - side.cores - side.qemu_io_cores
+                               - side.nbdkit_cores)
         side.cpu_us_per_io = side.cores / side.iops * 1e6 if side.iops else None
     return side
 
@@ -294,32 +330,46 @@ def _worst(pairs):
     return max(pairs, key=distance) if pairs else None
 
 
-def where_they_part(lab, sim):
-    """The layer named (see the docstring); a host-limited lab point is
-    "host", with the first layer below whose figures part."""
-    below = first_parting_layer(lab, sim)
-    return f"host ({lab.host_limit}); then {below}" if lab.host_limit else below
-
-
-def first_parting_layer(lab, sim):
+def parting_layers(lab, sim):
+    """[(layer, its figures, whether the simulator's side costs more)] of
+    every layer whose figures part, from the top."""
+    found = []
     if differ(lab.cpu_us_per_io, sim.cpu_us_per_io):
-        return f"host CPU ({lab.cpu_us_per_io:.0f} vs {sim.cpu_us_per_io:.0f} µs per I/O)"
-    if lab.host_busy is not None and lab.host_busy >= SATURATED * lab.host_cores \
+        found.append(("host CPU", f"{lab.cpu_us_per_io:.0f} vs {sim.cpu_us_per_io:.0f} µs per I/O",
+                      sim.cpu_us_per_io > lab.cpu_us_per_io))
+    elif lab.host_busy is not None and lab.host_busy >= SATURATED * lab.host_cores \
             and sim.cores > lab.cores * (1 + TOLERANCE):
-        return (f"host CPU (host saturated: guests got {lab.cores:.2f} cores, the "
-                f"simulator's nodes {sim.cores:.2f})")
-    if differ(lab.dev_per_io, sim.dev_per_io, PER_IO_FLOOR):
-        return f"stack ({lab.dev_per_io:.2f} vs {sim.dev_per_io:.2f} device I/Os per I/O)"
+        found.append(("host CPU", f"host saturated: the guests' vCPUs got {lab.cores:.2f} cores, "
+                                  f"the simulator's nodes {sim.cores:.2f}", False))
     names = sorted(set(lab.devices) & set(sim.devices))
     worst = _worst([(n, lab.devices[n][0], sim.devices[n][0]) for n in names
                     if differ(lab.devices[n][0], sim.devices[n][0], PER_IO_FLOOR)])
-    if worst:
-        return f"stack ({worst[0]}: {worst[1]:.2f} vs {worst[2]:.2f} I/Os per I/O)"
+    if differ(lab.dev_per_io, sim.dev_per_io, PER_IO_FLOOR):
+        found.append(("stack", f"{lab.dev_per_io:.2f} vs {sim.dev_per_io:.2f} device I/Os per I/O",
+                      sim.dev_per_io > lab.dev_per_io))
+    elif worst:
+        found.append(("stack", f"{worst[0]}: {worst[1]:.2f} vs {worst[2]:.2f} I/Os per I/O",
+                      worst[2] > worst[1]))
     worst = _worst([(n, lab.devices[n][1], sim.devices[n][1]) for n in names
                     if differ(lab.devices[n][1], sim.devices[n][1], LAT_FLOOR_US)])
     if worst:
-        return f"devices ({worst[0]}: {worst[1]:.0f} vs {worst[2]:.0f} µs)"
-    return "guest/front end"
+        found.append(("devices", f"{worst[0]}: {worst[1]:.0f} vs {worst[2]:.0f} µs",
+                      worst[2] > worst[1]))
+    return found
+
+
+def where_they_part(lab, sim):
+    """The first layer whose figures part the way the point does (the slower
+    side spends more there), else "guest/front end"; then the other layers
+    whose figures part; "host" first for a host-limited lab point."""
+    found = parting_layers(lab, sim)
+    sim_slower = sim.lat_us > lab.lat_us
+    named = next((f for f in found if f[2] == sim_slower), None)
+    text = f"{named[0]} ({named[1]})" if named else "guest/front end"
+    others = [f[0] for f in found if f is not named]
+    if others:
+        text += "; also parting: " + ", ".join(others)
+    return f"host ({lab.host_limit}); then {text}" if lab.host_limit else text
 
 
 # ---- running and reporting ----
@@ -393,10 +443,10 @@ def tables(cases, out):
     """The markdown tables of every case found in out, and the failures."""
     head = ("| topology | point | lab IOPS | sim IOPS | sim/lab | lab mean lat µs | "
             "sim mean lat µs | sim/lab | within 15 % | where they part |\n" + "|---" * 10 + "|\n")
-    layers = ("| topology | point | lab guest: submission / completion µs | host CPU µs per "
-              "I/O, lab / sim | guests' cores, lab / sim | lab host: busy of its cores; nbdkit; "
-              "other | device I/Os per I/O, lab / sim | device mean lat µs, lab / sim | "
-              "busiest sim link % |\n" + "|---" * 9 + "|\n")
+    layers = ("| topology | point | lab guest: submission / completion µs | guest CPU µs per "
+              "I/O, lab / sim | guests' vCPU cores, lab / sim | lab host: busy of its cores; "
+              "QEMU I/O threads; nbdkit; other | device I/Os per I/O, lab / sim | device mean "
+              "lat µs, lab / sim | busiest sim link % |\n" + "|---" * 9 + "|\n")
     for case in cases:
         results = os.path.join(out, case)
         name = CASES[case][0][:-len(".toml")]
@@ -415,7 +465,8 @@ def tables(cases, out):
                      f"{fmt(lab.lat_us)} | {fmt(sim.lat_us)} | {fmt(r_lat, '.2f')} | "
                      f"{'yes' if within else 'no'} | {'–' if within else where_they_part(lab, sim)} |\n")
             busy = "–" if lab.host_busy is None else \
-                f"{lab.host_busy:.2f} of {lab.host_cores:.0f}; {lab.nbdkit_cores:.2f}; {lab.other_cores:.2f}"
+                f"{lab.host_busy:.2f} of {lab.host_cores:.0f}; {lab.qemu_io_cores:.2f}; " \
+                f"{lab.nbdkit_cores:.2f}; {lab.other_cores:.2f}"
             layers += (f"| {name} | {label} | {fmt(lab.slat_us)} / {fmt(lab.clat_us)} | "
                        f"{fmt(lab.cpu_us_per_io)} / {fmt(sim.cpu_us_per_io)} | "
                        f"{fmt(lab.cores, '.2f')} / {fmt(sim.cores, '.2f')} | {busy} | "
