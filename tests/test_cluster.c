@@ -306,6 +306,28 @@ test_host_cpu_per_io (void **state)
   run_free (&r);
 }
 
+/* A lab's guests share their host's cores: two tcg nodes on a host of one
+ * core take turns, where each alone had its vCPU to itself. */
+static void
+test_host_pool_is_shared (void **state)
+{
+  (void) state;
+  const char *two = "node n1 host=tcg\nnode n2 host=tcg\n" DISK ("n1", "d0") DISK ("n2", "d0")
+    "local n1 disk d0\nlocal n2 disk d0\nvolume n1 v 64M\nvolume n2 v 64M\n"
+    "export n1 at=0 size=64M volume=v\nexport n2 at=64M size=64M volume=v\n";
+  char spec[2048];
+  for (int pooled = 0; pooled < 2; pooled++) {
+    snprintf (spec, sizeof spec, "storlab-cluster 1\n%s%s", pooled ? "pool cores=1\n" : "", two);
+    struct run r = run_new (spec);
+    /* 4 reads on each node's volume at once */
+    uint64_t done = burst (&r, SL_OP_READ, 8, 0, 16 * MIB, 4 * KIB);
+    assert_int_equal (done, (pooled ? 8 : 4) * 263000 + 100000);
+    run_free (&r);
+  }
+  assert_refused ("storlab-cluster 1\nnode n1\npool cores=2\n", "bad.spec:3: pool: once, before the nodes");
+  assert_refused ("storlab-cluster 1\npool threads=2\n", "bad.spec:2: pool: cores=N");
+}
+
 /* --------------------------------------------------------- determinism -- */
 
 static char *
@@ -359,6 +381,7 @@ main (void)
     cmocka_unit_test (test_replica_fan_out),
     cmocka_unit_test (test_link_bandwidth_saturates),
     cmocka_unit_test (test_host_cpu_per_io),
+    cmocka_unit_test (test_host_pool_is_shared),
     cmocka_unit_test (test_same_run_same_figures),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);

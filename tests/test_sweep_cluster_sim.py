@@ -165,12 +165,21 @@ def test_plugin_files_are_left_out_and_what_cannot_be_modelled_refused(tmp_path)
 
 
 def test_a_prediction_of_a_lab_runs_on_the_labs_hosts():
+    """A TCG lab's guests are tcg hosts sharing this machine's cores."""
     t = topo("profile-replicas")
-    assert sweep_command._predict_host(None, t, "tcg") == "tcg"
-    assert sweep_command._predict_host(None, t, "kvm") is None        # bare-metal
-    assert sweep_command._predict_host("bare-metal", t, "tcg") == "bare-metal"
+    assert sweep_command._predict_host(None, t, "tcg") == ("tcg", os.cpu_count())
+    assert sweep_command._predict_host(None, t, "kvm") == (None, None)        # bare-metal
+    assert sweep_command._predict_host("bare-metal", t, "tcg") == ("bare-metal", None)
     t.sim = topology.SimHost()
-    assert sweep_command._predict_host(None, t, "tcg") is None        # the topology's
+    assert sweep_command._predict_host(None, t, "tcg") == (None, None)        # the topology's
+
+
+def test_one_host_for_every_node():
+    t = topo("profile-replicas")
+    laid_out = cluster_spec.exports(t, workload("share"), ["node1"])
+    lines = spec_lines(t, laid_out, topology.SimHost("tcg").resolved(None, 2))
+    assert lines[2] == "pool cores=2" and statements(lines, "pool") == ["pool cores=2"]
+    assert statements(spec_lines(t, laid_out, topology.SimHost().resolved()), "pool") == []
 
 
 # ---- end to end: storlab sweep --backend sim ------------------------------------
@@ -296,7 +305,7 @@ def test_sim_host_override_reaches_the_spec(tmp_path):
 # ---- refusals ------------------------------------------------------------------
 
 @pytest.mark.parametrize("table, needle", [
-    ('[sim]\nhots = "tcg"\n', "sim: unknown key 'hots' (known: host, link, cores, per_io_us)"),
+    ('[sim]\nhots = "tcg"\n', "sim: unknown key 'hots' (known: host, link, cores, per_io_us, host_cores)"),
     ('[sim]\nhost = "kvm"\n', "sim.host = 'kvm': unknown host preset (known: bare-metal, tcg)"),
     # beyond what the simulator takes: its own refusal, naming the spec's line and word
     ('[sim]\ncores = 100000\n', "storlab-sim cluster (point 0): storlab-sim: "),

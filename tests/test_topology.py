@@ -123,10 +123,13 @@ def test_sim_table_names_presets_and_lets_disks_take_their_presets_size(tmp_path
     assert topo.sim == topology.SimHost("tcg", None, None, None)
     assert topo.sim.resolved() == topology.SimHost("tcg", "tcg-udp", None, None)
     assert topo.sim.resolved("bare-metal") == topology.SimHost("bare-metal", "10gbe", None, None)
+    assert topo.sim.resolved(None, 2).host_cores == 2
     preset_bytes = int(catalog.presets("hdd")["sas10k-300g"]["params"]["size"])
     assert all(d.size_bytes == preset_bytes for n in topo.nodes for d in n.devices)
-    topo = load_text(tmp_path, MINIMAL + '[sim]\nlink = "25gbe"\ncores = 4\nper_io_us = 2.5\n')
-    assert topo.sim.resolved("tcg") == topology.SimHost("tcg", "25gbe", 4, 2.5)
+    topo = load_text(tmp_path, MINIMAL + '[sim]\nlink = "25gbe"\ncores = 4\nper_io_us = 2.5\n'
+                     'host_cores = 2\n')
+    assert topo.sim.resolved("tcg") == topology.SimHost("tcg", "25gbe", 4, 2.5, 2)
+    assert "sim.host_cores" in load_error(tmp_path, MINIMAL + '[sim]\nhost_cores = 0\n')
 
 
 def test_a_study_sized_cluster_is_for_the_simulator_only(tmp_path):
@@ -642,7 +645,7 @@ ERROR_CASES = [
     (MINIMAL + '[links]\nmesh = true\n', "links: unknown key 'mesh' (known: mode, pairs)"),
     # [sim]: preset names only (their figures are the C library's)
     (MINIMAL + '[sim]\nhots = "tcg"\n',
-     "sim: unknown key 'hots' (known: host, link, cores, per_io_us)"),
+     "sim: unknown key 'hots' (known: host, link, cores, per_io_us, host_cores)"),
     (MINIMAL + '[sim]\nhost = "kvm"\n',
      "sim.host = 'kvm': unknown host preset (known: bare-metal, tcg)"),
     (MINIMAL + '[sim]\nlink = "100gbe"\n',

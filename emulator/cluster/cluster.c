@@ -48,6 +48,7 @@ cl_cluster_free (struct cluster *c)
   cl_io_blocks_free (c);
   for (unsigned i = 0; i < c->node_count; i++)
     cl_cpu_free (&c->node[i].cpu);
+  cl_cpu_free (&c->pool);
   free (c->links);
   free (c->exports);
   free (c);
@@ -265,6 +266,20 @@ write_hosts (const struct cluster *c, uint64_t now_ns, FILE *out)
 }
 
 static void
+write_pool (const struct cluster *c, uint64_t now_ns, FILE *out)
+{
+  if (!c->has_pool) {
+    fputs ("\"host_pool\": null", out);
+    return;
+  }
+  const struct cl_cpu *pool = &c->pool;
+  double capacity_ns = (double) now_ns * pool->config.cores;
+  fprintf (out, "\"host_pool\": {\"cores\": %" PRIu32 ", \"ios\": %" PRIu64 ", \"busy_ns\": %"
+           PRIu64 ", \"utilisation_pct\": %.2f}", pool->config.cores, pool->ios, pool->busy_ns,
+           capacity_ns > 0 ? 100.0 * (double) pool->busy_ns / capacity_ns : 0.0);
+}
+
+static void
 write_links (const struct cluster *c, uint64_t now_ns, FILE *out)
 {
   fputs ("\"links\": [", out);
@@ -296,6 +311,8 @@ cluster_write_json (void *self, FILE *out)
            PRIu64 ", ", c->node_count, c->export_count, c->warmed ? "warm" : "empty",
            c->memory_bytes);
   write_hosts (c, now, out);
+  fputs (", ", out);
+  write_pool (c, now, out);
   fputs (", ", out);
   write_links (c, now, out);
   fputs (", \"layers\": [", out);

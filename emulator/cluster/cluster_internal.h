@@ -35,6 +35,8 @@ struct cluster {
   struct sl_engine *engine;            /* set when the engine adopts the model */
   struct cl_node node[CL_MAX_NODES];
   unsigned node_count;
+  struct cl_cpu pool;                  /* the host every node runs on (pool statement) */
+  bool has_pool;
   struct cl_link *links;
   unsigned link_count;
   struct cl_export *exports;           /* ascending base */

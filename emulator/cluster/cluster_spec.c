@@ -2,6 +2,8 @@
  * '#' to the end of a line is a comment, words separated by blanks.
  *
  *   storlab-cluster 1                          first line: the format
+ *   pool cores=N                               optional, first: every node runs on one
+ *                                              host of N cores (a lab's guests)
  *   node NAME [host=PRESET] [cores=N] [per-io-us=X] [per-remote-io-us=X]
  *   device NODE NAME KIND [KEY=VALUE ...]      KIND hdd | ssd | raid: the plugin's keys
  *   link NODE NODE [preset=P] [latency-us=X] [bandwidth-mb-s=X]
@@ -147,6 +149,25 @@ check_stage (struct spec *s, const char *what, unsigned stage, const char *befor
   return 0;
 }
 
+/* -------------------------------------------------------------- pool -- */
+
+static int
+st_pool (struct spec *s, char **w, unsigned n)
+{
+  if (s->stage > 0 || s->c->node_count > 0 || s->c->has_pool)
+    return fail (s, "pool: once, before the nodes");
+  char *key, *value;
+  double cores;
+  if (n != 2 || !split_pair (w[1], &key, &value) || strcmp (key, "cores") != 0)
+    return fail (s, "pool: cores=N (the cores of the one host every node runs on)");
+  if (number_value (s, key, value, 1, 4096, &cores) < 0)
+    return -1;
+  struct cl_host_config config = { .cores = (uint32_t) cores };
+  cl_cpu_init (&s->c->pool, &config);
+  s->c->has_pool = true;
+  return 0;
+}
+
 /* ------------------------------------------------------------- nodes -- */
 
 static int
@@ -194,6 +215,8 @@ st_node (struct spec *s, char **w, unsigned n)
   struct cl_node *node = &c->node[c->node_count++];
   snprintf (node->name, sizeof node->name, "%s", w[1]);
   cl_cpu_init (&node->cpu, &host);
+  if (c->has_pool)
+    node->cpu.pool = &c->pool;
   return 0;
 }
 
@@ -709,14 +732,14 @@ statement (struct spec *s, char **w, unsigned n)
     const char *word;
     int (*fn) (struct spec *, char **, unsigned);
   } table[] = {
-    { "node", st_node }, { "device", st_device }, { "link", st_link }, { "local", st_local },
+    { "pool", st_pool }, { "node", st_node }, { "device", st_device }, { "link", st_link }, { "local", st_local },
     { "volume", st_volume }, { "replica", st_replica }, { "export", st_export },
   };
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
     if (strcmp (w[0], table[i].word) == 0)
       return table[i].fn (s, w, n);
-  return fail (s, "unknown statement '%s' (known: node, device, link, local, volume, replica, "
-               "export)", w[0]);
+  return fail (s, "unknown statement '%s' (known: pool, node, device, link, local, volume, "
+               "replica, export)", w[0]);
 }
 
 static int

@@ -117,17 +117,36 @@ cl_cpu_free (struct cl_cpu *cpu)
   cpu->core_free_ns = NULL;
 }
 
-uint64_t
-cl_cpu_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
+static uint32_t
+first_free_core (const struct cl_cpu *cpu)
 {
   uint32_t best = 0;
   for (uint32_t i = 1; i < cpu->config.cores; i++)
     if (cpu->core_free_ns[i] < cpu->core_free_ns[best])
       best = i;
-  uint64_t start = sl_max_u64 (now_ns, cpu->core_free_ns[best]);
-  cpu->core_free_ns[best] = start + cost_ns;
+  return best;
+}
+
+static void
+occupy (struct cl_cpu *cpu, uint32_t core, uint64_t until_ns, uint64_t cost_ns)
+{
+  cpu->core_free_ns[core] = until_ns;
   cpu->busy_ns += cost_ns;
   cpu->ios++;
+}
+
+uint64_t
+cl_cpu_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
+{
+  uint32_t core = first_free_core (cpu);
+  uint64_t start = sl_max_u64 (now_ns, cpu->core_free_ns[core]);
+  if (cpu->pool) {
+    /* a guest's vCPU runs only while the host gives it a core */
+    uint32_t host_core = first_free_core (cpu->pool);
+    start = sl_max_u64 (start, cpu->pool->core_free_ns[host_core]);
+    occupy (cpu->pool, host_core, start + cost_ns, cost_ns);
+  }
+  occupy (cpu, core, start + cost_ns, cost_ns);
   return start + cost_ns;
 }
 

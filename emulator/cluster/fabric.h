@@ -42,6 +42,9 @@ struct cl_cpu {
   uint64_t *core_free_ns;              /* per core: when it is free again */
   uint64_t busy_ns;                    /* summed over cores */
   uint64_t ios;
+  /* The physical cores a node's own run on, shared with other nodes (the
+   * lab's guests on one host), or NULL: its cores are its own. */
+  struct cl_cpu *pool;
 };
 
 /* One direction of a link: messages leave in order at its bandwidth. */
@@ -61,7 +64,8 @@ struct cl_link {
 
 int cl_cpu_init (struct cl_cpu *cpu, const struct cl_host_config *config);
 void cl_cpu_free (struct cl_cpu *cpu);
-/* Takes the first free core for cost_ns from now on; returns when done. */
+/* Takes the first free core for cost_ns from now on (and, with a pool, the
+ * first free core of the pool at the same time); returns when done. */
 uint64_t cl_cpu_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns);
 
 /* Sends bytes from now on; returns when the last byte has arrived. */

@@ -146,14 +146,17 @@ def run_points(sweep, backend, out, label, needs_precondition, jobs=1):
 
 
 def _predict_host(sim_host, topo, accelerator):
-    """The hosts a prediction of a lab gives its cluster: --sim-host, else
-    the topology's [sim], else the lab's own (a TCG guest's CPU cost)."""
+    """The hosts a prediction of a lab gives its cluster, and the cores they
+    share: --sim-host, else the topology's [sim], else the lab's own (a TCG
+    guest's CPU cost, every guest on this host's cores)."""
     if sim_host or topo.sim is not None:
-        return sim_host
-    return "tcg" if accelerator == "tcg" else None
+        return sim_host, None
+    if accelerator == "tcg":
+        return "tcg", os.cpu_count()
+    return None, None
 
 
-def _predict(sweep, topo, out, sim_host=None):
+def _predict(sweep, topo, out, sim_host=None, host_cores=None):
     """The simulator's prediction of the same sweep, in out/sim."""
     try:
         plan = sweep_plan.make(sweep, topo, backend="sim")
@@ -162,7 +165,7 @@ def _predict(sweep, topo, out, sim_host=None):
         return None
     sim_out = os.path.join(out, "sim")
     results.prepare(sim_out, sweep.path)
-    with sim.SimBackend(sweep, topo, plan, _say, sim_host) as backend:
+    with sim.SimBackend(sweep, topo, plan, _say, sim_host, host_cores) as backend:
         results.write_json(os.path.join(sim_out, "manifest.json"),
                            results.manifest(sweep, topo, "sim", backend.facts(),
                                             len(sweep.points)))
@@ -203,7 +206,7 @@ def run(argv):
                            results.manifest(sweep, topo, backend.name, facts,
                                             len(sweep.points)))
     if sweep.backend == "lab" and sweep.predict and not args.no_predict:
-        _predict(sweep, topo, out, _predict_host(args.sim_host, topo, facts["accelerator"]))
+        _predict(sweep, topo, out, *_predict_host(args.sim_host, topo, facts["accelerator"]))
     figures, report_path = plot.render(out)
     print(f"results: {out}")
     print(f"  points.csv  {os.path.join(out, 'points.csv')}")

@@ -6,7 +6,7 @@ simulator's device windows are).
     stack_cache_hit_pct    the disk groups' read caches (dm-cache): hits of reads
     write_buffer_fill_pct  their write buffers (dm-writecache): used at the end, mean
     destage_mb_s           written back from the write buffers to capacity, all nodes
-    cpu_util_pct           the busiest host's CPU
+    cpu_util_pct           the busiest host's CPU (or the one host they all share)
     link_util_pct          the busiest link direction
     start_state            warm (caches started steady, --warm) or empty
 """
@@ -39,7 +39,7 @@ def metrics(doc, source):
         row["write_buffer_fill_pct"] = sum(b["fill_pct"] for b in buffers) / len(buffers)
         destaged = sum(b["writeback_blocks"] * b["block_bytes"] for b in buffers)
         row["destage_mb_s"] = destaged / MB / elapsed_s if elapsed_s else None
-    hosts = model.get("hosts", [])
+    hosts = model.get("hosts", []) + ([model["host_pool"]] if model.get("host_pool") else [])
     row["cpu_util_pct"] = max((h["utilisation_pct"] for h in hosts), default=None)
     row["link_util_pct"] = max((link[d]["utilisation_pct"] for link in model.get("links", [])
                                 for d in ("a_to_b", "b_to_a")), default=None)

@@ -24,6 +24,8 @@ name; the figures behind each name are the C library's (cluster/fabric.c):
                             host "tcg", else 10gbe
     cores = 16              optional: the host's cores for storage (the preset's)
     per_io_us = 10          optional: CPU per I/O on the storage path (the preset's)
+    host_cores = 2          optional: every node runs on one host of this many cores
+                            (a lab's guests share theirs); default: each node its own
 
 A topology with a [sim] table is one the simulator runs: its hdd and ssd
 disks may leave size out and take their preset's (a lab's disks should
@@ -96,7 +98,7 @@ DEFAULTS_KEYS = ("vcpus", "memory_mib", "devices")
 NODES_KEYS = ("count", "names")
 DEVICE_KEYS = ("name", "plugin", "count", "bus", "params")
 LINKS_KEYS = ("mode", "pairs")
-SIM_KEYS = ("host", "link", "cores", "per_io_us")
+SIM_KEYS = ("host", "link", "cores", "per_io_us", "host_cores")
 # Preset names of storlab-sim cluster (their figures: emulator/cluster/fabric.c).
 SIM_HOSTS = ("bare-metal", "tcg")
 SIM_LINKS = ("1gbe", "10gbe", "25gbe", "tcg-udp")
@@ -146,17 +148,20 @@ class SimHost:
     link: str | None = None          # None: the host's default (default_link)
     cores: int | None = None         # None: the host preset's
     per_io_us: float | None = None   # None: the host preset's
+    host_cores: int | None = None    # every node on one host of this many cores; None: own
 
     @staticmethod
     def default_link(host):
         """The lab's own udp links go with a TCG host; a real one gets 10 GbE."""
         return "tcg-udp" if host == "tcg" else "10gbe"
 
-    def resolved(self, host=None):
+    def resolved(self, host=None, host_cores=None):
         """This table with host replaced (`storlab sweep --sim-host`) and the
-        link named: an unset link follows the host."""
+        link named: an unset link follows the host; host_cores, when given,
+        puts every node on one host of that many cores."""
         host = host or self.host
-        return SimHost(host, self.link or self.default_link(host), self.cores, self.per_io_us)
+        return SimHost(host, self.link or self.default_link(host), self.cores, self.per_io_us,
+                       host_cores or self.host_cores)
 
 
 @dataclass
@@ -317,7 +322,13 @@ class _TopologyLoader(Loader):
                     or not math.isfinite(per_io_us) or per_io_us < 0:
                 self.fail("sim.per_io_us", "must be a number of microseconds, at least 0",
                           per_io_us)
-        return SimHost(host, link, cores, per_io_us)
+        host_cores = None
+        if "host_cores" in table:
+            host_cores = table["host_cores"]
+            if isinstance(host_cores, bool) or not isinstance(host_cores, int) or host_cores < 1:
+                self.fail("sim.host_cores", "must be a whole number of cores, at least 1",
+                          host_cores)
+        return SimHost(host, link, cores, per_io_us, host_cores)
 
     def node_names(self, data):
         if "nodes" not in data:

@@ -138,6 +138,8 @@ def text(topo, laid_out, sim_host=None):
     host = sim_host or SimHost().resolved()
     profile = topo.profile
     lines = [FORMAT, f"# topology {topo.name}"]
+    if host.host_cores is not None:
+        lines.append(f"pool cores={host.host_cores}")
     for node in topo.nodes:
         words = ["node", node.name, f"host={host.host}"]
         if host.cores is not None:
