@@ -59,15 +59,6 @@ block_hash_free (struct block_hash *h)
   h->buckets = NULL;
 }
 
-unsigned
-block_hash_bits_for (uint64_t entries)
-{
-  unsigned bits = 4;
-  while (((uint64_t) 1 << bits) < 2 * entries)
-    bits++;
-  return bits;
-}
-
 uint32_t
 block_hash_find (const struct block_hash *h, uint64_t key)
 {

@@ -1,11 +1,10 @@
-/* block_hash.h — the caches' map from an origin block (or chunk) number to
- * the slot that holds it.  Open addressing with linear probing; a bucket
+/* block_hash.h — the write buffer's map from an origin block number to
+ * the slot that holds it (the read cache indexes its chunks directly).  Open addressing with linear probing; a bucket
  * is 4 bytes (slot + 1, 0 empty): the key of an entry is read back
  * through its slot with the owner's key function, so the table costs 4
  * bytes a bucket whatever the keys' width.  Removal moves the entries
  * after the hole back (no tombstones), and the table doubles when an
- * insertion would fill it past 3/4 (a table sized for its most entries at
- * half full, as the read cache's is, never grows). */
+ * insertion would fill it past 3/4. */
 #ifndef STORLAB_CLUSTER_BLOCK_HASH_H
 #define STORLAB_CLUSTER_BLOCK_HASH_H
 
@@ -29,8 +28,6 @@ struct block_hash {
 void block_hash_init (struct block_hash *h, unsigned bits, block_hash_key_fn key,
                       const void *owner, uint64_t *memory_bytes);
 void block_hash_free (struct block_hash *h);
-/* The fewest bits (at least 4) for twice entries buckets: never grows. */
-unsigned block_hash_bits_for (uint64_t entries);
 /* The slot holding key, or BLOCK_HASH_NONE. */
 uint32_t block_hash_find (const struct block_hash *h, uint64_t key);
 /* Adds slot under the key it holds, which is not in the table yet. */

@@ -208,12 +208,6 @@ sl_cluster_warm_finish (struct cluster *c)
       t->ops->warm_finish (t);
 }
 
-uint64_t
-sl_cluster_memory_bytes (const struct cluster *c)
-{
-  return c->memory_bytes;
-}
-
 /* ------------------------------------------------------------ output -- */
 
 static void

@@ -48,7 +48,4 @@ void sl_cluster_warm (struct cluster *c, uint64_t offset_bytes, uint64_t length_
  * the regions given (not first come, first served). */
 void sl_cluster_warm_finish (struct cluster *c);
 
-/* Bytes of memory the cluster's models hold (for the --max-memory check). */
-uint64_t sl_cluster_memory_bytes (const struct cluster *c);
-
 #endif

@@ -70,12 +70,6 @@ cl_now_ns (const struct cluster *c)
   return sl_engine_now_ns (c->engine);
 }
 
-struct sl_engine *
-cl_engine (struct cluster *c)
-{
-  return c->engine;
-}
-
 void
 cl_schedule (struct cluster *c, uint64_t when_ns, sl_event_fn fn, void *arg, uint64_t arg_u64)
 {

@@ -126,7 +126,6 @@ void cl_warm (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes)
 bool cl_warm_writes (const struct cluster *c);
 
 uint64_t cl_now_ns (const struct cluster *c);
-struct sl_engine *cl_engine (struct cluster *c);
 /* Runs fn(engine, arg, arg_u64) at when_ns (>= now). */
 void cl_schedule (struct cluster *c, uint64_t when_ns, sl_event_fn fn, void *arg,
                   uint64_t arg_u64);

@@ -573,7 +573,7 @@ setup_clones (struct sim *sim, const struct sl_jobfile *jf, uint64_t capacity_by
  * (a cluster's read caches hold their share of it), so a working set of
  * hundreds of GiB needs no hours of simulated warm-up. */
 static void
-warm_clusters_regions (struct sim *sim, const struct sl_model *model)
+warm_cluster_regions (struct sim *sim, const struct sl_model *model)
 {
   struct cluster *c = sl_cluster_of (model);
   for (size_t i = 0; c && i < sim->clone_count; i++)
@@ -1029,7 +1029,7 @@ main (int argc, char **argv)
     goto out;
   }
   if (args.warm)
-    warm_clusters_regions (&sim, &model);
+    warm_cluster_regions (&sim, &model);
   uint64_t phase_start = phase_start_ns (&sim);
   sl_sim_timeline_init (&timeline, args.interval_ns, phase_start);
 
