@@ -229,7 +229,9 @@ write_target (struct cl_target *t, uint64_t now_ns, FILE *out)
   struct cl_target_stats s = cl_target_stats_at (t, now_ns);
   fputs ("{\"name\": ", out);
   sl_json_write_string (out, t->name, sizeof (t->name));
-  fprintf (out, ", \"kind\": \"%s\", \"node\": ", t->kind);
+  /* kind: the model's ("hdd", or "fixed" under timing=off); layer: what the
+   * target is in the stack ("device", "md", "readcache", ...) */
+  fprintf (out, ", \"kind\": \"%s\", \"layer\": \"%s\", \"node\": ", t->kind, t->ops->kind);
   sl_json_write_string (out, t->node, sizeof (t->node));
   fprintf (out, ", \"capacity_bytes\": %" PRIu64 ", \"now_ns\": %" PRIu64
            ", \"elapsed_ns\": %" PRIu64 ", ", t->capacity_bytes, now_ns, now_ns);

@@ -68,7 +68,6 @@ from storlab_cli.errors import UserError  # noqa: E402
 from storlab_cli.lab import state as lab_state  # noqa: E402
 from storlab_cli.results import device_window, fio_results, points_csv  # noqa: E402
 from storlab_cli.schema import topology  # noqa: E402
-from storlab_cli.sweep import cluster_spec  # noqa: E402
 
 STORLAB = os.path.join(ROOT, "scripts", "storlab")
 TOLERANCE = 0.15            # the target, on IOPS and mean latency
@@ -281,8 +280,6 @@ def sim_side(row, point_dir):
     side = Side(row["iops"], row["lat_mean_us"], dev_lat_us=row["dev_lat_mean_us"])
     with open(os.path.join(point_dir, "sim-cluster.json"), encoding="utf-8") as f:
         model = json.load(f)["storlab"]["device"]["model"]
-    with open(os.path.join(point_dir, "cluster.spec"), encoding="utf-8") as f:
-        devices = cluster_spec.device_layers(f.read())
 
     def ios(layer):
         return layer["ops"]["read"]["count"] + layer["ops"]["write"]["count"]
@@ -300,7 +297,7 @@ def sim_side(row, point_dir):
     side.cores = busy_ns / elapsed_ns
     if front:
         side.devices = {layer["name"]: (ios(layer) / front, lat_us(layer))
-                        for layer in model["layers"] if layer["name"] in devices}
+                        for layer in model["layers"] if layer.get("layer") == "device"}
         side.dev_per_io = sum(per_io for per_io, _ in side.devices.values())
         side.cpu_us_per_io = busy_ns / front / 1e3
     side.link_pct = max((link[d]["utilisation_pct"] for link in model["links"]

@@ -98,36 +98,30 @@ def _device_line(topo, node, device):
     return " ".join(["device", node.name, device.name, device.plugin] + params)
 
 
-def _local_line(profile, node):
+def _local_stack(profile, node):
     """The node's local volume (profile_schema's rule: its RAID, else its
-    disk group, else its first disk when it holds LVs), or None."""
+    disk group, else its first disk when it holds LVs) as (its spec line,
+    the devices it is built from), or (None, no devices)."""
     raid, group = profile.raid, profile.disk_group
     if raid is not None and node.name in raid.devices:
         names = raid.devices[node.name]
         member_bytes = min(d.size_bytes for d in node.devices if d.name in names)
         offset = profile_schema.md_data_offset_bytes(member_bytes)
-        return " ".join(["local", node.name, "raid", f"level={raid.level}",
-                         f"chunk={raid.chunk_kib}k", f"data-offset={offset}"] + names)
+        return (" ".join(["local", node.name, "raid", f"level={raid.level}",
+                          f"chunk={raid.chunk_kib}k", f"data-offset={offset}"] + names),
+                set(names))
     if group is not None and node.name in group.capacity:
         words = ["local", node.name, "disk-group", f"mode={group.mode}", f"cache={group.cache}",
                  f"cache-size={group.cache_mib[node.name]}M"]
         if group.mode == "hybrid":
             words.append(f"read-cache-percent={group.read_cache_percent}")
         words += [f"stripe-width={group.stripe_width}", f"stripe={group.stripe_kib}k"]
-        return " ".join(words + group.capacity[node.name])
+        capacity = group.capacity[node.name]
+        return " ".join(words + capacity), {group.cache, *capacity}
     if profile.needs_volume_group(node.name):
-        return f"local {node.name} disk {node.devices[0].name}"
-    return None
-
-
-def _used_devices(profile, node):
-    """The devices the node's local volume is built from."""
-    if profile.raid is not None and node.name in profile.raid.devices:
-        return set(profile.raid.devices[node.name])
-    group = profile.disk_group
-    if group is not None and node.name in group.capacity:
-        return {group.cache, *group.capacity[node.name]}
-    return {node.devices[0].name} if profile.needs_volume_group(node.name) else set()
+        first = node.devices[0].name
+        return f"local {node.name} disk {first}", {first}
+    return None, set()
 
 
 def text(topo, laid_out, sim_host=None):
@@ -147,12 +141,12 @@ def text(topo, laid_out, sim_host=None):
         if host.per_io_us is not None:
             words.append(f"per-io-us={host.per_io_us:g}")
         lines.append(" ".join(words))
-    for node in topo.nodes:
-        used = _used_devices(profile, node)
+    stacks = [_local_stack(profile, node) for node in topo.nodes]
+    for node, (_, used) in zip(topo.nodes, stacks):
         # a device outside the stack is never reached: left out, modelled or not
         lines += [_device_line(topo, node, d) for d in node.devices if d.name in used]
     lines += [f"link {link.a} {link.b} preset={host.link}" for link in topo.links]
-    lines += [line for line in (_local_line(profile, node) for node in topo.nodes) if line]
+    lines += [line for line, _ in stacks if line]
     if profile.volumes is not None:
         v = profile.volumes
         lines += [f"volume {node} u{unit}v{n} {v.size_mib}M" for node in v.nodes
@@ -163,11 +157,3 @@ def text(topo, laid_out, sim_host=None):
     lines += [f"export {x.node} at={x.at_bytes} size={x.size_bytes} {x.kind}={x.name}"
               for x in laid_out]
     return "\n".join(lines) + "\n"
-
-
-def device_layers(spec_text):
-    """The layer names of a spec's devices in storlab-sim's JSON: NODE/NAME
-    (whatever kind their model reports: hdd, ssd, raid, or a driver's
-    wrapper such as timing=off's)."""
-    return {f"{words[1]}/{words[2]}" for words in (line.split() for line in spec_text.splitlines())
-            if len(words) >= 4 and words[0] == "device"}

@@ -142,6 +142,14 @@ def _zeroed(record):
             "counters": counters}
 
 
+def _whole_run_window(records, source):
+    """A window of records (a device and its members) over the simulator's
+    whole run, ramp included: what it started from is the same device idle."""
+    return device_window.window_between({"devices": [_zeroed(r) for r in records]},
+                                        {"devices": records}, source,
+                                        records[0]["elapsed_ns"] / 1e9)
+
+
 def _sim_device_windows(docs):
     """Device figures of the simulator cover its whole run (ramp included)."""
     windows = []
@@ -149,29 +157,22 @@ def _sim_device_windows(docs):
         device = doc.get("storlab", {}).get("device", {})
         records = [device["stats"]] if "stats" in device else []
         records += [m["stats"] for m in device.get("model", {}).get("member_layer", [])]
-        if not records:
-            continue
-        after = {"devices": records}
-        before = {"devices": [_zeroed(r) for r in records]}
-        window_s = records[0]["elapsed_ns"] / 1e9
-        windows.append(device_window.window_between(before, after, source, window_s))
+        if records:
+            windows.append(_whole_run_window(records, source))
     return windows
 
 
-def _cluster_windows(doc, source, devices):
-    """Every device layer of the cluster (devices: their names; what a lab's
-    plugins count) as a device window over the whole run, ramp included;
-    the stack's own layers (md, caches, fabric, front ends) stay in
-    sim-cluster.json."""
+def _cluster_windows(doc, source):
+    """Every device of the cluster (what a lab's plugins count) as a device
+    window over the whole run; the stack's own layers (md, caches, fabric,
+    front ends) stay in sim-cluster.json."""
     try:
         layers = doc["storlab"]["device"]["model"]["layers"]
     except (KeyError, TypeError):
         raise UserError(f"{source}: no storlab.device.model.layers (not storlab-sim "
                         "cluster's JSON?)") from None
-    return [device_window.window_between({"devices": [_zeroed(record)]}, {"devices": [record]},
-                                         f"{source}: {record['name']}",
-                                         record["elapsed_ns"] / 1e9)
-            for record in layers if record.get("name") in devices]
+    return [_whole_run_window([record], f"{source}: {record['name']}")
+            for record in layers if record.get("layer") == "device"]
 
 
 def _read_cluster(directory, sweep, path):
@@ -179,12 +180,10 @@ def _read_cluster(directory, sweep, path):
     summary = fio_merge.merge_docs([(doc, path)])
     with open(os.path.join(directory, CLUSTER_JOB), encoding="utf-8") as f:
         units = len(fio_jobfile.units_of(f.read()))
-    with open(os.path.join(directory, CLUSTER_SPEC), encoding="utf-8") as f:
-        devices = cluster_spec.device_layers(f.read())
     return RawPoint(sources=[path],
                     # as a lab counts them: one fio per node and unit
                     summary=replace(summary, units=units),
-                    windows=_cluster_windows(doc, path, devices), host_limit=None,
+                    windows=_cluster_windows(doc, path), host_limit=None,
                     samples=timeline.sim_samples(doc, path) if sweep.phases["interval_s"] else [],
                     events=[], extra=cluster_layers.metrics(doc, path))
 
