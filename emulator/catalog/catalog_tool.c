@@ -7,6 +7,8 @@
  *   presets  name, kind, summary, parameters (as KEY=VALUE), source, fitted
  *   raid     the levels: smallest member count, data members for every
  *            member count the controller takes; the largest member count
+ *   cluster  the cluster simulator's host presets (each with its links'
+ *            preset) and link presets, and the defaults
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include "catalog/kinds.h"
+#include "cluster/fabric.h"
 #include "core/json_string.h"
 #include "device/device.h"
 #include "device/driver_keys.h"
@@ -154,6 +157,21 @@ print_presets (void)
   return 0;
 }
 
+/* The cluster simulator's host and link presets, by name (their figures
+ * and sources: cluster/fabric.c). */
+static void
+print_cluster (void)
+{
+  printf ("\"cluster\": {\"default_host\": \"%s\", \"hosts\": {", CL_HOST_PRESET_DEFAULT);
+  const char *name, *link;
+  for (size_t i = 0; (name = cl_host_preset_at (i, &link)) != NULL; i++)
+    printf ("%s\"%s\": {\"link\": \"%s\"}", i ? ", " : "", name, link);
+  printf ("}, \"default_link\": \"%s\", \"links\": [", CL_LINK_PRESET_DEFAULT);
+  for (size_t i = 0; (name = cl_link_preset_at (i)) != NULL; i++)
+    printf ("%s\"%s\"", i ? ", " : "", name);
+  fputs ("]}", stdout);
+}
+
 static void
 print_raid (void)
 {
@@ -200,6 +218,8 @@ main (int argc, char **argv)
     return 1;
   fputs (",\n", stdout);
   print_raid ();
+  fputs (",\n", stdout);
+  print_cluster ();
   fputs ("}\n", stdout);
   return ferror (stdout) ? 1 : 0;
 }

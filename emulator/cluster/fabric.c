@@ -37,12 +37,13 @@
 
 struct host_preset {
   const char *name;
+  const char *link;                    /* the links such hosts have */
   struct cl_host_config config;
 };
 
 static const struct host_preset host_presets[] = {
-  { "bare-metal", { .cores = 16, .per_io_ns = 10000, .per_remote_io_ns = 10000 } },
-  { "tcg", { .cores = 1, .per_io_ns = 263000, .per_remote_io_ns = 263000 } },
+  { "bare-metal", "10gbe", { .cores = 16, .per_io_ns = 10000, .per_remote_io_ns = 10000 } },
+  { "tcg", "tcg-udp", { .cores = 1, .per_io_ns = 263000, .per_remote_io_ns = 263000 } },
 };
 
 struct link_preset {
@@ -83,6 +84,21 @@ cl_link_preset (const char *name, struct cl_link_config *config, char *err, size
   snprintf (err, err_bytes, "preset=%s: no such link preset (known: %s)", name,
             cl_link_preset_names ());
   return -1;
+}
+
+const char *
+cl_host_preset_at (size_t i, const char **link)
+{
+  if (i >= COUNT (host_presets))
+    return NULL;
+  *link = host_presets[i].link;
+  return host_presets[i].name;
+}
+
+const char *
+cl_link_preset_at (size_t i)
+{
+  return i < COUNT (link_presets) ? link_presets[i].name : NULL;
 }
 
 const char *

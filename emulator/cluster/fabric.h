@@ -33,6 +33,10 @@ struct cl_link_config {
 /* Fills config from a named preset; -1 (err names the known ones) if none. */
 int cl_host_preset (const char *name, struct cl_host_config *config, char *err, size_t err_bytes);
 int cl_link_preset (const char *name, struct cl_link_config *config, char *err, size_t err_bytes);
+/* The i-th host preset's name and the link preset its hosts have (tcg's
+ * guests: the lab's udp links), the i-th link preset's; NULL past the end. */
+const char *cl_host_preset_at (size_t i, const char **link);
+const char *cl_link_preset_at (size_t i);
 /* "bare-metal, tcg" and "1gbe, 10gbe, 25gbe, tcg-udp" */
 const char *cl_host_preset_names (void);
 const char *cl_link_preset_names (void);

@@ -63,3 +63,17 @@ def raid_max_members():
 def raid_data_members(level, members):
     """Members holding data in a row (RAID 1: 1, 10: n/2, 5: n-1, 6: n-2)."""
     return load()["raid"]["levels"][str(level)]["data_members"][str(members)]
+
+
+def sim_hosts():
+    """The cluster simulator's host presets: {name: the link preset its hosts have}."""
+    return {name: entry["link"] for name, entry in load()["cluster"]["hosts"].items()}
+
+
+def default_sim_host():
+    return load()["cluster"]["default_host"]
+
+
+def sim_links():
+    """The cluster simulator's link presets, by name."""
+    return tuple(load()["cluster"]["links"])

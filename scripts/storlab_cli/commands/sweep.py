@@ -4,13 +4,14 @@ simulator, keep each finished point on disk, and render plots and a report.
 A point is finished when its `done` marker exists; rerunning the same
 sweep into the same directory resumes at the first point without one, so
 Ctrl-C or a crash loses nothing measured."""
+import argparse
 import concurrent.futures
 import os
 import sys
 import threading
 import time
 
-from storlab_cli import deps
+from storlab_cli import catalog, deps
 from storlab_cli.commands import plot
 from storlab_cli.common import cli_args
 from storlab_cli.lab import lifecycle
@@ -19,6 +20,15 @@ from storlab_cli.schema import sweep as sweep_schema, topology
 from storlab_cli.sweep import plan as sweep_plan, point_result
 from storlab_cli.sweep.backends import lab as sweep_lab, sim
 from storlab_cli.errors import UserError
+
+
+def _sim_host(value):
+    """--sim-host: a host preset of the library's (read only when given)."""
+    known = tuple(catalog.sim_hosts())
+    if value not in known:
+        raise argparse.ArgumentTypeError(f"invalid choice: {value!r} (choose from "
+                                         f"{', '.join(known)})")
+    return value
 
 
 def _parse(argv):
@@ -35,9 +45,9 @@ def _parse(argv):
     parser.add_argument("--jobs", type=int, metavar="N",
                         help="simulator: points run at once, one process each (default: the "
                         "host's cores; a lab runs one point at a time)")
-    parser.add_argument("--sim-host", choices=topology.SIM_HOSTS,
+    parser.add_argument("--sim-host", type=_sim_host, metavar="PRESET",
                         help="simulator, profile targets: the hosts' preset (overrides the "
-                        "topology's [sim] host)")
+                        "topology's [sim] host; `storlab-sim cluster --help` lists them)")
     return parser.parse_args(argv)
 
 

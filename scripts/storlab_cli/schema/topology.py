@@ -99,10 +99,6 @@ NODES_KEYS = ("count", "names")
 DEVICE_KEYS = ("name", "plugin", "count", "bus", "params")
 LINKS_KEYS = ("mode", "pairs")
 SIM_KEYS = ("host", "link", "cores", "per_io_us", "host_cores")
-# Preset names of storlab-sim cluster (their figures: emulator/cluster/fabric.c).
-SIM_HOSTS = ("bare-metal", "tcg")
-SIM_LINKS = ("1gbe", "10gbe", "25gbe", "tcg-udp")
-DEFAULT_SIM_HOST = "bare-metal"
 
 
 @dataclass
@@ -144,23 +140,19 @@ class Node:
 @dataclass(frozen=True)
 class SimHost:
     """The [sim] table: preset names for the cluster model's hosts and links."""
-    host: str = DEFAULT_SIM_HOST
-    link: str | None = None          # None: the host's default (default_link)
+    host: str | None = None          # None: the catalog's default host preset
+    link: str | None = None          # None: the host's own (its preset's links)
     cores: int | None = None         # None: the host preset's
     per_io_us: float | None = None   # None: the host preset's
     host_cores: int | None = None    # every node on one host of this many cores; None: own
-
-    @staticmethod
-    def default_link(host):
-        """The lab's own udp links go with a TCG host; a real one gets 10 GbE."""
-        return "tcg-udp" if host == "tcg" else "10gbe"
 
     def resolved(self, host=None, host_cores=None):
         """This table with host replaced (`storlab sweep --sim-host`) and the
         link named: an unset link follows the host; host_cores, when given,
         puts every node on one host of that many cores."""
-        host = host or self.host
-        return SimHost(host, self.link or self.default_link(host), self.cores, self.per_io_us,
+        host = host or self.host or catalog.default_sim_host()
+        # a preset's hosts have their links: TCG guests the lab's udp links
+        return SimHost(host, self.link or catalog.sim_hosts()[host], self.cores, self.per_io_us,
                        host_cores or self.host_cores)
 
 
@@ -306,9 +298,9 @@ class _TopologyLoader(Loader):
     def sim_host(self, value):
         table = self.table(value, "sim")
         self.check_keys(table, SIM_KEYS, "sim")
-        host = self.choice(table.get("host", DEFAULT_SIM_HOST), "sim.host", SIM_HOSTS,
-                           "host preset")
-        link = self.choice(table["link"], "sim.link", SIM_LINKS, "link preset") \
+        host = self.choice(table["host"], "sim.host", tuple(catalog.sim_hosts()),
+                           "host preset") if "host" in table else None
+        link = self.choice(table["link"], "sim.link", catalog.sim_links(), "link preset") \
             if "link" in table else None
         cores = per_io_us = None
         # the upper bounds are the simulator's: it refuses in one line what it cannot take
