@@ -18,6 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STORLAB = os.path.join(ROOT, "scripts", "storlab")
 
 from storlab_cli import paths
+from storlab_cli.results.host_limit import HOST_QUEUE_SHARE_MIN
 from storlab_cli.lab import libvirt_conn
 
 SMOKE = os.path.join(ROOT, "topologies", "smoke.toml")
@@ -177,9 +178,12 @@ def test_a_short_sweep_on_the_running_lab(smoke_lab, smoke_topology, tmp_path):
     assert float(failed["dev_lat_mean_us"]) > 3 * float(ok["dev_lat_mean_us"]), (ok, failed)
     assert float(failed["write_lat_mean_us"]) > float(ok["write_lat_mean_us"]) + 2000, (ok, failed)
     # the cache answers in microseconds: a TCG guest cannot keep 8 I/Os at it, and the
-    # point says so; the disks behind a failed battery hold the I/Os themselves
+    # point says so; the disks behind a failed battery hold more of them. Whether they hold
+    # half of the 8 depends on the host's load (CI's failed point was rightly flagged with
+    # release-late beside it), so that point's flag must only agree with its own queue depth.
     assert "host-queue" in ok["host_limit"].split("+"), ok
-    assert "host-queue" not in failed["host_limit"].split("+"), failed
+    assert ("host-queue" in failed["host_limit"].split("+")) == (
+        float(failed["dev_qd_mean"]) < HOST_QUEUE_SHARE_MIN * 8), failed
     assert float(failed["dev_qd_mean"]) > 4 * float(ok["dev_qd_mean"]), (ok, failed)
     with open(out / "sim" / "points.csv", encoding="utf-8") as f:
         assert all(r["host_limit"] == "" for r in csv.DictReader(f))
