@@ -52,8 +52,7 @@ cl_io_new (struct cluster *c)
   }
   struct cl_io *io = c->free_ios;
   c->free_ios = io->next;
-  /* req is the device leaves' own (they fill it whole): not cleared here */
-  memset (io, 0, offsetof (struct cl_io, req));
+  memset (io, 0, sizeof *io);
   return io;
 }
 

@@ -45,11 +45,13 @@ struct cl_io {
   cl_done_fn done;                     /* the submitter's, at completion */
   void *owner;                         /* the submitter's context */
   struct cl_io *parent;                /* the I/O this one serves, if any */
-  uint64_t scratch[3];                 /* the submitter's */
-  uint32_t pending;                    /* children outstanding (fan-out) */
+  uint64_t scratch[2];                 /* the submitter's */
   struct cl_io *next;                  /* free list; layers' queues */
-  struct sl_request req;               /* device leaves: the model's request */
-};
+  uint32_t pending;                    /* children outstanding (fan-out) */
+};                                     /* 96 bytes: tens of thousands are in flight
+                                        * at once, and each completion finds its own
+                                        * cold; a device leaf's model request lives
+                                        * apart (layer_device.c) */
 
 /* Per-target figures: what storlab-stats prints for a device, without the
  * histograms (a cluster has thousands of targets; the VM's latency

@@ -14,24 +14,59 @@
 #include "core/engine.h"
 #include "core/stats.h"
 
+#define REQUESTS_PER_BLOCK 64u
+
+/* The model's requests, kept apart from the cl_ios (only leaves need one)
+ * in blocks freed with the device: a request stays valid while an engine
+ * event may still point at it. */
+struct request_block {
+  struct request_block *next;
+  struct sl_request request[REQUESTS_PER_BLOCK];
+};
+
 struct device_layer {
   struct sl_model model;
   struct sl_device_stats *stats;       /* the model's counters live here */
   struct sl_engine *engine;
+  struct request_block *blocks;
+  struct sl_request *free_requests;    /* linked by model_next */
 };
+
+static struct sl_request *
+request_new (struct cl_target *t)
+{
+  struct device_layer *d = t->self;
+  if (d->free_requests == NULL) {
+    struct request_block *b = cl_xcalloc (1, sizeof *b);
+    b->next = d->blocks;
+    d->blocks = b;
+    t->cluster->memory_bytes += sizeof *b;
+    for (unsigned i = 0; i < REQUESTS_PER_BLOCK; i++) {
+      b->request[i].model_next = d->free_requests;
+      d->free_requests = &b->request[i];
+    }
+  }
+  struct sl_request *r = d->free_requests;
+  d->free_requests = r->model_next;
+  return r;
+}
 
 static void
 request_done (struct sl_engine *e, struct sl_request *r)
 {
   (void) e;
-  cl_io_complete (r->driver_data);
+  struct cl_io *io = r->driver_data;
+  struct device_layer *d = io->target->self;
+  r->model_next = d->free_requests;
+  d->free_requests = r;
+  cl_io_complete (io);
 }
 
 static void
 device_submit (struct cl_target *t, struct cl_io *io)
 {
   struct device_layer *d = t->self;
-  struct sl_request *r = &io->req;
+  struct sl_request *r = request_new (t);
   memset (r, 0, sizeof *r);
   r->op = io->op;
   r->flags = SL_REQUEST_INTERNAL | (io->flags & SL_REQUEST_FUA);
@@ -73,6 +108,11 @@ device_destroy (struct cl_target *t)
 {
   struct device_layer *d = t->self;
   d->model.ops->destroy (d->model.self);
+  while (d->blocks) {
+    struct request_block *next = d->blocks->next;
+    free (d->blocks);
+    d->blocks = next;
+  }
   free (d->stats);
   free (d);
 }

@@ -44,6 +44,7 @@
 #include "fio_json.h"
 #include "jobfile.h"
 #include "raid/raid.h"
+#include "huge_pages.h"
 #include "sim_events.h"
 #include "sim_timeline.h"
 
@@ -958,6 +959,7 @@ fail (const char *message)
 int
 main (int argc, char **argv)
 {
+  sl_sim_use_huge_pages (argv);
   for (int i = 1; i < argc && strcmp (argv[i], "--") != 0; i++) {
     if (strcmp (argv[i], "--help") == 0 || strcmp (argv[i], "-h") == 0)
       return print_help (i > 1 ? argv[1] : NULL);
