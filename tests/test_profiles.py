@@ -452,8 +452,8 @@ def test_a_diskless_node_is_an_nfs_client(tmp_path):
     assert volumes_of(p.replicas) == [("node1", 1, "node1", ["node2"]),
                                       ("node2", 2, "node2", ["node1"])]
     assert not p.needs_volume_group("node3")
-    assert "profile: node node3 has no disk to hold its replica copies and workload volumes" in \
-        error(tmp_path, ring + '[profile.volumes]\nsize = "8M"\n', base)
+    assert "profile.volumes.nodes = ['node1', 'node2', 'node3']: node3 has no disk for its " \
+        "volumes (give them ftt >= 1" in error(tmp_path, ring + '[profile.volumes]\nsize = "8M"\n', base)
     load(tmp_path, ring + '[profile.volumes]\nsize = "8M"\nnodes = ["node1", "node2"]\n', base)
 
 
@@ -469,3 +469,73 @@ def test_a_diskless_node_is_an_nfs_client(tmp_path):
 ])
 def test_nodes_bad_settings(tmp_path, text, expected):
     assert expected in error(tmp_path, text)
+
+
+# ---- storage policies on workload volumes ----
+
+MESH = BASE.replace("count = 3\n", "count = {nodes}\n[links]\nmode = \"full-mesh\"\n")
+
+
+def policy(tmp_path, keys, nodes=6, units=1, per_unit=4):
+    text = (RAID0 + f'[profile.volumes]\nunits = {units}\nper_unit = {per_unit}\nsize = "8M"\n'
+            + keys)
+    return load(tmp_path, text, MESH.format(nodes=nodes)).profile.volumes
+
+
+def test_no_policy_keeps_volumes_on_their_node(tmp_path):
+    v = policy(tmp_path, "")
+    assert not v.has_policy and v.components == 1
+    assert all(holders == [node] for (node, _), holders in v.holders.items())
+
+
+def test_mirror_places_copies_on_distinct_nodes_own_first_spread(tmp_path):
+    """ftt 2: three copies, the VM's node first, the others rotating round
+    the rest so each node holds as many as the next."""
+    v = policy(tmp_path, "ftt = 2\n")
+    assert (v.method, v.components) == ("mirror", 3)
+    assert v.holders[("node1", 0)] == ["node1", "node2", "node3"]
+    assert v.holders[("node1", 1)] == ["node1", "node3", "node4"]
+    assert v.holders[("node5", 3)] == ["node5", "node3", "node4"]
+    for holders in v.holders.values():
+        assert len(set(holders)) == 3
+    held = [v.held_by(f"node{i}") for i in range(1, 7)]
+    assert held == [12] * 6          # 6 nodes x 4 volumes x 3 copies, evenly
+    assert v.component_mib() == 8
+
+
+def test_erasure_codes_place_their_pieces(tmp_path):
+    v = policy(tmp_path, 'method = "raid5"\nchecksum = true\n', nodes=4)
+    assert (v.ftt, v.components, v.checksum) == (1, 4, True)
+    assert sorted(v.holders[("node2", 0)]) == ["node1", "node2", "node3", "node4"]
+    assert v.holders[("node2", 0)][0] == "node2"
+    # a piece holds a third of the volume, in whole 512 KiB chunks, LVM's 4 MiB extents
+    assert v.component_mib() == 4
+    v = policy(tmp_path, 'method = "raid6"\n', nodes=6)
+    assert (v.ftt, v.components) == (2, 6)
+
+
+@pytest.mark.parametrize("keys, nodes, expected", [
+    ("ftt = 1\n", 2, "profile.volumes.ftt = 1: mirror with ftt 1 needs 3 nodes with disks "
+                     "linked to node1, which has 2"),
+    ('method = "raid5"\n', 3, 'profile.volumes.method = \'raid5\': raid5 with ftt 1 needs 4'),
+    ('method = "raid6"\n', 5, "raid6 with ftt 2 needs 6"),
+    ('method = "raid5"\nftt = 2\n', 6, 'profile.volumes.ftt = 2: method = "raid5" (3 + 1) '
+                                       'tolerates 1 failure, not 2'),
+    ('method = "raid7"\n', 6, "profile.volumes.method = 'raid7': unknown method (known: "
+                              "mirror, raid5, raid6)"),
+    ("ftt = 4\n", 6, "profile.volumes.ftt = 4: must be 0..3"),
+    ('checksum = "yes"\n', 6, "profile.volumes.checksum = 'yes': must be true or false"),
+    ("stripes = 2\n", 6, "profile.volumes: unknown key 'stripes'"),
+])
+def test_bad_policies(tmp_path, keys, nodes, expected):
+    text = RAID0 + '[profile.volumes]\nsize = "8M"\n' + keys
+    assert expected in error(tmp_path, text, MESH.format(nodes=nodes))
+
+
+def test_components_count_against_their_holders_space(tmp_path):
+    """ftt 3 puts 4 copies of every volume on 4 of the 7 nodes: each node
+    holds 4/7 x 7 x 8 = 32 volumes of 16 MiB, 512 MiB, more than its RAID-0
+    of two 256 MiB disks holds."""
+    text = RAID0 + '[profile.volumes]\nunits = 1\nper_unit = 8\nsize = "16M"\nftt = 3\n'
+    assert "needs 512 MiB for its replica and workload volumes" in \
+        error(tmp_path, text, MESH.format(nodes=7))

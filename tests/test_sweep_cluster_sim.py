@@ -332,3 +332,79 @@ def test_an_unknown_sim_host_option_is_one_line(tmp_path):
     assert result.returncode != 0 and "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "--sim-host: invalid choice: 'vax'" in lines[0], result.stderr
+
+
+# ---- storage policies ----------------------------------------------------------------
+
+POLICY_TOPOLOGY = '''name = "policies"
+[[defaults.devices]]
+name = "disk"
+plugin = "hdd"
+[defaults.devices.params]
+preset = "sas10k-300g"
+size = "256M"
+[nodes]
+count = 4
+[links]
+mode = "full-mesh"
+[profile.volumes]
+units = 1
+per_unit = 2
+size = "8M"
+'''
+
+
+def device_ops(by_name, op):
+    return sum(layer["ops"][op]["count"] for name, layer in by_name.items()
+               if name.endswith("/disk0"))
+
+
+@pytest.mark.parametrize("policy, writes_per_write, reads_per_write, holders_used", [
+    ("ftt = 1\n", 2, 0, 3),                     # two copies: u1v1 on 1 and 2, u1v2 on 1 and 3
+    ("ftt = 2\n", 3, 0, 4),                     # three copies (on 5 nodes: 2 x 2 + 1)
+    ('method = "raid5"\n', 2, 2, 4),            # read-modify-write: data and parity
+    ("ftt = 1\nchecksum = true\n", 4, 0, 3),    # each copy's data and tag block
+])
+def test_policy_fan_out_in_the_simulator(tmp_path, policy, writes_per_write, reads_per_write,
+                                         holders_used):
+    """node1's VMs write 4 KiB at random through each policy: the disks of
+    the nodes holding components take writes_per_write writes per guest
+    write (checksums: give or take a bitmap write per region), RAID-5 reads
+    old data and parity first, and the components sit where the profile
+    placed them."""
+    path = tmp_path / "policies.toml"
+    nodes = 5 if "ftt = 2" in policy else 4
+    path.write_text(POLICY_TOPOLOGY.replace("count = 4", f"count = {nodes}") + policy)
+    out = run_sweep(tmp_path, str(path), 'target = "volumes"\nnodes = ["node1"]\nworkers = 2\n'
+                    'rw = "randwrite"\nbs = "4k"\nsize = "8M"', sweep_lines="iodepth = [4]")
+    by_name = layers(out / "points" / "000")
+    guest = sum(layer["ops"]["write"]["count"] for name, layer in by_name.items()
+                if name.startswith("node1/front/"))
+    assert guest > 100
+    writes, reads = device_ops(by_name, "write"), device_ops(by_name, "read")
+    bitmap = 2 * 2 * 4 if "checksum" in policy else 0   # copies x volumes x 10 s epochs
+    assert writes_per_write * guest <= writes <= writes_per_write * guest + bitmap
+    assert reads == reads_per_write * guest
+    holders = [name for name, layer in by_name.items()
+               if name.endswith("/disk0") and layer["ops"]["write"]["count"]]
+    assert len(holders) == holders_used
+
+
+def test_policies_refused_where_they_cannot_be_built(tmp_path):
+    """Too few nodes for the policy: refused by the sweep before anything
+    runs, naming the key; a lab does not build policies yet: `up` says so."""
+    path = tmp_path / "policies.toml"
+    path.write_text(POLICY_TOPOLOGY + "ftt = 2\n")
+    sweep_file = tmp_path / "sweep.toml"
+    sweep_file.write_text(f'name = "p"\nbackend = "sim"\ntopology = "{path}"\n[workload]\n'
+                          'target = "volumes"\n')
+    result = storlab("sweep", str(sweep_file), "--out", str(tmp_path / "out"))
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "profile.volumes.ftt = 2: mirror with ftt 2 needs 5 nodes with disks linked to " \
+        "node1, which has 4" in result.stderr
+    assert not (tmp_path / "out").exists()
+    path.write_text(POLICY_TOPOLOGY + 'method = "raid5"\n')
+    result = storlab("up", str(path))
+    assert result.returncode != 0 and len(result.stderr.strip().splitlines()) == 1
+    assert "profile.volumes.ftt: storage policies are built in the simulator so far" in \
+        result.stderr

@@ -11,7 +11,11 @@
  *   local NODE raid level=L chunk=SIZE [data-offset=SIZE] DEVICE ...
  *   local NODE disk-group mode=hybrid|all-flash cache=DEVICE [cache-size=SIZE]
  *         [read-cache-percent=P] [stripe-width=N] [stripe=SIZE] DEVICE ...
- *   volume NODE NAME SIZE                      an LV on NODE's local volume
+ *   volume NODE NAME SIZE                      an LV on NODE's local volume, or with
+ *         [method=mirror|raid5|raid6 on=NODE,...]  a storage policy: md RAID-1/5/6 on NODE
+ *         [checksum=on|off] [chunk=SIZE]       over components on the nodes listed
+ *                                              (NVMe/TCP to all but NODE's own),
+ *                                              dm-integrity on each if checksummed
  *   replica NAME SIZE NODE [NODE ...]          an LV on each node, md RAID-1 on
  *                                              the first over NVMe/TCP legs
  *   export NODE at=OFFSET size=SIZE volume=NAME   NODE's VMs drive volume NAME
@@ -40,6 +44,7 @@
 #include "device/driver_keys.h"
 #include "device/params.h"
 #include "layers.h"
+#include "raid/raid.h"
 
 #define SPEC_MAX_BYTES (16u * 1024u * 1024u)
 #define MAX_WORDS 256u
@@ -580,22 +585,161 @@ new_lv (struct spec *s, unsigned node, const char *name, uint64_t size_bytes, bo
   return lv;
 }
 
+/* A copy or piece of a volume homed on node home, held on node holder: an
+ * LV there (under dm-integrity when checksummed), reached from home over
+ * NVMe/TCP unless it is home's own. */
+static struct cl_target *
+leg_to (struct spec *s, const char *what, unsigned home, unsigned holder, const char *lv_name,
+        const char *hop_name, uint64_t size_bytes, bool checksum)
+{
+  char why[256], name[128];
+  struct cl_target *leg = new_lv (s, holder, lv_name, checksum
+                                  ? cl_integrity_backing_bytes (size_bytes) : size_bytes, false);
+  if (leg && checksum) {
+    snprintf (name, sizeof name, "%s/integrity", lv_name);
+    leg = cl_integrity_new (s->c, s->c->node[holder].name, name, leg, why, sizeof why);
+    if (leg == NULL)
+      fail (s, "%s: %s", what, why);
+  }
+  if (leg == NULL || holder == home)
+    return leg;
+  bool a_to_b;
+  struct cl_link *link = cl_link_find (s->c, home, holder, &a_to_b);
+  if (link == NULL) {
+    fail (s, "%s: no link between %s and %s", what, s->c->node[home].name,
+          s->c->node[holder].name);
+    return NULL;
+  }
+  leg = cl_remote_new (s->c, s->c->node[home].name, hop_name, "nvme-tcp", link, a_to_b,
+                       &s->c->node[holder].cpu, leg, why, sizeof why);
+  if (leg == NULL)
+    fail (s, "%s: %s", what, why);
+  return leg;
+}
+
+/* The nodes of an on=NODE,NODE,... list, each once. */
+static int
+holders_of (struct spec *s, const char *what, char *list, unsigned *holder, unsigned max,
+            unsigned *count)
+{
+  *count = 0;
+  for (char *save = NULL, *name = strtok_r (list, ",", &save); name;
+       name = strtok_r (NULL, ",", &save)) {
+    int node = node_of (s, name);
+    if (node < 0)
+      return -1;
+    for (unsigned k = 0; k < *count; k++)
+      if (holder[k] == (unsigned) node)
+        return fail (s, "%s: node %s holds two components", what, name);
+    if (*count == max)
+      return fail (s, "%s: on= lists more than %u nodes", what, max);
+    holder[(*count)++] = (unsigned) node;
+  }
+  return 0;
+}
+
+/* A workload volume and its storage policy:
+ *   no method: an LV on the node's local volume (the node's own stack);
+ *   method=mirror: md RAID-1 on the node over ftt + 1 copies, one per node
+ *     of on= (the first serves reads: the node's own copy, as the lab's
+ *     write-mostly legs make it);
+ *   method=raid5 | raid6: md RAID-5 (3 + 1) or RAID-6 (4 + 2) over pieces of
+ *     size / data members, one per node of on=, chunk= (mdadm's 512 KiB);
+ *   checksum=on: dm-integrity on every component, on its holder. */
 static int
 st_volume (struct spec *s, char **w, unsigned n)
 {
   if (check_stage (s, "volume", 4, "exports") < 0)
     return -1;
-  if (n != 4)
-    return fail (s, "volume: NODE NAME SIZE");
+  if (n < 4)
+    return fail (s, "volume: NODE NAME SIZE [method=mirror|raid5|raid6 on=NODE,...] "
+                 "[checksum=on|off] [chunk=SIZE]");
   int node = node_of (s, w[1]);
   uint64_t size;
   if (node < 0 || size_value (s, "size", w[3], &size) < 0)
     return -1;
-  char name[96];
+  char name[96], what[128];
   snprintf (name, sizeof name, "%s/volume/%s", w[1], w[2]);
+  snprintf (what, sizeof what, "volume %s %s", w[1], w[2]);
   if (cl_target_find (s->c, name))
-    return fail (s, "volume %s %s: named twice", w[1], w[2]);
-  return new_lv (s, (unsigned) node, name, size, false) ? 0 : -1;
+    return fail (s, "%s: named twice", what);
+  const char *method = NULL;
+  char *on = NULL;
+  bool checksum = false;
+  uint64_t chunk_bytes = 512 * 1024;
+  for (unsigned i = 4; i < n; i++) {
+    char *key, *value;
+    if (!split_pair (w[i], &key, &value))
+      return fail (s, "%s: '%s' is not KEY=VALUE", what, w[i]);
+    if (strcmp (key, "method") == 0)
+      method = value;
+    else if (strcmp (key, "on") == 0)
+      on = value;
+    else if (strcmp (key, "checksum") == 0 && (strcmp (value, "on") == 0 || strcmp (value, "off") == 0))
+      checksum = strcmp (value, "on") == 0;
+    else if (strcmp (key, "checksum") == 0)
+      return fail (s, "%s: checksum=%s (on or off)", what, value);
+    else if (strcmp (key, "chunk") == 0) {
+      if (size_value (s, "chunk", value, &chunk_bytes) < 0)
+        return -1;
+    }
+    else
+      return fail (s, "%s: unknown key '%s' (known: method, on, checksum, chunk)", what, key);
+  }
+  if (method == NULL) {
+    if (on)
+      return fail (s, "%s: on= needs method=", what);
+    char lv_name[112];
+    snprintf (lv_name, sizeof lv_name, "%s/lv", name);
+    struct cl_target *lv = new_lv (s, (unsigned) node, checksum ? lv_name : name,
+                                   checksum ? cl_integrity_backing_bytes (size) : size, false);
+    if (lv == NULL || !checksum)
+      return lv ? 0 : -1;
+    char why[256];
+    return cl_integrity_new (s->c, w[1], name, lv, why, sizeof why) ? 0 : fail (s, "%s: %s", what, why);
+  }
+  unsigned level, data;
+  if (strcmp (method, "mirror") == 0)
+    level = 1;
+  else if (strcmp (method, "raid5") == 0)
+    level = 5;
+  else if (strcmp (method, "raid6") == 0)
+    level = 6;
+  else
+    return fail (s, "%s: method=%s (known: mirror, raid5, raid6)", what, method);
+  if (on == NULL)
+    return fail (s, "%s: method=%s needs on=NODE,... (a node per component)", what, method);
+  unsigned holder[SL_RAID_MAX_MEMBERS], count;
+  if (holders_of (s, what, on, holder, SL_RAID_MAX_MEMBERS, &count) < 0)
+    return -1;
+  /* the studies' erasure codes: RAID-5 3 + 1, RAID-6 4 + 2 */
+  unsigned want = level == 5 ? 4 : level == 6 ? 6 : 0;
+  if (want && count != want)
+    return fail (s, "%s: method=%s places %u components (one per node), on= lists %u", what,
+                 method, want, count);
+  if (level == 1 && (count < 1 || count > 4))
+    return fail (s, "%s: method=mirror keeps 1 to 4 copies (ftt 0-3), on= lists %u", what, count);
+  if (level != 1 && (chunk_bytes == 0 || chunk_bytes % 4096))
+    return fail (s, "%s: chunk of %" PRIu64 " bytes (a multiple of 4 KiB)", what, chunk_bytes);
+  data = level == 1 ? 1 : count - (level == 5 ? 1 : 2);
+  /* each piece: its share of the volume, whole chunks */
+  uint64_t piece = level == 1 ? size
+    : (size / data + chunk_bytes - 1) / chunk_bytes * chunk_bytes;
+  struct cl_target *leg[SL_RAID_MAX_MEMBERS];
+  for (unsigned i = 0; i < count; i++) {
+    char lv_name[128], hop_name[160];
+    snprintf (lv_name, sizeof lv_name, "%s/component/%s@%s", s->c->node[holder[i]].name, w[2], w[1]);
+    snprintf (hop_name, sizeof hop_name, "%s/nvme-tcp/%s", w[1], lv_name);
+    leg[i] = leg_to (s, what, (unsigned) node, holder[i], lv_name, hop_name, piece, checksum);
+    if (leg[i] == NULL)
+      return -1;
+  }
+  char why[256];
+  struct cl_target *t = level == 1
+    ? cl_volume_mirror_new (s->c, w[1], name, leg, count, holder[0] == (unsigned) node, why,
+                            sizeof why)
+    : cl_volume_md_new (s->c, w[1], name, level, chunk_bytes, leg, count, why, sizeof why);
+  return t ? 0 : fail (s, "%s: %s", what, why);
 }
 
 /* A replicated volume (replica-mirror.sh): the first node's md RAID-1 over
@@ -610,10 +754,11 @@ st_replica (struct spec *s, char **w, unsigned n)
   uint64_t size;
   if (size_value (s, "size", w[2], &size) < 0)
     return -1;
-  char name[96], why[256];
+  char name[96], why[256], what[112];
   snprintf (name, sizeof name, "replica/%s", w[1]);
+  snprintf (what, sizeof what, "replica %s", w[1]);
   if (cl_target_find (s->c, name))
-    return fail (s, "replica %s: named twice", w[1]);
+    return fail (s, "%s: named twice", what);
   struct cl_target *legs[4];
   int primary = node_of (s, w[3]);
   if (primary < 0)
@@ -624,28 +769,17 @@ st_replica (struct spec *s, char **w, unsigned n)
       return -1;
     for (unsigned k = 3; k < i; k++)
       if (strcmp (w[k], w[i]) == 0)
-        return fail (s, "replica %s: node %s holds two copies", w[1], w[i]);
-    char lv_name[96];
+        return fail (s, "%s: node %s holds two copies", what, w[i]);
+    char lv_name[96], hop_name[128];
     snprintf (lv_name, sizeof lv_name, "%s/replica-%s", w[i], w[1]);
-    struct cl_target *lv = new_lv (s, (unsigned) holder, lv_name, size, false);
-    if (lv == NULL)
-      return -1;
-    if (holder == primary) {
-      legs[i - 3] = lv;
-      continue;
-    }
-    bool a_to_b;
-    struct cl_link *link = cl_link_find (s->c, (unsigned) primary, (unsigned) holder, &a_to_b);
-    if (link == NULL)
-      return fail (s, "replica %s: no link between %s and %s", w[1], w[3], w[i]);
-    snprintf (lv_name, sizeof lv_name, "%s/nvme-tcp/%s/replica-%s", w[3], w[i], w[1]);
-    legs[i - 3] = cl_remote_new (s->c, w[3], lv_name, "nvme-tcp", link, a_to_b,
-                                 &s->c->node[holder].cpu, lv, why, sizeof why);
+    snprintf (hop_name, sizeof hop_name, "%s/nvme-tcp/%s/replica-%s", w[3], w[i], w[1]);
+    legs[i - 3] = leg_to (s, what, (unsigned) primary, (unsigned) holder, lv_name, hop_name, size,
+                          false);
     if (legs[i - 3] == NULL)
-      return fail (s, "replica %s: %s", w[1], why);
+      return -1;
   }
   if (cl_mirror_new (s->c, w[3], name, 0, legs, n - 3, why, sizeof why) == NULL)
-    return fail (s, "replica %s: %s", w[1], why);
+    return fail (s, "%s: %s", what, why);
   return 0;
 }
 

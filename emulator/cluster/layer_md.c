@@ -283,3 +283,28 @@ cl_mirror_new (struct cluster *c, const char *node, const char *name, uint64_t d
   return md_new (c, &md_ops, node, name, 1, chunk, data_offset_bytes, legs, count, true, true,
                  err, err_bytes);
 }
+
+/* A workload volume's policy: the same md, one per volume, so not listed
+ * (a cluster has thousands; their devices and links are). */
+struct cl_target *
+cl_volume_mirror_new (struct cluster *c, const char *node, const char *name,
+                      struct cl_target *const *legs, unsigned count, bool first_is_local,
+                      char *err, size_t err_bytes)
+{
+  uint64_t leg_bytes = UINT64_MAX;
+  for (unsigned i = 0; i < count; i++)
+    leg_bytes = sl_min_u64 (leg_bytes, legs[i]->capacity_bytes);
+  if (count == 1)
+    return cl_slice_new (c, node, name, legs[0], 0, leg_bytes, false, err, err_bytes);
+  return md_new (c, &md_ops, node, name, 1, leg_bytes / 512 * 512, 0, legs, count,
+                 first_is_local, false, err, err_bytes);
+}
+
+struct cl_target *
+cl_volume_md_new (struct cluster *c, const char *node, const char *name, unsigned level,
+                  uint64_t chunk_bytes, struct cl_target *const *members, unsigned count,
+                  char *err, size_t err_bytes)
+{
+  return md_new (c, &md_ops, node, name, level, chunk_bytes, 0, members, count, false, false,
+                 err, err_bytes);
+}

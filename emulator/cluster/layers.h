@@ -36,6 +36,17 @@ struct cl_target *cl_mirror_new (struct cluster *c, const char *node, const char
                                  uint64_t data_offset_bytes, struct cl_target *const *legs,
                                  unsigned count, char *err, size_t err_bytes);
 
+/* A workload volume's storage policy (not listed: one per volume): md
+ * RAID-1 over copies (reads from the first when it is the node's own,
+ * else from the least busy), or md RAID-5/6 over pieces. */
+struct cl_target *cl_volume_mirror_new (struct cluster *c, const char *node, const char *name,
+                                        struct cl_target *const *legs, unsigned count,
+                                        bool first_is_local, char *err, size_t err_bytes);
+struct cl_target *cl_volume_md_new (struct cluster *c, const char *node, const char *name,
+                                    unsigned level, uint64_t chunk_bytes,
+                                    struct cl_target *const *members, unsigned count,
+                                    char *err, size_t err_bytes);
+
 /* layer_linear.c: parts one after another (LVM's linear allocation over
  * segments), and a window [offset, offset + length) of one target (an LV,
  * a cache device's region). */
@@ -45,6 +56,14 @@ struct cl_target *cl_linear_new (struct cluster *c, const char *node, const char
 struct cl_target *cl_slice_new (struct cluster *c, const char *node, const char *name,
                                 struct cl_target *below, uint64_t offset_bytes,
                                 uint64_t length_bytes, bool listed, char *err, size_t err_bytes);
+
+/* layer_integrity.c: dm-integrity (bitmap mode, crc32c per 4 KiB block)
+ * over below: each write also writes its tag blocks, each section's tags
+ * are read once. */
+struct cl_target *cl_integrity_new (struct cluster *c, const char *node, const char *name,
+                                    struct cl_target *below, char *err, size_t err_bytes);
+/* The bytes below that hold data_bytes of data and their metadata. */
+uint64_t cl_integrity_backing_bytes (uint64_t data_bytes);
 
 /* layer_writecache.c: dm-writecache: writes land in a buffer on the cache
  * region and go to the origin later (watermark writeback). */

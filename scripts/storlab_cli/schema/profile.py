@@ -38,6 +38,16 @@ fails the first running peer (`storlab node LAB NODE down` fails it over).
     per_unit = 8            volumes per unit, 1..64
     size = "32M"
     nodes = ["node1", ...]  optional; the nodes that get them (default every node)
+    ftt = 0                 optional: failures to tolerate, 0..3 (a storage policy)
+    method = "mirror"       optional: "mirror" (ftt + 1 copies), "raid5" (3 + 1 pieces,
+                            ftt 1) or "raid6" (4 + 2, ftt 2): erasure coding
+    checksum = false        optional: a checksum per block on every component
+
+A volume's policy places its components as a hyperconverged cluster does:
+each copy or piece on a different node, the VM's own node first, the rest
+spread round the other nodes (linked to it, with disks); the VM's node
+builds md RAID-1/5/6 over them, the remote ones reached over NVMe/TCP.
+Mirrors need 2 x ftt + 1 such nodes (a witness's), RAID-5 4, RAID-6 6.
 
 Each node's local volume is its RAID, else its disk group, else its first
 disk; the replica copies it holds and its workload volumes are LVM volumes
@@ -57,7 +67,12 @@ DISK_GROUP_KEYS = ("mode", "cache", "capacity", "cache_size", "read_cache_percen
                    "stripe_width", "stripe_kib", "nodes")
 REPLICAS_KEYS = ("ftt", "primary", "primaries", "peers", "size")
 NFS_KEYS = ("mount_point",)
-VOLUMES_KEYS = ("units", "per_unit", "size", "nodes")
+VOLUMES_KEYS = ("units", "per_unit", "size", "nodes", "ftt", "method", "checksum")
+VOLUME_METHODS = ("mirror", "raid5", "raid6")
+# erasure codes of the studies: method -> (data pieces, parity pieces)
+ERASURE_CODES = {"raid5": (3, 1), "raid6": (4, 2)}
+# md's chunk for RAID-5/6 volumes: mdadm's default (the simulator's spec default too)
+VOLUME_CHUNK_BYTES = 512 * 1024
 DEFAULT_CHUNK_KIB = 64
 DEFAULT_READ_CACHE_PERCENT = 70        # the hybrid studies' 70 % read / 30 % write split
 READ_CACHE_PERCENT_RANGE = (10, 90)
@@ -124,6 +139,38 @@ class Volumes:
     per_unit: int
     size_mib: int
     nodes: list            # the nodes that get them
+    ftt: int = 0
+    method: str = "mirror"
+    checksum: bool = False
+    holders: dict = field(default_factory=dict)   # (node, index) -> component nodes, home first
+
+    @property
+    def has_policy(self):
+        """Whether volumes are more than an LV on their node's own stack."""
+        return self.ftt > 0 or self.checksum
+
+    @property
+    def components(self):
+        """Copies or pieces per volume."""
+        data, parity = ERASURE_CODES.get(self.method, (1, self.ftt))
+        return data + parity
+
+    def names(self):
+        """(node, index, name) of every volume, in the lab's order."""
+        return [(node, (unit - 1) * self.per_unit + n - 1, f"u{unit}v{n}") for node in self.nodes
+                for unit in range(1, self.units + 1) for n in range(1, self.per_unit + 1)]
+
+    def component_mib(self):
+        """What one component holds: the volume (a copy) or its share (a piece)."""
+        data = ERASURE_CODES.get(self.method, (1, 0))[0]
+        if data == 1:
+            return self.size_mib
+        piece = -(-self.size_mib * MIB // data)
+        return _mib_up(-(-piece // VOLUME_CHUNK_BYTES) * VOLUME_CHUNK_BYTES)
+
+    def held_by(self, node):
+        """How many components node holds."""
+        return sum(1 for holders in self.holders.values() if node in holders)
 
 
 @dataclass
@@ -138,7 +185,7 @@ class Profile:
     def needs_volume_group(self, node):
         """Whether node holds a replica copy or workload volumes (LVs)."""
         return bool((self.replicas is not None and self.replicas.held_by(node))
-                    or (self.volumes is not None and node in self.volumes.nodes))
+                    or (self.volumes is not None and self.volumes.held_by(node)))
 
 
 def _mib_up(size_bytes):
@@ -405,15 +452,61 @@ def _nfs(loader, value, topo, replicas):
 
 
 def _volumes(loader, value, topo):
-    table = loader.table(value, "profile.volumes")
-    loader.check_keys(table, VOLUMES_KEYS, "profile.volumes")
+    path = "profile.volumes"
+    table = loader.table(value, path)
+    loader.check_keys(table, VOLUMES_KEYS, path)
     if "size" not in table:
-        loader.fail("profile.volumes.size", 'missing: each volume\'s size, e.g. "32M"')
-    return Volumes(loader.integer(table.get("units", 1), "profile.volumes.units", UNITS_RANGE),
-                   loader.integer(table.get("per_unit", 1), "profile.volumes.per_unit",
-                                  PER_UNIT_RANGE),
-                   _mib_up(_size(loader, table["size"], "profile.volumes.size")),
-                   [n.name for n in _nodes(loader, table, "profile.volumes.nodes", topo)])
+        loader.fail(f"{path}.size", 'missing: each volume\'s size, e.g. "32M"')
+    volumes = Volumes(loader.integer(table.get("units", 1), f"{path}.units", UNITS_RANGE),
+                      loader.integer(table.get("per_unit", 1), f"{path}.per_unit",
+                                     PER_UNIT_RANGE),
+                      _mib_up(_size(loader, table["size"], f"{path}.size")),
+                      [n.name for n in _nodes(loader, table, f"{path}.nodes", topo)])
+    method = loader.choice(table.get("method", "mirror"), f"{path}.method", VOLUME_METHODS,
+                           "method")
+    code = ERASURE_CODES.get(method)
+    # an erasure code tolerates its parity pieces' failures: ftt follows from it
+    ftt = loader.integer(table.get("ftt", code[1] if code else 0), f"{path}.ftt", FTT_RANGE)
+    if code and ftt != code[1]:
+        loader.fail(f"{path}.ftt", f"method = \"{method}\" ({code[0]} + {code[1]}) tolerates "
+                    f"{code[1]} failure{'s' if code[1] > 1 else ''}, not {ftt}", ftt)
+    checksum = table.get("checksum", False)
+    if not isinstance(checksum, bool):
+        loader.fail(f"{path}.checksum", "must be true or false", checksum)
+    volumes.ftt, volumes.method, volumes.checksum = ftt, method, checksum
+    volumes.holders = _placement(loader, volumes, topo)
+    return volumes
+
+
+def _placement(loader, volumes, topo):
+    """Each volume's component nodes: its own node first (when it has disks),
+    then the others that can hold one (disks, a link to it) in node order
+    after it, wrapping, each volume starting one further on so components
+    spread evenly."""
+    path = "profile.volumes"
+    order = [n.name for n in topo.nodes]
+    with_disks = {n.name for n in topo.nodes if n.devices}
+    count = volumes.components
+    # a mirror's quorum needs a witness beyond its copies: 2 x ftt + 1 nodes
+    needed = (2 * volumes.ftt + 1) if volumes.method == "mirror" else count
+    holders = {}
+    for node in volumes.nodes:
+        at = order.index(node)
+        others = [name for name in order[at + 1:] + order[:at]
+                  if name in with_disks and linked(topo, node, name)]
+        own = [node] if node in with_disks else []
+        if volumes.has_policy and len(own) + len(others) < needed:
+            key = "ftt" if volumes.method == "mirror" else "method"
+            loader.fail(f"{path}.{key}", f"{volumes.method} with ftt {volumes.ftt} needs "
+                        f"{needed} nodes with disks linked to {node}, which has "
+                        f"{len(own) + len(others)}", getattr(volumes, key))
+        if not own and count == 1:
+            loader.fail(f"{path}.nodes", f"{node} has no disk for its volumes (give them "
+                        "ftt >= 1 to place them on other nodes)", volumes.nodes)
+        for index in range(volumes.units * volumes.per_unit):
+            picked = [others[(index + k) % len(others)] for k in range(count - len(own))]
+            holders[(node, index)] = own + picked
+    return holders
 
 
 def local_volume_bytes(profile, node):
@@ -442,8 +535,12 @@ def _check_space(loader, profile, topo):
         need_mib = 0
         if profile.replicas:
             need_mib += len(profile.replicas.held_by(node.name)) * profile.replicas.size_mib
-        if profile.volumes and node.name in profile.volumes.nodes:
-            need_mib += profile.volumes.units * profile.volumes.per_unit * profile.volumes.size_mib
+        if profile.volumes:
+            held = profile.volumes.held_by(node.name)
+            need_mib += held * profile.volumes.component_mib()
+            if profile.volumes.checksum:
+                # dm-integrity's superblock, bitmap and tags: a bound
+                need_mib += held * (profile.volumes.component_mib() // 512 + 2)
         usable = local - LVM_OVERHEAD_BYTES
         if need_mib * MIB > usable:
             loader.fail("profile", f"node {node.name} needs {need_mib} MiB for its replica "

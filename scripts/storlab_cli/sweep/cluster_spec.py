@@ -124,6 +124,19 @@ def _local_stack(profile, node):
     return None, set()
 
 
+def _volume_line(volumes, node, index, name):
+    """A workload volume: an LV on its node, or its policy's components on
+    the nodes the profile placed them."""
+    words = ["volume", node, name, f"{volumes.size_mib}M"]
+    if volumes.ftt > 0:
+        words += [f"method={volumes.method}", "on=" + ",".join(volumes.holders[(node, index)])]
+        if volumes.method in profile_schema.ERASURE_CODES:
+            words.append(f"chunk={profile_schema.VOLUME_CHUNK_BYTES // 1024}k")
+    if volumes.checksum:
+        words.append("checksum=on")
+    return " ".join(words)
+
+
 def text(topo, laid_out, sim_host=None):
     """The spec: every node (host preset), the devices its stack uses, the
     topology's links, local volumes, the LVs in the lab's order (workload
@@ -148,9 +161,8 @@ def text(topo, laid_out, sim_host=None):
     lines += [f"link {link.a} {link.b} preset={host.link}" for link in topo.links]
     lines += [line for line, _ in stacks if line]
     if profile.volumes is not None:
-        v = profile.volumes
-        lines += [f"volume {node} u{unit}v{n} {v.size_mib}M" for node in v.nodes
-                  for unit in range(1, v.units + 1) for n in range(1, v.per_unit + 1)]
+        lines += [_volume_line(profile.volumes, node, index, name)
+                  for node, index, name in profile.volumes.names()]
     if profile.replicas is not None:
         lines += [" ".join(["replica", r.name, f"{profile.replicas.size_mib}M"] + r.holders)
                   for r in profile.replicas.volumes]

@@ -1,0 +1,203 @@
+/* test_cluster_policy.c — workload volumes with a storage policy in the
+ * cluster model: the physical I/Os per guest I/O of each method against
+ * the formulas (mirror: ftt + 1 writes, one read from the own copy;
+ * RAID-5 3+1: a small write reads 2 and writes 2, a full stripe writes
+ * 4/3 of its bytes; RAID-6 4+2: 3 and 3, 6/4), components on distinct
+ * nodes reached over NVMe/TCP, dm-integrity's tag and bitmap writes, and
+ * the policies the spec refuses. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_run.h"
+#include "core/units.h"
+
+#define CHUNK (512 * KIB)
+
+/* n nodes (n1..nN), each one disk as its local volume, fully linked, and
+ * one policy volume homed on n1 with the volume line's keys; n1's VMs
+ * drive it.  The spec is built in a static buffer. */
+static const char *
+policy_spec (unsigned nodes, const char *size, const char *keys)
+{
+  static char spec[8192];
+  size_t at = (size_t) snprintf (spec, sizeof spec, "storlab-cluster 1\n");
+  for (unsigned i = 1; i <= nodes; i++)
+    at += (size_t) snprintf (spec + at, sizeof spec - at, "node n%u\n", i);
+  for (unsigned i = 1; i <= nodes; i++)
+    at += (size_t) snprintf (spec + at, sizeof spec - at, DISK ("n%u", "d0"), i);
+  for (unsigned i = 1; i <= nodes; i++)
+    for (unsigned k = i + 1; k <= nodes; k++)
+      at += (size_t) snprintf (spec + at, sizeof spec - at, "link n%u n%u preset=10gbe\n", i, k);
+  for (unsigned i = 1; i <= nodes; i++)
+    at += (size_t) snprintf (spec + at, sizeof spec - at, "local n%u disk d0\n", i);
+  snprintf (spec + at, sizeof spec - at, "volume n1 v %s %s\nexport n1 at=0 size=%s volume=v\n",
+            size, keys, size);
+  return spec;
+}
+
+static uint64_t
+device_sum (struct run *r, unsigned nodes, enum sl_op op)
+{
+  uint64_t sum = 0;
+  for (unsigned i = 1; i <= nodes; i++) {
+    char name[16];
+    snprintf (name, sizeof name, "n%u/d0", i);
+    sum += ops_of (r, name, op);
+  }
+  return sum;
+}
+
+static uint64_t
+device_bytes (struct run *r, unsigned nodes, enum sl_op op)
+{
+  uint64_t sum = 0;
+  for (unsigned i = 1; i <= nodes; i++) {
+    char name[16];
+    snprintf (name, sizeof name, "n%u/d0", i);
+    sum += bytes_of (r, name, op);
+  }
+  return sum;
+}
+
+/* ftt 1 and 2: every copy's disk takes each guest write; reads come from
+ * n1's own copy only; the remote copies' writes cross n1's links. */
+static void
+test_mirror_fan_out (void **state)
+{
+  (void) state;
+  for (unsigned ftt = 1; ftt <= 2; ftt++) {
+    const char *on = ftt == 1 ? "method=mirror on=n1,n3" : "method=mirror on=n1,n2,n4";
+    struct run r = run_new (policy_spec (5, "32M", on));
+    burst (&r, SL_OP_WRITE, 20, 0, 64 * KIB, 4 * KIB);
+    assert_int_equal (device_sum (&r, 5, SL_OP_WRITE), (ftt + 1) * 20);
+    assert_int_equal (ops_of (&r, "n1/d0", SL_OP_WRITE), 20);
+    assert_int_equal (ops_of (&r, ftt == 1 ? "n3/d0" : "n4/d0", SL_OP_WRITE), 20);
+    assert_int_equal (ops_of (&r, ftt == 1 ? "n2/d0" : "n3/d0", SL_OP_WRITE), 0);   /* no copy */
+    burst (&r, SL_OP_READ, 20, 0, 64 * KIB, 4 * KIB);
+    assert_int_equal (device_sum (&r, 5, SL_OP_READ), 20);
+    assert_int_equal (ops_of (&r, "n1/d0", SL_OP_READ), 20);
+    assert_non_null (cl_target_find (r.c, ftt == 1 ? "n1/nvme-tcp/n3/component/v@n1"
+                                     : "n1/nvme-tcp/n4/component/v@n1"));
+    run_free (&r);
+  }
+}
+
+/* A copy away from home: reads go to the least busy copy, all remote. */
+static void
+test_mirror_without_a_home_copy (void **state)
+{
+  (void) state;
+  struct run r = run_new (policy_spec (3, "32M", "method=mirror on=n2,n3"));
+  burst (&r, SL_OP_READ, 20, 0, 64 * KIB, 4 * KIB);
+  assert_int_equal (ops_of (&r, "n1/d0", SL_OP_READ), 0);
+  assert_int_equal (ops_of (&r, "n2/d0", SL_OP_READ) + ops_of (&r, "n3/d0", SL_OP_READ), 20);
+  assert_true (ops_of (&r, "n2/d0", SL_OP_READ) >= 5 && ops_of (&r, "n3/d0", SL_OP_READ) >= 5);
+  run_free (&r);
+}
+
+/* RAID-5 3+1 and RAID-6 4+2: a 4 KiB write in one chunk reads m + 1 and
+ * writes m + 1 (data and parity: read-modify-write); a full stripe writes
+ * every member once, (k + m) / k of its bytes, and reads nothing; a read
+ * reads once. */
+static void
+test_erasure_coding_fan_out (void **state)
+{
+  (void) state;
+  for (unsigned m = 1; m <= 2; m++) {
+    unsigned nodes = m == 1 ? 4 : 6, k = nodes - m;
+    struct run r = run_new (policy_spec (nodes, "48M", m == 1 ? "method=raid5 on=n1,n2,n3,n4"
+                                         : "method=raid6 on=n1,n2,n3,n4,n5,n6"));
+    /* one small write per stripe row, so no two share a parity chunk */
+    burst (&r, SL_OP_WRITE, 4, 0, (uint64_t) k * CHUNK, 4 * KIB);
+    assert_int_equal (device_sum (&r, nodes, SL_OP_READ), 4 * (m + 1));
+    assert_int_equal (device_sum (&r, nodes, SL_OP_WRITE), 4 * (m + 1));
+    uint64_t reads = device_sum (&r, nodes, SL_OP_READ);
+    uint64_t written = device_bytes (&r, nodes, SL_OP_WRITE);
+    uint64_t stripe = (uint64_t) k * CHUNK;
+    burst (&r, SL_OP_WRITE, 2, 8 * stripe, stripe, stripe);
+    assert_int_equal (device_sum (&r, nodes, SL_OP_READ), reads);
+    assert_int_equal (device_bytes (&r, nodes, SL_OP_WRITE) - written, 2 * stripe * nodes / k);
+    uint64_t before = device_sum (&r, nodes, SL_OP_READ);
+    burst (&r, SL_OP_READ, 10, 0, 64 * KIB, 4 * KIB);
+    assert_int_equal (device_sum (&r, nodes, SL_OP_READ) - before, 10);
+    run_free (&r);
+  }
+}
+
+/* dm-integrity on each copy: a write also writes its tag block there, and
+ * the first write to a 16 MiB region in a 10 s bitmap epoch the bitmap
+ * first; a read reads a section's tags once. */
+static void
+test_checksum_metadata_io (void **state)
+{
+  (void) state;
+  struct run r = run_new (policy_spec (2, "32M", "method=mirror on=n1,n2 checksum=on"));
+  /* 10 writes in the first 16 MiB region: one bitmap write per copy */
+  burst (&r, SL_OP_WRITE, 10, 0, 64 * KIB, 4 * KIB);
+  assert_int_equal (ops_of (&r, "n1/d0", SL_OP_WRITE), 10 + 10 + 1);
+  assert_int_equal (ops_of (&r, "n2/d0", SL_OP_WRITE), 10 + 10 + 1);
+  /* the same region again, same epoch: data and tags only */
+  burst (&r, SL_OP_WRITE, 10, 0, 64 * KIB, 4 * KIB);
+  assert_int_equal (ops_of (&r, "n1/d0", SL_OP_WRITE), 2 * 21 - 1);
+  /* reads of the two sections: each one's 16 KiB of tags once, on n1 */
+  burst (&r, SL_OP_READ, 8, 0, 4 * MIB, 4 * KIB);
+  assert_int_equal (ops_of (&r, "n1/d0", SL_OP_READ), 8 + 2);
+  assert_int_equal (ops_of (&r, "n2/d0", SL_OP_READ), 0);
+  burst (&r, SL_OP_READ, 8, 0, 4 * MIB, 4 * KIB);
+  assert_int_equal (ops_of (&r, "n1/d0", SL_OP_READ), 16 + 2);
+  /* the volume holds what was asked: the copies' LVs hold the tags besides */
+  assert_true (cl_target_find (r.c, "n1/volume/v")->capacity_bytes >= 32 * MIB);
+  run_free (&r);
+}
+
+/* One copy with a checksum is dm-integrity over the node's own LV. */
+static void
+test_checksum_without_copies (void **state)
+{
+  (void) state;
+  struct run r = run_new (policy_spec (1, "32M", "checksum=on"));
+  burst (&r, SL_OP_WRITE, 4, 0, 64 * KIB, 4 * KIB);
+  assert_int_equal (ops_of (&r, "n1/d0", SL_OP_WRITE), 4 + 4 + 1);
+  run_free (&r);
+}
+
+static void
+test_bad_policies (void **state)
+{
+  (void) state;
+  assert_refused (policy_spec (3, "32M", "method=raid5 on=n1,n2,n3"),
+                  "volume n1 v: method=raid5 places 4 components (one per node), on= lists 3");
+  assert_refused (policy_spec (6, "32M", "method=raid6 on=n1,n2,n3,n4"), "places 6 components");
+  assert_refused (policy_spec (3, "32M", "method=mirror on=n1,n2,n1"), "node n1 holds two components");
+  assert_refused (policy_spec (3, "32M", "method=mirror"), "method=mirror needs on=");
+  assert_refused (policy_spec (3, "32M", "on=n1,n2"), "on= needs method=");
+  assert_refused (policy_spec (3, "32M", "method=raid7 on=n1"), "method=raid7 (known: mirror, raid5, raid6)");
+  assert_refused (policy_spec (3, "32M", "method=mirror on=n1,n9"), "n9");
+  assert_refused (policy_spec (3, "32M", "checksum=yes"), "checksum=yes (on or off)");
+  assert_refused (policy_spec (3, "32M", "copies=2"), "unknown key 'copies'");
+  assert_refused (policy_spec (4, "32M", "method=raid5 on=n1,n2,n3,n4 chunk=1000"), "multiple of 4 KiB");
+  /* a component that does not fit its holder's local volume */
+  assert_refused (policy_spec (2, "300M", "method=mirror on=n1,n2"), "local volume is full");
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_mirror_fan_out),
+    cmocka_unit_test (test_mirror_without_a_home_copy),
+    cmocka_unit_test (test_erasure_coding_fan_out),
+    cmocka_unit_test (test_checksum_metadata_io),
+    cmocka_unit_test (test_checksum_without_copies),
+    cmocka_unit_test (test_bad_policies),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
