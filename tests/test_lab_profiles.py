@@ -13,6 +13,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STORLAB = os.path.join(ROOT, "scripts", "storlab")
 TOPOLOGIES = os.path.join(ROOT, "topologies")
 
+from storlab_cli import paths
 from storlab_cli.lab import libvirt_conn
 
 RUN_BASE = os.environ.get("STORLAB_RUN_DIR", "/run/storlab")
@@ -383,3 +384,75 @@ def test_primary_failover_and_rejoin(replica_lab):
     verify_only(replica_lab, "node1", "/mnt/storlab/node1/failover.fio")
     assert volume_state(replica_lab, "node1")["primary"] == "node2"
     print(f"failover, rejoin and resync: {time.monotonic() - started:.1f} s")
+
+
+# ------------------------------------------------------------ storage policies
+
+@pytest.fixture(scope="module")
+def policy_lab():
+    with Lab(os.path.join(TOPOLOGIES, "profile-policy.toml"), "profile-policy") as lab:
+        yield lab.name
+
+
+def disk_ops(lab):
+    """Every node's disk0 reads and writes so far (the plugin's own counters)."""
+    ops = {}
+    for n in range(1, 5):
+        stats = subprocess.run([paths.stats_tool(), os.path.join(RUN_BASE, lab,
+                                                                 f"node{n}-disk0.stats")],
+                               capture_output=True, text=True, timeout=60, check=True)
+        device = json.loads(stats.stdout)["devices"][0]["ops"]
+        ops[f"node{n}"] = (device["read"]["count"], device["write"]["count"])
+    return ops
+
+
+def test_policy_volumes_are_raid5_over_a_piece_on_every_node(policy_lab):
+    for home, md in (("node1", "md100"), ("node2", "md100")):
+        array = replica_md(policy_lab, home, md)
+        assert array["level"] == "raid5" and array["degraded"] == 0, array
+        assert len(array["members"]) == 4
+        assert guest(policy_lab, home, "readlink", "/dev/storlab-policy/u1v1").strip() == f"/dev/{md}"
+    for n in range(1, 5):
+        tables = guest(policy_lab, f"node{n}", "dmsetup", "table")
+        # a checksummed piece of each of the two volumes, in bitmap mode
+        assert tables.count(" integrity ") == 2 and " B " in tables, tables
+    fio_verify(policy_lab, "node1", "/dev/storlab-policy/u1v1", size="16M",
+               extra=("--iodepth=32",))
+
+
+def test_a_small_write_reads_and_writes_data_and_parity(policy_lab):
+    """2000 random 4 KiB writes on node1's volume (24 MiB, 512 KiB chunks):
+    md's read-modify-write reads the old data and parity (2 reads; fewer
+    when its stripe cache still holds them) and writes both (2 writes);
+    dm-integrity keeps the new tags in its buffers until its bitmap flush
+    (every 10 s) or a FLUSH, so the checksums add only a few writes, as
+    md's own bitmap does."""
+    before = disk_ops(policy_lab)
+    guest(policy_lab, "node1", "fio", "--name=rmw", "--filename=/dev/storlab-policy/u1v1",
+          "--ioengine=libaio", "--direct=1", "--rw=randwrite", "--bs=4k", "--size=24M",
+          "--io_size=8000k", "--iodepth=8", "--randrepeat=0", "--output-format=terse")
+    after = disk_ops(policy_lab)
+    reads = sum(after[n][0] - before[n][0] for n in after)
+    writes = sum(after[n][1] - before[n][1] for n in after)
+    print(f"\nRAID-5 3+1 with checksums: 2000 guest writes -> {writes} device writes, "
+          f"{reads} device reads")
+    assert 2 * 2000 <= writes <= 2 * 2000 * 1.05, writes
+    assert 2000 <= reads <= 2 * 2000, reads
+    # every node holds a piece: all four disks took writes
+    assert all(after[n][1] > before[n][1] for n in after)
+
+
+def test_a_node_down_degrades_the_arrays_and_io_goes_on(policy_lab):
+    started = time.monotonic()
+    assert storlab("node", policy_lab, "node3", "down").returncode == 0
+    for home in ("node1", "node2"):
+        fio_verify(policy_lab, home, "/dev/storlab-policy/u1v1", size="8M")
+        assert replica_md(policy_lab, home, "md100")["degraded"] == 1
+    result = storlab("node", policy_lab, "node3", "up")
+    assert result.returncode == 0, result.stdout + result.stderr
+    deadline = time.monotonic() + 300
+    for home in ("node1", "node2"):
+        wait_in_sync(policy_lab, home, "md100", 4, deadline)
+        check_copies_equal(policy_lab, home, "md100", deadline)      # parity checked
+        verify_only(policy_lab, home, "/dev/storlab-policy/u1v1")
+    print(f"\nRAID-5 piece lost and resynced: {time.monotonic() - started:.1f} s")

@@ -102,3 +102,30 @@ kernel_name() {
         die "no sysfs entry for block device $1:$2"
     echo "${_kn_name##*/}"
 }
+
+# Makes md array $1's members exactly the legs in "$2" (space-separated
+# /dev paths): members that are none of them went away (a peer that failed;
+# md notices only at its next write to them) and are failed and removed, so
+# a returning leg takes their slot instead of adding one; legs not in the
+# array are re-added (a bitmap resync of what they missed) or added.
+# (POSIX sh has no local variables: the _ml_ names are this helper's own.)
+md_set_legs() {
+    _ml_md=$1 _ml_wanted=
+    for _ml_leg in $2; do
+        _ml_wanted="$_ml_wanted ${_ml_leg#/dev/}"
+    done
+    for _ml_dev in /sys/block/"$_ml_md"/md/dev-*; do
+        [ -e "$_ml_dev" ] || continue
+        case "$_ml_wanted " in
+            *" ${_ml_dev##*/dev-} "*) ;;
+            *) echo faulty > "$_ml_dev/state" 2>/dev/null || true ;;
+        esac
+    done
+    mdadm "/dev/$_ml_md" --remove failed >/dev/null 2>&1 || true
+    mdadm "/dev/$_ml_md" --remove detached >/dev/null 2>&1 || true
+    for _ml_leg in $2; do
+        [ -e "/sys/block/$_ml_md/md/dev-${_ml_leg#/dev/}" ] && continue
+        mdadm "/dev/$_ml_md" --re-add "$_ml_leg" >/dev/null 2>&1 ||
+            run mdadm "/dev/$_ml_md" --add "$_ml_leg"
+    done
+}

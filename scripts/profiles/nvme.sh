@@ -56,3 +56,31 @@ nvme_connect() {
     fi
     nvme_namespace_of "$nqn"
 }
+
+# Exports block device $2 as subsystem $1 on this node's NVMe/TCP target,
+# listening on every address ([::]:NVME_PORT), so whichever node uses it
+# reaches it over its own link. An existing export is kept.
+nvmet_export() {
+    _ne_nqn=$1 _ne_device=$2
+    need_modules nvmet nvmet_tcp
+    ensure_configfs
+    _ne_subsystem=/sys/kernel/config/nvmet/subsystems/$_ne_nqn
+    if [ ! -d "$_ne_subsystem" ]; then
+        mkdir "$_ne_subsystem" "$_ne_subsystem/namespaces/1" ||
+            die "cannot create nvmet subsystem $_ne_nqn"
+        echo 1 > "$_ne_subsystem/attr_allow_any_host"
+        echo "$_ne_device" > "$_ne_subsystem/namespaces/1/device_path"
+        echo 1 > "$_ne_subsystem/namespaces/1/enable" || die "cannot enable the nvmet namespace"
+    fi
+    _ne_port=/sys/kernel/config/nvmet/ports/1
+    if [ ! -d "$_ne_port" ]; then
+        mkdir "$_ne_port" || die "cannot create nvmet port"
+        echo tcp > "$_ne_port/addr_trtype"
+        echo ipv6 > "$_ne_port/addr_adrfam"
+        echo :: > "$_ne_port/addr_traddr"
+        echo "$NVME_PORT" > "$_ne_port/addr_trsvcid"
+    fi
+    [ -e "$_ne_port/subsystems/$_ne_nqn" ] || ln -s "$_ne_subsystem" "$_ne_port/subsystems/$_ne_nqn" ||
+        die "cannot listen on [::]:$NVME_PORT"
+    echo "export $_ne_nqn [::]:$NVME_PORT"
+}

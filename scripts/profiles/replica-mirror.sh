@@ -46,26 +46,9 @@ if [ "$state" = absent ] || [ "$state" = clear ] || [ "$state" = inactive ]; the
             "$local_leg" $remote_legs
     fi
 fi
-# Members that are none of these legs are copies that went away (a peer that
-# failed; md notices only at its next write to them): failed and removed now,
-# so a returning copy takes their slot instead of adding one.
-wanted=
-for leg in $local_leg $remote_legs; do
-    wanted="$wanted ${leg#/dev/}"
-done
-for dev in /sys/block/"$md"/md/dev-*; do
-    [ -e "$dev" ] || continue
-    case "$wanted " in
-        *" ${dev##*/dev-} "*) ;;
-        *) echo faulty > "$dev/state" 2>/dev/null || true ;;
-    esac
-done
-mdadm "/dev/$md" --remove failed >/dev/null 2>&1 || true
-mdadm "/dev/$md" --remove detached >/dev/null 2>&1 || true
-for leg in $local_leg $remote_legs; do
-    [ -e "/sys/block/$md/md/dev-${leg#/dev/}" ] && continue
-    mdadm "/dev/$md" --re-add "$leg" >/dev/null 2>&1 || run mdadm "/dev/$md" --add "$leg"
-done
+# The array's members: exactly these legs (a copy that went away failed and
+# removed, a returning one re-added).
+md_set_legs "$md" "$local_leg $remote_legs"
 # Reads stay local: only this node's copy is read (a copy that moved from
 # remote to local, or back, after a failover gets its flag changed here).
 for leg in $local_leg $remote_legs; do

@@ -31,6 +31,12 @@ Mechanisms, and why (see also README "Storage profiles"):
   served it last (a copy that was down before it may be stale).
 - NFS: the kernel NFSv4 server on the serving node exports ext4 on the
   array; every node sees volume V at <mount_point>/V.
+- workload volumes with a storage policy: each copy or RAID-5/6 piece an LV
+  on the node the profile placed it (dm-integrity in bitmap mode over it
+  for checksums: crc32c per block, no journal, so data is written once),
+  exported over NVMe/TCP like a replica's copy; the VM's node runs md
+  RAID-1/5/6 over them. The kernel's own mechanisms, so a guest write fans
+  out over the links and md's RAID-5/6 read-modify-write as the studies'.
 """
 import concurrent.futures
 
@@ -92,8 +98,11 @@ def _local_stack(topo, domain, node):
         entry["local"] = entry["local"] or out["device"][0]
     if profile.volumes is not None and node in profile.volumes.nodes:
         v = profile.volumes
-        out = run_step(domain, node, "volumes.sh", [v.units, v.per_unit, v.size_mib])
-        entry["volumes"] = out.get("volume", [])
+        if v.has_policy:
+            entry["volumes"] = [v.guest_path(name) for home, _, name in v.names() if home == node]
+        else:
+            out = run_step(domain, node, "volumes.sh", [v.units, v.per_unit, v.size_mib])
+            entry["volumes"] = out.get("volume", [])
     return entry
 
 
@@ -126,6 +135,8 @@ def provision(topo, domains, say):
         for v in volumes:
             say(f"  replicated volume {v['volume']}: {v['device']} on {v['primary']}, "
                 f"copies on {', '.join(v['peers']) or 'no other node'}")
+    if profile.volumes is not None and profile.volumes.has_policy:
+        result["policy_volumes"] = _policy_volumes(topo, domains, names, say)
     if profile.nfs is not None:
         result["nfs"] = {"mount_point": profile.nfs.mount_point, "export_root": EXPORT_ROOT}
         _each_volume(volumes, lambda v: _serve_nfs(topo, domains, v))
@@ -136,6 +147,97 @@ def provision(topo, domains, say):
         if entry["local"] or entry["volumes"]:
             say(f"  {node}: local volume {entry['local']}, {len(entry['volumes'])} workload volumes")
     return result
+
+
+# ---- workload volumes with a storage policy ----
+
+# md devices of policy volumes: /dev/md<POLICY_MD_FIRST + index> on their
+# home, clear of md0 (the local RAID) and the replicated volumes' md1...
+POLICY_MD_FIRST = 100
+MD_LEVELS = {"mirror": 1, "raid5": 5, "raid6": 6}
+
+
+def _policy_volumes(topo, domains, names, say):
+    """Every policy volume: each holder makes its components (at once on
+    every node), then each home its arrays over them. Returns their state
+    for lab.json: home, index, name, holders, missing."""
+    v = topo.profile.volumes
+    volumes = [{"home": home, "index": index, "volume": name,
+                "holders": v.holders[(home, index)], "missing": []}
+               for home, index, name in v.names()]
+    _each_node(names, lambda node: [_component(topo, domains, x, node)
+                                    for x in volumes if node in x["holders"]])
+    _each_node(v.nodes, lambda home: [_policy_array(topo, domains, x, say)
+                                      for x in volumes if x["home"] == home])
+    say(f"  {len(volumes)} workload volumes with policy {v.method}, ftt {v.ftt}"
+        f"{', checksummed' if v.checksum else ''}: components on "
+        f"{', '.join(sorted({n for x in volumes for n in x['holders']}))}")
+    return volumes
+
+
+def _component_nqn(topo, volume, holder):
+    return nqn(topo.name, f"c-{volume['home']}-{volume['volume']}", holder)
+
+
+def _component(topo, domains, volume, holder):
+    v = topo.profile.volumes
+    exported = _component_nqn(topo, volume, holder) if holder != volume["home"] else "-"
+    out = run_step(domains[holder], holder, "component.sh",
+                   [volume["home"], volume["volume"], v.component_lv_mib(),
+                    int(v.checksum), exported])
+    return out["device"][0]
+
+
+def _policy_array(topo, domains, volume, say):
+    """The md on the volume's home over its own component (when it holds
+    one) and every running holder's it has a link to."""
+    v, home = topo.profile.volumes, volume["home"]
+    local = "-"
+    if home in volume["holders"]:
+        local = (f"/dev/mapper/i-c-{home}-{volume['volume']}" if v.checksum
+                 else f"/dev/storlab/c-{home}-{volume['volume']}")
+    legs, unreachable = [], []
+    for holder in volume["holders"]:
+        if holder == home:
+            continue
+        if holder in domains and profile_schema.linked(topo, home, holder):
+            legs.append(f"{_component_nqn(topo, volume, holder)}@"
+                        f"{_link_addr(topo, holder, home)}")
+        else:
+            unreachable.append(holder)
+    chunk_kib = profile_schema.VOLUME_CHUNK_BYTES // 1024
+    out = run_step(domains[home], home, "policy-volume.sh",
+                   [v.guest_path(volume["volume"]), POLICY_MD_FIRST + volume["index"],
+                    MD_LEVELS[v.method], chunk_kib, v.size_mib, local] + legs)
+    volume["missing"] = unreachable + [m.split("@")[0].rsplit(":", 1)[-1]
+                                       for m in out.get("missing", [])]
+    if volume["missing"]:
+        say(f"  volume {volume['volume']} on {home} runs without the components on "
+            f"{', '.join(volume['missing'])}")
+
+
+def _policy_failover(topo, state, domains, node, say):
+    """node went down: the arrays on running homes drop its components
+    (I/O goes on degraded)."""
+    for volume in (state or {}).get("policy_volumes", []):
+        if node in volume["holders"] and volume["home"] in domains and volume["home"] != node:
+            _policy_array(topo, domains, volume, say)
+
+
+def _policy_rejoin(topo, state, domains, node, say):
+    """node came back: its components reopened and exported again, its own
+    arrays reassembled, and every running home re-adds what node holds (the
+    bitmap resyncs only what it missed)."""
+    volumes = (state or {}).get("policy_volumes", [])
+    for volume in volumes:
+        if node in volume["holders"]:
+            _component(topo, domains, volume, node)
+    homes = sorted({x["home"] for x in volumes if x["home"] in domains
+                    and (x["home"] == node or node in x["holders"])})
+    _each_node(homes, lambda home: [_policy_array(topo, domains, x, say) for x in volumes
+                                    if x["home"] == home and (home == node or node in x["holders"])])
+    if homes:
+        say(f"  {node}: its volume components re-added; resync runs in the background")
 
 
 def _volume_state(topo, volume):
@@ -220,6 +322,7 @@ def failover(topo, state, domains, node, say):
         _move(topo, domains, volume, node, say)
     for volume in held:
         _mirror(topo, domains, volume, say)
+    _policy_failover(topo, state, domains, node, say)
 
 
 def _move(topo, domains, volume, node, say):
@@ -271,5 +374,6 @@ def rejoin(topo, state, domains, node, say):
             _mirror(topo, domains, volume, say)
             say(f"  {node}: copy of volume {volume['volume']} re-added on "
                 f"{volume['primary']}; resync runs in the background")
+    _policy_rejoin(topo, state, domains, node, say)
     if topo.profile.nfs is not None:
         _mount_all(topo, domains, state, node)

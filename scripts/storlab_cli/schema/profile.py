@@ -168,6 +168,23 @@ class Volumes:
         piece = -(-self.size_mib * MIB // data)
         return _mib_up(-(-piece // VOLUME_CHUNK_BYTES) * VOLUME_CHUNK_BYTES)
 
+    def component_lv_mib(self):
+        """A lab's LV for one component: what it holds, md's superblock and
+        bitmap ahead of it (md_data_offset_bytes' bound), and with a
+        checksum dm-integrity's metadata (its bitmap-mode journal area,
+        at most 1/128 of the device, and a 4-byte tag per 4 KiB block:
+        a bound of 1/64 and 2 MiB)."""
+        share = self.component_mib() * MIB
+        need = share + md_data_offset_bytes(share)
+        if self.checksum:
+            need += need // 64 + 2 * MIB
+        return _mib_up(need)
+
+    def guest_path(self, name):
+        """Where a node's workload finds volume name: its LV, or the link
+        to the md its policy builds."""
+        return f"/dev/storlab{'-policy' if self.has_policy else ''}/{name}"
+
     def held_by(self, node):
         """How many components node holds."""
         return sum(1 for holders in self.holders.values() if node in holders)
@@ -536,11 +553,9 @@ def _check_space(loader, profile, topo):
         if profile.replicas:
             need_mib += len(profile.replicas.held_by(node.name)) * profile.replicas.size_mib
         if profile.volumes:
-            held = profile.volumes.held_by(node.name)
-            need_mib += held * profile.volumes.component_mib()
-            if profile.volumes.checksum:
-                # dm-integrity's superblock, bitmap and tags: a bound
-                need_mib += held * (profile.volumes.component_mib() // 512 + 2)
+            v = profile.volumes
+            need_mib += v.held_by(node.name) * (v.component_lv_mib() if v.has_policy
+                                                else v.size_mib)
         usable = local - LVM_OVERHEAD_BYTES
         if need_mib * MIB > usable:
             loader.fail("profile", f"node {node.name} needs {need_mib} MiB for its replica "

@@ -174,11 +174,6 @@ class Topology:
         if len(self.nodes) > hi:
             return (f"{self.path}: {len(self.nodes)} nodes: a lab holds at most {hi} (a "
                     "topology this large is for the simulator: storlab sweep --backend sim)")
-        volumes = self.profile.volumes if self.profile is not None else None
-        if volumes is not None and volumes.has_policy:
-            key = "ftt" if volumes.ftt else "checksum"
-            return (f"{self.path}: profile.volumes.{key}: storage policies are built in the "
-                    "simulator so far, not yet in a lab's guests (storlab sweep --backend sim)")
         return None
 
     def node(self, name):

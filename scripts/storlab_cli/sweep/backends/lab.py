@@ -152,7 +152,7 @@ class LabBackend:
         if self.paths[node] is not None:
             return fio_jobfile.region_workers(node, unit, workload, self.paths[node])
         volumes = self.topo.profile.volumes
-        names = [f"/dev/storlab/u{unit}v{n}" for n in range(1, volumes.per_unit + 1)]
+        names = [volumes.guest_path(f"u{unit}v{n}") for n in range(1, volumes.per_unit + 1)]
         return fio_jobfile.volume_workers(node, unit, names)
 
     def _start(self, node, stem, job_text):
