@@ -420,6 +420,18 @@ def test_policy_volumes_are_raid5_over_a_piece_on_every_node(policy_lab):
                extra=("--iodepth=32",))
 
 
+def test_a_second_set_beside_it_is_a_mirror(policy_lab):
+    """[profile.volume_sets.mirror]: node3's volume mirrored on node3 and
+    node4 (the next node), md101 (its home's second policy array), reads
+    from node3's own copy."""
+    array = replica_md(policy_lab, "node3", "md101")
+    assert array["level"] == "raid1" and len(array["members"]) == 2 and array["degraded"] == 0
+    assert guest(policy_lab, "node3", "readlink",
+                 "/dev/storlab-policy/mirror-u1v1").strip() == "/dev/md101"
+    fio_verify(policy_lab, "node3", "/dev/storlab-policy/mirror-u1v1", size="8M",
+               extra=("--iodepth=32",))
+
+
 def test_a_small_write_reads_and_writes_data_and_parity(policy_lab):
     """2000 random 4 KiB writes on node1's volume (24 MiB, 512 KiB chunks):
     md's read-modify-write reads the old data and parity (2 reads; fewer
@@ -455,4 +467,8 @@ def test_a_node_down_degrades_the_arrays_and_io_goes_on(policy_lab):
         wait_in_sync(policy_lab, home, "md100", 4, deadline)
         check_copies_equal(policy_lab, home, "md100", deadline)      # parity checked
         verify_only(policy_lab, home, "/dev/storlab-policy/u1v1")
+    # node3 came back as the home of its mirror too: reassembled over its own
+    # copy and node4's, holding what was written before it went down
+    wait_in_sync(policy_lab, "node3", "md101", 2, deadline)
+    verify_only(policy_lab, "node3", "/dev/storlab-policy/mirror-u1v1")
     print(f"\nRAID-5 piece lost and resynced: {time.monotonic() - started:.1f} s")

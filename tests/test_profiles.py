@@ -269,8 +269,8 @@ def test_volumes_bad_settings(tmp_path, text, expected):
 
 
 def test_unknown_profile_section(tmp_path):
-    assert "profile: unknown key 'dedupe' (known: raid, disk_group, replicas, nfs, volumes)" \
-        in error(tmp_path, "[profile.dedupe]\n")
+    assert ("profile: unknown key 'dedupe' (known: raid, disk_group, replicas, nfs, volumes, "
+            "volume_sets)") in error(tmp_path, "[profile.dedupe]\n")
 
 
 def test_raid_usable_bytes_per_level():
@@ -540,3 +540,32 @@ def test_components_count_against_their_holders_space(tmp_path):
     text = RAID0 + '[profile.volumes]\nunits = 1\nper_unit = 8\nsize = "16M"\nftt = 3\n'
     assert "needs 768 MiB for its replica and workload volumes" in \
         error(tmp_path, text, MESH.format(nodes=7))
+
+
+def test_named_volume_sets_each_with_its_policy(tmp_path):
+    """Sets side by side: their own keys, names with the set's prefix, the
+    space of every set's components counted on each holder."""
+    text = (RAID0 + '[profile.volume_sets.mirror]\nsize = "8M"\nftt = 1\n'
+            '[profile.volume_sets.ec]\nsize = "24M"\nmethod = "raid5"\nnodes = ["node2"]\n')
+    p = load(tmp_path, text, MESH.format(nodes=4)).profile
+    assert p.volumes is None and list(p.volume_sets) == ["mirror", "ec"]
+    mirror, ec = p.volume_sets["mirror"], p.volume_sets["ec"]
+    assert p.all_volume_sets() == [mirror, ec] and p.volume_set("ec") is ec
+    assert p.volume_set("") is None and p.volume_set("nope") is None
+    assert mirror.names()[0] == ("node1", 0, "mirror-u1v1") and ec.unit_names(1) == ["ec-u1v1"]
+    assert ec.holders[("node2", 0)] == ["node2", "node3", "node4", "node1"]
+    assert mirror.guest_path("mirror-u1v1") == "/dev/storlab-policy/mirror-u1v1"
+    assert mirror.key_path == "profile.volume_sets.mirror"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('[profile.volume_sets.Bad]\nsize = "8M"\n', "profile.volume_sets.Bad = 'Bad': must be a "
+                                                 "set name"),
+    ('[profile.volume_sets.m]\nsize = "8M"\nftt = 3\n', "profile.volume_sets.m.ftt = 3: mirror "
+                                                        "with ftt 3 needs 7 nodes"),
+    ('[profile.volume_sets.m]\nsize = "8M"\ncopies = 2\n', "profile.volume_sets.m: unknown key "
+                                                           "'copies'"),
+    ("[profile.volume_sets]\nm = 3\n", "profile.volume_sets.m = 3: must be a table"),
+])
+def test_bad_volume_sets(tmp_path, text, expected):
+    assert expected in error(tmp_path, RAID0 + text, MESH.format(nodes=4))

@@ -406,3 +406,33 @@ def test_policies_refused_where_they_cannot_be_built(tmp_path):
     result = storlab("up", str(path))
     assert result.returncode != 0 and len(result.stderr.strip().splitlines()) == 1
     assert "profile.volumes.ftt = 2: mirror with ftt 2 needs 5 nodes" in result.stderr
+
+
+def test_volume_sets_compared_side_by_side(tmp_path):
+    """Two sets, a mirror and RAID-5, swept as workload.volume_set: each
+    point drives its own set's volumes, and the disks show each policy's
+    fan-out (mirror: 2 writes a guest write, none read; RAID-5: 2 and 2)."""
+    path = tmp_path / "sets.toml"
+    path.write_text(POLICY_TOPOLOGY.replace("[profile.volumes]", "[profile.volume_sets.mirror]")
+                    + "ftt = 1\n[profile.volume_sets.ec]\nunits = 1\nper_unit = 2\n"
+                    'size = "8M"\nmethod = "raid5"\n')
+    out = run_sweep(tmp_path, str(path), 'target = "volumes"\nnodes = ["node1"]\nworkers = 2\n'
+                    'rw = "randwrite"\nbs = "4k"\nsize = "8M"',
+                    sweep_lines='volume_set = ["mirror", "ec"]')
+    assert [r["volume_set"] for r in rows(out)] == ["mirror", "ec"]
+    for point, reads_per_write in (("000", 0), ("001", 2)):
+        by_name = layers(out / "points" / point)
+        fronts = {name: layer["ops"]["write"]["count"] for name, layer in by_name.items()
+                  if name.startswith("node1/front/")}
+        prefix = "mirror" if point == "000" else "ec"
+        assert fronts and all(f"/{prefix}-u1v" in name for name, n in fronts.items() if n)
+        guest = sum(fronts.values())
+        assert device_ops(by_name, "write") == 2 * guest
+        assert device_ops(by_name, "read") == reads_per_write * guest
+    bad = tmp_path / "bad.toml"
+    bad.write_text(f'name = "b"\nbackend = "sim"\ntopology = "{path}"\n[workload]\n'
+                   'target = "volumes"\nvolume_set = "raid6"\n')
+    result = storlab("sweep", str(bad), "--out", str(tmp_path / "bad"))
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "volume_set = 'raid6': " in result.stderr and "no such volume set (sets: mirror, ec" \
+        in result.stderr

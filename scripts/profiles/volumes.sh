@@ -1,16 +1,16 @@
 #!/bin/sh
 # Workload volumes: PER_UNIT logical volumes for each of UNITS workload units,
-# storlab/u<unit>v<n>, each preallocated and written once end to end, so a
+# storlab/[PREFIX]u<unit>v<n> (PREFIX: a volume set's "NAME-"), each preallocated and written once end to end, so a
 # later read never returns never-written zeros (the studies precondition the
 # same way) and every cache or RAID layer below has seen every block.
-#   volumes.sh UNITS PER_UNIT SIZE_MIB
+#   volumes.sh UNITS PER_UNIT SIZE_MIB [PREFIX]
 # Existing volumes (a node that came back) are kept, not rewritten.
 . /usr/lib/storlab/profiles/lib.sh
-[ $# -eq 3 ] || die "usage: volumes.sh UNITS PER_UNIT SIZE_MIB"
-units=$1 per_unit=$2 size_mib=$3
+[ $# -eq 3 ] || [ $# -eq 4 ] || die "usage: volumes.sh UNITS PER_UNIT SIZE_MIB [PREFIX]"
+units=$1 per_unit=$2 size_mib=$3 prefix=${4:-}
 for unit in $(seq 1 "$units"); do
     for n in $(seq 1 "$per_unit"); do
-        name=u${unit}v${n}
+        name=${prefix}u${unit}v${n}
         if ! lvs "storlab/$name" >/dev/null 2>&1; then
             run lvcreate -y -Wy -Zn -n "$name" -L "${size_mib}m" storlab
             # fio's default buffers are random, not zeros.

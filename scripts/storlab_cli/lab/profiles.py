@@ -96,13 +96,14 @@ def _local_stack(topo, domain, node):
         base = entry["local"] or f"serial:{topo.node(node).devices[0].name}"
         out = run_step(domain, node, "volume-group.sh", [base])
         entry["local"] = entry["local"] or out["device"][0]
-    if profile.volumes is not None and node in profile.volumes.nodes:
-        v = profile.volumes
+    for v in profile.all_volume_sets():
+        if node not in v.nodes:
+            continue
         if v.has_policy:
-            entry["volumes"] = [v.guest_path(name) for home, _, name in v.names() if home == node]
+            entry["volumes"] += [v.guest_path(name) for home, _, name in v.names() if home == node]
         else:
-            out = run_step(domain, node, "volumes.sh", [v.units, v.per_unit, v.size_mib])
-            entry["volumes"] = out.get("volume", [])
+            out = run_step(domain, node, "volumes.sh", [v.units, v.per_unit, v.size_mib, v.prefix])
+            entry["volumes"] += out.get("volume", [])
     return entry
 
 
@@ -135,7 +136,7 @@ def provision(topo, domains, say):
         for v in volumes:
             say(f"  replicated volume {v['volume']}: {v['device']} on {v['primary']}, "
                 f"copies on {', '.join(v['peers']) or 'no other node'}")
-    if profile.volumes is not None and profile.volumes.has_policy:
+    if any(v.has_policy for v in profile.all_volume_sets()):
         result["policy_volumes"] = _policy_volumes(topo, domains, names, say)
     if profile.nfs is not None:
         result["nfs"] = {"mount_point": profile.nfs.mount_point, "export_root": EXPORT_ROOT}
@@ -158,21 +159,31 @@ MD_LEVELS = {"mirror": 1, "raid5": 5, "raid6": 6}
 
 
 def _policy_volumes(topo, domains, names, say):
-    """Every policy volume: each holder makes its components (at once on
-    every node), then each home its arrays over them. Returns their state
-    for lab.json: home, index, name, holders, missing."""
-    v = topo.profile.volumes
-    volumes = [{"home": home, "index": index, "volume": name,
-                "holders": v.holders[(home, index)], "missing": []}
-               for home, index, name in v.names()]
+    """Every volume of every set with a policy: each holder makes its
+    components (at once on every node), then each home its arrays over
+    them. Returns their state for lab.json: set, home, md index, name,
+    holders, missing. A home's arrays are numbered through its sets in turn."""
+    volumes, first = [], 0
+    for v in topo.profile.all_volume_sets():
+        if not v.has_policy:
+            continue
+        volumes += [{"set": v.set_name, "home": home, "index": first + index, "volume": name,
+                     "holders": v.holders[(home, index)], "missing": []}
+                    for home, index, name in v.names()]
+        first += v.units * v.per_unit
+        say(f"  volumes {v.prefix}u*v*: policy {v.method}, ftt {v.ftt}"
+            f"{', checksummed' if v.checksum else ''}, on "
+            f"{', '.join(sorted({n for h in v.holders.values() for n in h}))}")
     _each_node(names, lambda node: [_component(topo, domains, x, node)
                                     for x in volumes if node in x["holders"]])
-    _each_node(v.nodes, lambda home: [_policy_array(topo, domains, x, say)
-                                      for x in volumes if x["home"] == home])
-    say(f"  {len(volumes)} workload volumes with policy {v.method}, ftt {v.ftt}"
-        f"{', checksummed' if v.checksum else ''}: components on "
-        f"{', '.join(sorted({n for x in volumes for n in x['holders']}))}")
+    homes = sorted({x["home"] for x in volumes})
+    _each_node(homes, lambda home: [_policy_array(topo, domains, x, say)
+                                    for x in volumes if x["home"] == home])
     return volumes
+
+
+def _set_of(topo, volume):
+    return topo.profile.volume_set(volume["set"])
 
 
 def _component_nqn(topo, volume, holder):
@@ -180,7 +191,7 @@ def _component_nqn(topo, volume, holder):
 
 
 def _component(topo, domains, volume, holder):
-    v = topo.profile.volumes
+    v = _set_of(topo, volume)
     exported = _component_nqn(topo, volume, holder) if holder != volume["home"] else "-"
     out = run_step(domains[holder], holder, "component.sh",
                    [volume["home"], volume["volume"], v.component_lv_mib(),
@@ -191,7 +202,7 @@ def _component(topo, domains, volume, holder):
 def _policy_array(topo, domains, volume, say):
     """The md on the volume's home over its own component (when it holds
     one) and every running holder's it has a link to."""
-    v, home = topo.profile.volumes, volume["home"]
+    v, home = _set_of(topo, volume), volume["home"]
     local = "-"
     if home in volume["holders"]:
         local = (f"/dev/mapper/i-c-{home}-{volume['volume']}" if v.checksum

@@ -43,6 +43,11 @@ fails the first running peer (`storlab node LAB NODE down` fails it over).
                             ftt 1) or "raid6" (4 + 2, ftt 2): erasure coding
     checksum = false        optional: a checksum per block on every component
 
+    [profile.volume_sets.NAME]   more workload volumes, each set with its own
+                            policy (the keys of profile.volumes), so policies can
+                            be compared side by side: set NAME's volumes are
+                            NAME-u<unit>v<n>; a sweep's workload.volume_set picks one
+
 A volume's policy places its components as a hyperconverged cluster does:
 each copy or piece on a different node, the VM's own node first, the rest
 spread round the other nodes (linked to it, with disks); the VM's node
@@ -53,6 +58,7 @@ Each node's local volume is its RAID, else its disk group, else its first
 disk; the replica copies it holds and its workload volumes are LVM volumes
 on it. A node that holds neither needs no disk (an NFS client, say).
 """
+import re
 from dataclasses import dataclass, field
 
 from storlab_cli.schema.sizes import parse_size_bytes
@@ -61,7 +67,9 @@ MIB = 1 << 20
 RAID_LEVELS = (0, 1, 10, 5, 6)
 RAID_MIN_DEVICES = {0: 2, 1: 2, 10: 2, 5: 3, 6: 4}
 DISK_GROUP_MODES = ("hybrid", "all-flash")
-PROFILE_KEYS = ("raid", "disk_group", "replicas", "nfs", "volumes")
+PROFILE_KEYS = ("raid", "disk_group", "replicas", "nfs", "volumes", "volume_sets")
+# a volume set's name: it prefixes its volumes' names (LVs, md names, NQNs)
+VOLUME_SET_NAME_RE = re.compile(r"[a-z][a-z0-9]{0,11}")
 RAID_KEYS = ("level", "chunk_kib", "devices", "nodes")
 DISK_GROUP_KEYS = ("mode", "cache", "capacity", "cache_size", "read_cache_percent",
                    "stripe_width", "stripe_kib", "nodes")
@@ -143,6 +151,16 @@ class Volumes:
     method: str = "mirror"
     checksum: bool = False
     holders: dict = field(default_factory=dict)   # (node, index) -> component nodes, home first
+    set_name: str = ""     # "" for profile.volumes, else its profile.volume_sets key
+
+    @property
+    def key_path(self):
+        return f"profile.volume_sets.{self.set_name}" if self.set_name else "profile.volumes"
+
+    @property
+    def prefix(self):
+        """What the set's volume names start with."""
+        return f"{self.set_name}-" if self.set_name else ""
 
     @property
     def has_policy(self):
@@ -157,8 +175,13 @@ class Volumes:
 
     def names(self):
         """(node, index, name) of every volume, in the lab's order."""
-        return [(node, (unit - 1) * self.per_unit + n - 1, f"u{unit}v{n}") for node in self.nodes
+        return [(node, (unit - 1) * self.per_unit + n - 1, f"{self.prefix}u{unit}v{n}")
+                for node in self.nodes
                 for unit in range(1, self.units + 1) for n in range(1, self.per_unit + 1)]
+
+    def unit_names(self, unit):
+        """The names of one unit's volumes on a node, in order."""
+        return [f"{self.prefix}u{unit}v{n}" for n in range(1, self.per_unit + 1)]
 
     def component_mib(self):
         """What one component holds: the volume (a copy) or its share (a piece)."""
@@ -197,12 +220,21 @@ class Profile:
     replicas: Replicas | None = None
     nfs: Nfs | None = None
     volumes: Volumes | None = None
+    volume_sets: dict = field(default_factory=dict)   # name -> Volumes, in file order
     local_bytes: dict = field(default_factory=dict)   # node -> estimated local volume size
+
+    def all_volume_sets(self):
+        """profile.volumes (when given), then the named sets."""
+        return ([self.volumes] if self.volumes is not None else []) + list(self.volume_sets.values())
+
+    def volume_set(self, name):
+        """The set a workload's volume_set names ("": profile.volumes), or None."""
+        return self.volumes if name == "" else self.volume_sets.get(name)
 
     def needs_volume_group(self, node):
         """Whether node holds a replica copy or workload volumes (LVs)."""
         return bool((self.replicas is not None and self.replicas.held_by(node))
-                    or (self.volumes is not None and self.volumes.held_by(node)))
+                    or any(v.held_by(node) for v in self.all_volume_sets()))
 
 
 def _mib_up(size_bytes):
@@ -244,7 +276,14 @@ def parse(loader, raw, topo):
             loader.fail("profile.nfs", "needs profile.replicas (it exports the replicated volume)")
         profile.nfs = _nfs(loader, table["nfs"], topo, profile.replicas)
     if "volumes" in table:
-        profile.volumes = _volumes(loader, table["volumes"], topo)
+        profile.volumes = _volumes(loader, table["volumes"], topo, "")
+    if "volume_sets" in table:
+        sets = loader.table(table["volume_sets"], "profile.volume_sets")
+        for name, value in sets.items():
+            loader.name(name, f"profile.volume_sets.{name}", VOLUME_SET_NAME_RE,
+                        "a set name: a lowercase letter, then up to 11 lowercase letters "
+                        "or digits")
+            profile.volume_sets[name] = _volumes(loader, value, topo, name)
     _check_space(loader, profile, topo)
     return profile
 
@@ -468,8 +507,8 @@ def _nfs(loader, value, topo, replicas):
     return Nfs(mount_point)
 
 
-def _volumes(loader, value, topo):
-    path = "profile.volumes"
+def _volumes(loader, value, topo, set_name):
+    path = f"profile.volume_sets.{set_name}" if set_name else "profile.volumes"
     table = loader.table(value, path)
     loader.check_keys(table, VOLUMES_KEYS, path)
     if "size" not in table:
@@ -491,6 +530,7 @@ def _volumes(loader, value, topo):
     if not isinstance(checksum, bool):
         loader.fail(f"{path}.checksum", "must be true or false", checksum)
     volumes.ftt, volumes.method, volumes.checksum = ftt, method, checksum
+    volumes.set_name = set_name
     volumes.holders = _placement(loader, volumes, topo)
     return volumes
 
@@ -500,7 +540,7 @@ def _placement(loader, volumes, topo):
     then the others that can hold one (disks, a link to it) in node order
     after it, wrapping, each volume starting one further on so components
     spread evenly."""
-    path = "profile.volumes"
+    path = volumes.key_path
     order = [n.name for n in topo.nodes]
     with_disks = {n.name for n in topo.nodes if n.devices}
     count = volumes.components
@@ -552,8 +592,7 @@ def _check_space(loader, profile, topo):
         need_mib = 0
         if profile.replicas:
             need_mib += len(profile.replicas.held_by(node.name)) * profile.replicas.size_mib
-        if profile.volumes:
-            v = profile.volumes
+        for v in profile.all_volume_sets():
             need_mib += v.held_by(node.name) * (v.component_lv_mib() if v.has_policy
                                                 else v.size_mib)
         usable = local - LVM_OVERHEAD_BYTES

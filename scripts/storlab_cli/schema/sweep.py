@@ -67,8 +67,9 @@ RW_MODES = ("read", "write", "randread", "randwrite", "rw", "randrw")
 TOP_KEYS = ("name", "description", "backend", "topology", "predict", "workload", "phases",
             "sweep", "plot")
 WORKLOAD_KEYS = ("target", "nodes", "active_nodes", "units", "workers", "rw", "rwmixread", "random_percent",
-                 "bs", "iodepth", "size")
-SWEEPABLE = ("active_nodes", "units", "workers", "rw", "rwmixread", "random_percent", "bs", "iodepth", "size")
+                 "bs", "iodepth", "size", "volume_set")
+SWEEPABLE = ("active_nodes", "units", "workers", "rw", "rwmixread", "random_percent", "bs", "iodepth", "size",
+             "volume_set")
 PHASE_KEYS = ("precondition", "ramp_s", "duration_s", "interval_s")
 PLOT_KEYS = ("x", "series")
 EXTRA_KEYS = ("label", "events")
@@ -84,7 +85,9 @@ MAX_POINTS = 10000
 HOST_PATH_KEYS = ("file", "stats", "ctl")
 
 WORKLOAD_DEFAULTS = {"active_nodes": None, "units": 1, "workers": 1, "rw": "randread", "rwmixread": 50,
-                     "random_percent": 100, "bs": "4k", "iodepth": 1, "size": "64M"}
+                     "random_percent": 100, "bs": "4k", "iodepth": 1, "size": "64M",
+                     # target "volumes": which set ("": profile.volumes, else a profile.volume_sets key)
+                     "volume_set": ""}
 PHASE_DEFAULTS = {"precondition": True, "ramp_s": 2, "duration_s": 10, "interval_s": 1}
 
 
@@ -211,6 +214,8 @@ class _SweepLoader(Loader):
             return self.choice(value, key_path, RW_MODES, "rw mode")
         if key in ("bs", "size"):
             return self.size(value, key_path)
+        if key == "volume_set":
+            return self.string(value, key_path)        # the topology's sets: sweep/plan.py
         raise AssertionError(key)
 
     def device_value(self, value, key_path):

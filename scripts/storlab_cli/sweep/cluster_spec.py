@@ -53,9 +53,10 @@ def exports(topo, workload, nodes):
         for unit in range(1, units + 1):
             seed = fio_jobfile.unit_randseed(unit, n * units + unit - 1)
             if workload["target"] == TARGET_VOLUMES:
-                names = [f"u{unit}v{v}" for v in range(1, profile.volumes.per_unit + 1)]
+                volumes = profile.volume_set(workload["volume_set"])
+                names = volumes.unit_names(unit)
                 for worker, name in zip(fio_jobfile.volume_workers(node, unit, names), names):
-                    out.append(Export(node, "volume", name, profile.volumes.size_mib * MIB,
+                    out.append(Export(node, "volume", name, volumes.size_mib * MIB,
                                       [replace(worker, filename=None, size_bytes=size_bytes,
                                                randseed=seed)]))
             else:
@@ -160,9 +161,8 @@ def text(topo, laid_out, sim_host=None):
         lines += [_device_line(topo, node, d) for d in node.devices if d.name in used]
     lines += [f"link {link.a} {link.b} preset={host.link}" for link in topo.links]
     lines += [line for line, _ in stacks if line]
-    if profile.volumes is not None:
-        lines += [_volume_line(profile.volumes, node, index, name)
-                  for node, index, name in profile.volumes.names()]
+    lines += [_volume_line(volumes, node, index, name) for volumes in profile.all_volume_sets()
+              for node, index, name in volumes.names()]
     if profile.replicas is not None:
         lines += [" ".join(["replica", r.name, f"{profile.replicas.size_mib}M"] + r.holders)
                   for r in profile.replicas.volumes]

@@ -52,20 +52,29 @@ def _check_fits(sweep, capacity_bytes, what):
 
 
 def _check_volumes(sweep, topo, active):
-    volumes = topo.profile.volumes if topo.profile is not None else None
-    if volumes is None:
+    """target "volumes": every point's set exists, on every active node,
+    with enough units, each volume holding a worker's size."""
+    profile = topo.profile
+    sets = profile.all_volume_sets() if profile is not None else []
+    if not sets:
         raise UserError(f"{sweep.path}: workload.target = 'volumes' but {topo.path} has no "
-                        "[profile.volumes]")
-    for name in active:
-        if name not in volumes.nodes:
-            raise UserError(f"{sweep.path}: workload.target = 'volumes': {name} has no workload "
-                            f"volumes (profile.volumes.nodes: {', '.join(volumes.nodes)}; "
-                            "see workload.nodes)")
+                        "[profile.volumes] or [profile.volume_sets]")
     for point in sweep.points:
         w = point.workload(sweep.workload)
+        volumes = profile.volume_set(w["volume_set"])
+        if volumes is None:
+            names = ", ".join(([""] if profile.volumes else []) + list(profile.volume_sets))
+            raise UserError(f"{sweep.path}: point {point.index}: volume_set = "
+                            f"'{w['volume_set']}': {topo.path} has no such volume set "
+                            f"(sets: {names or 'none'}; '' is profile.volumes)")
+        for name in active:
+            if name not in volumes.nodes:
+                raise UserError(f"{sweep.path}: workload.target = 'volumes': {name} has no "
+                                f"workload volumes ({volumes.key_path}.nodes: "
+                                f"{', '.join(volumes.nodes)}; see workload.nodes)")
         if w["units"] > volumes.units:
-            raise UserError(f"{sweep.path}: point {point.index}: units = {w['units']} but the "
-                            f"profile has {volumes.units} workload units per node")
+            raise UserError(f"{sweep.path}: point {point.index}: units = {w['units']} but "
+                            f"{volumes.key_path} has {volumes.units} workload units per node")
         if parse_size_bytes(w["size"]) > volumes.size_mib * MIB:
             raise UserError(f"{sweep.path}: point {point.index}: size = {w['size']} is larger "
                             f"than a workload volume ({volumes.size_mib} MiB)")

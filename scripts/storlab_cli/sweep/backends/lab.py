@@ -151,8 +151,8 @@ class LabBackend:
             return fio_jobfile.file_workers(node, unit, workload["workers"], self.paths[node])
         if self.paths[node] is not None:
             return fio_jobfile.region_workers(node, unit, workload, self.paths[node])
-        volumes = self.topo.profile.volumes
-        names = [volumes.guest_path(f"u{unit}v{n}") for n in range(1, volumes.per_unit + 1)]
+        volumes = self.topo.profile.volume_set(workload["volume_set"])
+        names = [volumes.guest_path(name) for name in volumes.unit_names(unit)]
         return fio_jobfile.volume_workers(node, unit, names)
 
     def _start(self, node, stem, job_text):
