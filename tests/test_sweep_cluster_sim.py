@@ -30,7 +30,7 @@ def topo(name):
 
 def workload(target, **keys):
     base = {"target": target, "units": 1, "workers": 1, "rw": "randwrite", "rwmixread": 50,
-            "random_percent": 100, "bs": "4k", "iodepth": 4, "size": "4M"}
+            "random_percent": 100, "bs": "4k", "iodepth": 4, "size": "4M", "volume_set": ""}
     return dict(base, **keys)
 
 
