@@ -18,7 +18,7 @@ TOPOLOGIES = os.path.join(SOURCE, "topologies")
 
 from storlab_cli.commands import sweep as sweep_command
 from storlab_cli.errors import UserError
-from storlab_cli.schema import profile as profile_schema, topology
+from storlab_cli.schema import profile_common, topology
 from storlab_cli.sweep import cluster_spec, fio_jobfile
 
 MIB = 1 << 20
@@ -59,7 +59,7 @@ def test_raid_profile_spec():
         ["node1", "ssd1", "ssd"], ["node2", "disk0", "hdd"]]
     assert "preset=vsa-raid10-8x-sas10k member-size=16M" in devices[0]
     # md's data offset where profile.raid_usable_bytes puts it (64 MiB members)
-    offset = profile_schema.md_data_offset_bytes(64 * MIB)
+    offset = profile_common.md_data_offset_bytes(64 * MIB)
     assert statements(lines, "local") == [
         f"local node1 raid level=10 chunk=64k data-offset={offset} lun0 lun1 ssd0 ssd1",
         "local node2 disk disk0"]

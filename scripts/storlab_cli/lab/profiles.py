@@ -1,6 +1,6 @@
 """Storage profiles in the guests: the host side.
 
-The topology's [profile] table (validated in profile_schema) says what to
+The topology's [profile] table (validated in schema/profile.py) says what to
 build; the guest scripts in scripts/profiles/ (in the appliance at
 /usr/lib/storlab/profiles/) build it, one concern a script. This module
 only calls them through the guest agent, in order, and parses what they
@@ -41,7 +41,8 @@ Mechanisms, and why (see also README "Storage profiles"):
 import concurrent.futures
 
 from storlab_cli.lab import agent
-from storlab_cli.schema import profile as profile_schema, topology
+from storlab_cli.schema import topology, volumes as volume_schema
+from storlab_cli.schema.profile_common import linked
 from storlab_cli.errors import UserError
 
 GUEST_DIR = "/usr/lib/storlab/profiles"
@@ -78,7 +79,7 @@ def run_step(domain, node, script, args, timeout_s=STEP_TIMEOUT_S):
 
 def _local_stack(topo, domain, node):
     """The node's local volume, volume group and workload volumes: what of
-    the profile applies to this node (see profile_schema's nodes keys)."""
+    the profile applies to this node (see schema/profile.py's nodes keys)."""
     profile = topo.profile
     entry = {"local": None, "volumes": []}
     if profile.raid is not None and node in profile.raid.devices:
@@ -211,12 +212,12 @@ def _policy_array(topo, domains, volume, say):
     for holder in volume["holders"]:
         if holder == home:
             continue
-        if holder in domains and profile_schema.linked(topo, home, holder):
+        if holder in domains and linked(topo, home, holder):
             legs.append(f"{_component_nqn(topo, volume, holder)}@"
                         f"{_link_addr(topo, holder, home)}")
         else:
             unreachable.append(holder)
-    chunk_kib = profile_schema.VOLUME_CHUNK_BYTES // 1024
+    chunk_kib = volume_schema.VOLUME_CHUNK_BYTES // 1024
     out = run_step(domains[home], home, "policy-volume.sh",
                    [v.guest_path(volume["volume"]), POLICY_MD_FIRST + volume["index"],
                     MD_LEVELS[v.method], chunk_kib, v.size_mib, local] + legs)
@@ -281,7 +282,7 @@ def _mirror(topo, domains, volume, say):
     primary = volume["primary"]
     legs, unreachable = [], []
     for peer in volume["peers"]:
-        if peer in domains and profile_schema.linked(topo, primary, peer):
+        if peer in domains and linked(topo, primary, peer):
             legs.append(f"{nqn(topo.name, volume['volume'], peer)}@"
                         f"{_link_addr(topo, peer, primary)}")
         else:
@@ -308,7 +309,7 @@ def _mount_all(topo, domains, state, node):
     for volume in state.get("replicas", []):
         primary = volume["primary"]
         if (volume["serving"] and primary != node and primary in domains
-                and profile_schema.linked(topo, primary, node)):
+                and linked(topo, primary, node)):
             run_step(domains[node], node, "nfs-mount.sh",
                      [volume["volume"], _link_addr(topo, primary, node),
                       topo.profile.nfs.mount_point])

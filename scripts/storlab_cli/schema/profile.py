@@ -33,66 +33,34 @@ A replicated volume is named by its primary node (its home) and is
 /dev/md<index> on whichever node serves it: the primary, or after that node
 fails the first running peer (`storlab node LAB NODE down` fails it over).
 
-    [profile.volumes]       workload volumes ("VMDKs") on every node, written once
-    units = 1               workload units per node, 1..16
-    per_unit = 8            volumes per unit, 1..64
-    size = "32M"
-    nodes = ["node1", ...]  optional; the nodes that get them (default every node)
-    ftt = 0                 optional: failures to tolerate, 0..3 (a storage policy)
-    method = "mirror"       optional: "mirror" (ftt + 1 copies), "raid5" (3 + 1 pieces,
-                            ftt 1) or "raid6" (4 + 2, ftt 2): erasure coding
-    checksum = false        optional: a checksum per block on every component
-
-    [profile.volume_sets.NAME]   more workload volumes, each set with its own
-                            policy (the keys of profile.volumes), so policies can
-                            be compared side by side: set NAME's volumes are
-                            NAME-u<unit>v<n>; a sweep's workload.volume_set picks one
-
-A volume's policy places its components as a hyperconverged cluster does:
-each copy or piece on a different node, the VM's own node first, the rest
-spread round the other nodes (linked to it, with disks); the VM's node
-builds md RAID-1/5/6 over them, the remote ones reached over NVMe/TCP.
-Mirrors need 2 x ftt + 1 such nodes (a witness's), RAID-5 4, RAID-6 6.
+    [profile.volumes], [profile.volume_sets.NAME]   workload volumes and
+                            their storage policies: schema/volumes.py
 
 Each node's local volume is its RAID, else its disk group, else its first
 disk; the replica copies it holds and its workload volumes are LVM volumes
 on it. A node that holds neither needs no disk (an NFS client, say).
 """
-import re
 from dataclasses import dataclass, field
 
-from storlab_cli.schema.sizes import parse_size_bytes
+from storlab_cli.schema import volumes as volume_schema
+from storlab_cli.schema.profile_common import (
+    FTT_RANGE, MIB, linked, md_data_offset_bytes, mib_up, node_names, nodes_of, size_of)
 
-MIB = 1 << 20
 RAID_LEVELS = (0, 1, 10, 5, 6)
 RAID_MIN_DEVICES = {0: 2, 1: 2, 10: 2, 5: 3, 6: 4}
 DISK_GROUP_MODES = ("hybrid", "all-flash")
 PROFILE_KEYS = ("raid", "disk_group", "replicas", "nfs", "volumes", "volume_sets")
-# a volume set's name: it prefixes its volumes' names (LVs, md names, NQNs)
-VOLUME_SET_NAME_RE = re.compile(r"[a-z][a-z0-9]{0,11}")
 RAID_KEYS = ("level", "chunk_kib", "devices", "nodes")
 DISK_GROUP_KEYS = ("mode", "cache", "capacity", "cache_size", "read_cache_percent",
                    "stripe_width", "stripe_kib", "nodes")
 REPLICAS_KEYS = ("ftt", "primary", "primaries", "peers", "size")
 NFS_KEYS = ("mount_point",)
-VOLUMES_KEYS = ("units", "per_unit", "size", "nodes", "ftt", "method", "checksum")
-VOLUME_METHODS = ("mirror", "raid5", "raid6")
-# erasure codes of the studies: method -> (data pieces, parity pieces)
-ERASURE_CODES = {"raid5": (3, 1), "raid6": (4, 2)}
-# md's chunk for RAID-5/6 volumes: mdadm's default (the simulator's spec default too)
-VOLUME_CHUNK_BYTES = 512 * 1024
 DEFAULT_CHUNK_KIB = 64
 DEFAULT_READ_CACHE_PERCENT = 70        # the hybrid studies' 70 % read / 30 % write split
 READ_CACHE_PERCENT_RANGE = (10, 90)
-FTT_RANGE = (0, 3)
-UNITS_RANGE = (1, 16)
-PER_UNIT_RANGE = (1, 64)
 DEFAULT_MOUNT_POINT = "/mnt/storlab"
 # LVM keeps 1 MiB of metadata per PV and allocates 4 MiB extents.
 LVM_OVERHEAD_BYTES = 8 * MIB
-# md's superblock, bitmap and data offset: mdadm leaves up to 128 MiB, less
-# on small members; an eighth plus 4 MiB is a safe bound for lab-sized disks.
-MD_DATA_OFFSET_MAX_BYTES = 128 * MIB
 MIN_CACHE_PART_BYTES = 8 * MIB
 
 
@@ -142,84 +110,12 @@ class Nfs:
 
 
 @dataclass
-class Volumes:
-    units: int
-    per_unit: int
-    size_mib: int
-    nodes: list            # the nodes that get them
-    ftt: int = 0
-    method: str = "mirror"
-    checksum: bool = False
-    holders: dict = field(default_factory=dict)   # (node, index) -> component nodes, home first
-    set_name: str = ""     # "" for profile.volumes, else its profile.volume_sets key
-
-    @property
-    def key_path(self):
-        return f"profile.volume_sets.{self.set_name}" if self.set_name else "profile.volumes"
-
-    @property
-    def prefix(self):
-        """What the set's volume names start with."""
-        return f"{self.set_name}-" if self.set_name else ""
-
-    @property
-    def has_policy(self):
-        """Whether volumes are more than an LV on their node's own stack."""
-        return self.ftt > 0 or self.checksum
-
-    @property
-    def components(self):
-        """Copies or pieces per volume."""
-        data, parity = ERASURE_CODES.get(self.method, (1, self.ftt))
-        return data + parity
-
-    def names(self):
-        """(node, index, name) of every volume, in the lab's order."""
-        return [(node, (unit - 1) * self.per_unit + n - 1, f"{self.prefix}u{unit}v{n}")
-                for node in self.nodes
-                for unit in range(1, self.units + 1) for n in range(1, self.per_unit + 1)]
-
-    def unit_names(self, unit):
-        """The names of one unit's volumes on a node, in order."""
-        return [f"{self.prefix}u{unit}v{n}" for n in range(1, self.per_unit + 1)]
-
-    def component_mib(self):
-        """What one component holds: the volume (a copy) or its share (a piece)."""
-        data = ERASURE_CODES.get(self.method, (1, 0))[0]
-        if data == 1:
-            return self.size_mib
-        piece = -(-self.size_mib * MIB // data)
-        return _mib_up(-(-piece // VOLUME_CHUNK_BYTES) * VOLUME_CHUNK_BYTES)
-
-    def component_lv_mib(self):
-        """A lab's LV for one component: what it holds, md's superblock and
-        bitmap ahead of it (md_data_offset_bytes' bound), and with a
-        checksum dm-integrity's metadata (its bitmap-mode journal area,
-        at most 1/128 of the device, and a 4-byte tag per 4 KiB block:
-        a bound of 1/64 and 2 MiB)."""
-        share = self.component_mib() * MIB
-        need = share + md_data_offset_bytes(share)
-        if self.checksum:
-            need += need // 64 + 2 * MIB
-        return _mib_up(need)
-
-    def guest_path(self, name):
-        """Where a node's workload finds volume name: its LV, or the link
-        to the md its policy builds."""
-        return f"/dev/storlab{'-policy' if self.has_policy else ''}/{name}"
-
-    def held_by(self, node):
-        """How many components node holds."""
-        return sum(1 for holders in self.holders.values() if node in holders)
-
-
-@dataclass
 class Profile:
     raid: Raid | None = None
     disk_group: DiskGroup | None = None
     replicas: Replicas | None = None
     nfs: Nfs | None = None
-    volumes: Volumes | None = None
+    volumes: volume_schema.Volumes | None = None
     volume_sets: dict = field(default_factory=dict)   # name -> Volumes, in file order
     local_bytes: dict = field(default_factory=dict)   # node -> estimated local volume size
 
@@ -235,17 +131,6 @@ class Profile:
         """Whether node holds a replica copy or workload volumes (LVs)."""
         return bool((self.replicas is not None and self.replicas.held_by(node))
                     or any(v.held_by(node) for v in self.all_volume_sets()))
-
-
-def _mib_up(size_bytes):
-    """Bytes -> MiB, rounded up to LVM's 4 MiB extents."""
-    return -(-size_bytes // (4 * MIB)) * 4
-
-
-def md_data_offset_bytes(member_bytes):
-    """Where md's data starts on a member, as this module assumes it (an
-    upper bound of what mdadm leaves); the simulator's md starts there too."""
-    return min(MD_DATA_OFFSET_MAX_BYTES, member_bytes // 8 + 4 * MIB)
 
 
 def raid_usable_bytes(level, member_bytes, count):
@@ -276,37 +161,16 @@ def parse(loader, raw, topo):
             loader.fail("profile.nfs", "needs profile.replicas (it exports the replicated volume)")
         profile.nfs = _nfs(loader, table["nfs"], topo, profile.replicas)
     if "volumes" in table:
-        profile.volumes = _volumes(loader, table["volumes"], topo, "")
+        profile.volumes = volume_schema.parse(loader, table["volumes"], topo, "")
     if "volume_sets" in table:
         sets = loader.table(table["volume_sets"], "profile.volume_sets")
         for name, value in sets.items():
-            loader.name(name, f"profile.volume_sets.{name}", VOLUME_SET_NAME_RE,
+            loader.name(name, f"profile.volume_sets.{name}", volume_schema.VOLUME_SET_NAME_RE,
                         "a set name: a lowercase letter, then up to 11 lowercase letters "
                         "or digits")
-            profile.volume_sets[name] = _volumes(loader, value, topo, name)
+            profile.volume_sets[name] = volume_schema.parse(loader, value, topo, name)
     _check_space(loader, profile, topo)
     return profile
-
-
-def _nodes(loader, table, key_path, topo):
-    """The topology's nodes a profile part applies to: table's nodes key,
-    default every node."""
-    if "nodes" not in table:
-        return list(topo.nodes)
-    listed = _node_names(loader, table["nodes"], key_path, topo)
-    return [n for n in topo.nodes if n.name in listed]
-
-
-def _node_names(loader, value, key_path, topo, expected="a non-empty list of node names"):
-    """value, checked to be a list of the topology's node names, each once."""
-    names = [n.name for n in topo.nodes]
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-        loader.fail(key_path, f"must be {expected}", value)
-    for name in value:
-        if name not in names or value.count(name) > 1:
-            loader.fail(key_path, f"'{name}' is not a node, once (nodes: {', '.join(names)})",
-                        value)
-    return list(value)
 
 
 def _device_list(loader, value, key_path, node):
@@ -331,14 +195,6 @@ def _power_of_two(loader, value, key_path):
     return value
 
 
-def _size(loader, value, key_path):
-    loader.string(value, key_path)
-    size_bytes = parse_size_bytes(value)
-    if not size_bytes or size_bytes < 4 * MIB:
-        loader.fail(key_path, "not a size of at least 4M (examples: 64M, 1G)", value)
-    return size_bytes
-
-
 def _raid(loader, value, topo):
     table = loader.table(value, "profile.raid")
     loader.check_keys(table, RAID_KEYS, "profile.raid")
@@ -350,7 +206,7 @@ def _raid(loader, value, topo):
     chunk_kib = _power_of_two(loader, table.get("chunk_kib", DEFAULT_CHUNK_KIB),
                               "profile.raid.chunk_kib")
     devices = {}
-    for node in _nodes(loader, table, "profile.raid.nodes", topo):
+    for node in nodes_of(loader, table, "profile.raid.nodes", topo):
         if "devices" in table:
             names = _device_list(loader, table["devices"], "profile.raid.devices", node)
         else:
@@ -379,10 +235,10 @@ def _disk_group(loader, value, topo):
                                   f"{path}.read_cache_percent", READ_CACHE_PERCENT_RANGE)
     stripe_kib = _power_of_two(loader, table.get("stripe_kib", DEFAULT_CHUNK_KIB),
                                f"{path}.stripe_kib")
-    cache_size = _size(loader, table["cache_size"], f"{path}.cache_size") \
+    cache_size = size_of(loader, table["cache_size"], f"{path}.cache_size") \
         if "cache_size" in table else None
     capacity, cache_mib, stripe_width = {}, {}, None
-    for node in _nodes(loader, table, f"{path}.nodes", topo):
+    for node in nodes_of(loader, table, f"{path}.nodes", topo):
         _device_list(loader, [cache], f"{path}.cache", node)
         if "capacity" in table:
             names = _device_list(loader, table["capacity"], f"{path}.capacity", node)
@@ -414,11 +270,6 @@ def _disk_group(loader, value, topo):
     return DiskGroup(mode, cache, capacity, cache_mib, read_percent, stripe_width, stripe_kib)
 
 
-def linked(topo, a, b):
-    """Whether topo has a link between nodes a and b."""
-    return any({link.a, link.b} == {a, b} for link in topo.links)
-
-
 def _replicas(loader, value, topo):
     path = "profile.replicas"
     table = loader.table(value, path)
@@ -430,7 +281,7 @@ def _replicas(loader, value, topo):
                     f"{len(names)}", ftt)
     if "size" not in table:
         loader.fail(f"{path}.size", 'missing: the replicated volume\'s size, e.g. "256M"')
-    size_mib = _mib_up(_size(loader, table["size"], f"{path}.size"))
+    size_mib = mib_up(size_of(loader, table["size"], f"{path}.size"))
     primaries = _primaries(loader, table, topo)
     if "peers" in table and len(primaries) > 1:
         loader.fail(f"{path}.peers", "only with a single primary (with several, each "
@@ -460,7 +311,7 @@ def _primaries(loader, table, topo):
     primaries = table["primaries"]
     if primaries == "all":
         return [n.name for n in topo.nodes if n.devices]      # a diskless node holds no copy
-    return _node_names(loader, primaries, f"{path}.primaries", topo,
+    return node_names(loader, primaries, f"{path}.primaries", topo,
                        expected='"all" or a non-empty list of node names')
 
 
@@ -505,65 +356,6 @@ def _nfs(loader, value, topo, replicas):
             loader.fail("profile.nfs", f"no node has a link to the primary {volume.primary} "
                         "to mount its export")
     return Nfs(mount_point)
-
-
-def _volumes(loader, value, topo, set_name):
-    path = f"profile.volume_sets.{set_name}" if set_name else "profile.volumes"
-    table = loader.table(value, path)
-    loader.check_keys(table, VOLUMES_KEYS, path)
-    if "size" not in table:
-        loader.fail(f"{path}.size", 'missing: each volume\'s size, e.g. "32M"')
-    volumes = Volumes(loader.integer(table.get("units", 1), f"{path}.units", UNITS_RANGE),
-                      loader.integer(table.get("per_unit", 1), f"{path}.per_unit",
-                                     PER_UNIT_RANGE),
-                      _mib_up(_size(loader, table["size"], f"{path}.size")),
-                      [n.name for n in _nodes(loader, table, f"{path}.nodes", topo)])
-    method = loader.choice(table.get("method", "mirror"), f"{path}.method", VOLUME_METHODS,
-                           "method")
-    code = ERASURE_CODES.get(method)
-    # an erasure code tolerates its parity pieces' failures: ftt follows from it
-    ftt = loader.integer(table.get("ftt", code[1] if code else 0), f"{path}.ftt", FTT_RANGE)
-    if code and ftt != code[1]:
-        loader.fail(f"{path}.ftt", f"method = \"{method}\" ({code[0]} + {code[1]}) tolerates "
-                    f"{code[1]} failure{'s' if code[1] > 1 else ''}, not {ftt}", ftt)
-    checksum = table.get("checksum", False)
-    if not isinstance(checksum, bool):
-        loader.fail(f"{path}.checksum", "must be true or false", checksum)
-    volumes.ftt, volumes.method, volumes.checksum = ftt, method, checksum
-    volumes.set_name = set_name
-    volumes.holders = _placement(loader, volumes, topo)
-    return volumes
-
-
-def _placement(loader, volumes, topo):
-    """Each volume's component nodes: its own node first (when it has disks),
-    then the others that can hold one (disks, a link to it) in node order
-    after it, wrapping, each volume starting one further on so components
-    spread evenly."""
-    path = volumes.key_path
-    order = [n.name for n in topo.nodes]
-    with_disks = {n.name for n in topo.nodes if n.devices}
-    count = volumes.components
-    # a mirror's quorum needs a witness beyond its copies: 2 x ftt + 1 nodes
-    needed = (2 * volumes.ftt + 1) if volumes.method == "mirror" else count
-    holders = {}
-    for node in volumes.nodes:
-        at = order.index(node)
-        others = [name for name in order[at + 1:] + order[:at]
-                  if name in with_disks and linked(topo, node, name)]
-        own = [node] if node in with_disks else []
-        if volumes.has_policy and len(own) + len(others) < needed:
-            key = "ftt" if volumes.method == "mirror" else "method"
-            loader.fail(f"{path}.{key}", f"{volumes.method} with ftt {volumes.ftt} needs "
-                        f"{needed} nodes with disks linked to {node}, which has "
-                        f"{len(own) + len(others)}", getattr(volumes, key))
-        if not own and count == 1:
-            loader.fail(f"{path}.nodes", f"{node} has no disk for its volumes (give them "
-                        "ftt >= 1 to place them on other nodes)", volumes.nodes)
-        for index in range(volumes.units * volumes.per_unit):
-            picked = [others[(index + k) % len(others)] for k in range(count - len(own))]
-            holders[(node, index)] = own + picked
-    return holders
 
 
 def local_volume_bytes(profile, node):

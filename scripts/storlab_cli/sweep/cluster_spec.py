@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 
 from storlab_cli.errors import UserError
 from storlab_cli.lab.nbdkit import STORLAB_PLUGINS
-from storlab_cli.schema import profile as profile_schema
+from storlab_cli.schema import volumes as volume_schema
+from storlab_cli.schema.profile_common import md_data_offset_bytes
 from storlab_cli.schema.sizes import parse_size_bytes
 from storlab_cli.schema.sweep import HOST_PATH_KEYS, TARGET_VOLUMES
 from storlab_cli.schema.topology import SimHost
@@ -100,14 +101,14 @@ def _device_line(topo, node, device):
 
 
 def _local_stack(profile, node):
-    """The node's local volume (profile_schema's rule: its RAID, else its
+    """The node's local volume (schema/profile.py's rule: its RAID, else its
     disk group, else its first disk when it holds LVs) as (its spec line,
     the devices it is built from), or (None, no devices)."""
     raid, group = profile.raid, profile.disk_group
     if raid is not None and node.name in raid.devices:
         names = raid.devices[node.name]
         member_bytes = min(d.size_bytes for d in node.devices if d.name in names)
-        offset = profile_schema.md_data_offset_bytes(member_bytes)
+        offset = md_data_offset_bytes(member_bytes)
         return (" ".join(["local", node.name, "raid", f"level={raid.level}",
                           f"chunk={raid.chunk_kib}k", f"data-offset={offset}"] + names),
                 set(names))
@@ -131,8 +132,8 @@ def _volume_line(volumes, node, index, name):
     words = ["volume", node, name, f"{volumes.size_mib}M"]
     if volumes.ftt > 0:
         words += [f"method={volumes.method}", "on=" + ",".join(volumes.holders[(node, index)])]
-        if volumes.method in profile_schema.ERASURE_CODES:
-            words.append(f"chunk={profile_schema.VOLUME_CHUNK_BYTES // 1024}k")
+        if volumes.method in volume_schema.ERASURE_CODES:
+            words.append(f"chunk={volume_schema.VOLUME_CHUNK_BYTES // 1024}k")
     if volumes.checksum:
         words.append("checksum=on")
     return " ".join(words)
