@@ -432,6 +432,25 @@ def test_a_second_set_beside_it_is_a_mirror(policy_lab):
                extra=("--iodepth=32",))
 
 
+def test_a_sweep_on_a_volume_set(policy_lab, tmp_path):
+    """workload.volume_set = "mirror": node3's fio drives its mirrored
+    volume; both copies' disks take the writes (node4's over NVMe/TCP), and
+    the simulator's prediction builds the same policy."""
+    out = short_sweep(tmp_path, "policy-sweep", "profile-policy.toml",
+                      'target = "volumes"\nnodes = ["node3"]\nvolume_set = "mirror"\n'
+                      'rw = "randwrite"\nbs = "4k"\nsize = "8M"')
+    for point in ("000", "001"):
+        directory = out / "points" / point
+        assert "filename=/dev/storlab-policy/mirror-u1v1" in \
+            (directory / "job-node3-u1.fio").read_text()
+        fio = json.loads((directory / "fio-node3-u1.json").read_text())
+        assert fio["jobs"][0]["error"] == 0 and fio["jobs"][0]["write"]["total_ios"] > 0
+        assert device_writes(directory / "device-node3-disk0.json") > 0
+        assert device_writes(directory / "device-node4-disk0.json") > 0
+    spec = (out / "sim" / "points" / "000" / "cluster.spec").read_text()
+    assert "volume node3 mirror-u1v1 16M method=mirror on=node3,node4" in spec
+
+
 def test_a_small_write_reads_and_writes_data_and_parity(policy_lab):
     """2000 random 4 KiB writes on node1's volume (24 MiB, 512 KiB chunks):
     md's read-modify-write reads the old data and parity (2 reads; fewer
@@ -455,6 +474,9 @@ def test_a_small_write_reads_and_writes_data_and_parity(policy_lab):
 
 
 def test_a_node_down_degrades_the_arrays_and_io_goes_on(policy_lab):
+    # what node3's mirror holds before it goes down (the sweep above wrote
+    # over the earlier verify data): it must come back with node3
+    fio_verify(policy_lab, "node3", "/dev/storlab-policy/mirror-u1v1", size="8M")
     started = time.monotonic()
     assert storlab("node", policy_lab, "node3", "down").returncode == 0
     for home in ("node1", "node2"):

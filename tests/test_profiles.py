@@ -8,7 +8,8 @@ TESTS = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(TESTS)
 
 from storlab_cli.lab import profile_status, profiles
-from storlab_cli.schema import profile as profile_schema, topology
+from storlab_cli.schema import profile as profile_schema, sweep as sweep_schema, topology
+from storlab_cli.sweep import plan as sweep_plan
 from storlab_cli.errors import UserError
 
 MIB = 1 << 20
@@ -569,3 +570,17 @@ def test_named_volume_sets_each_with_its_policy(tmp_path):
 ])
 def test_bad_volume_sets(tmp_path, text, expected):
     assert expected in error(tmp_path, RAID0 + text, MESH.format(nodes=4))
+
+
+def test_a_volumes_sweep_frames_the_nodes_holding_components(tmp_path):
+    """The device stats of a point on policy volumes: the active node's and
+    every node holding a component of its volumes."""
+    topo_path = tmp_path / "lab.toml"
+    topo_path.write_text(MESH.format(nodes=5) + RAID0 + '[profile.volumes]\nsize = "8M"\n'
+                         'per_unit = 2\nftt = 1\n')
+    sweep_path = tmp_path / "s.toml"
+    sweep_path.write_text(f'name = "s"\ntopology = "{topo_path}"\n[workload]\n'
+                          'target = "volumes"\nnodes = ["node2"]\nsize = "8M"\n')
+    plan = sweep_plan.make(sweep_schema.load(str(sweep_path)), topology.load(str(topo_path)))
+    # node2's two volumes: copies on node2, node3 and node2, node4
+    assert sorted({n for n, _ in plan.stats_devices}) == ["node2", "node3", "node4"]

@@ -178,8 +178,14 @@ def make(sweep, topo, backend=None):
     stats = {(n, d) for n in active for d in event_devices[n]}
     stats |= {(n, devices[n].name) for n in active if devices[n] is not None}
     if target == TARGET_VOLUMES:
-        # the volumes sit on the node's own stack: its devices frame a point
-        stats |= {(n, d.name) for n in active for d in topo.node(n).devices}
+        # the volumes sit on the node's own stack and, with a policy, on the
+        # nodes holding their components: those nodes' devices frame a point
+        holders = set(active)
+        for point in sweep.points:
+            volumes = topo.profile.volume_set(point.workload(sweep.workload)["volume_set"])
+            holders |= {h for (home, _), nodes in volumes.holders.items() if home in active
+                        for h in nodes}
+        stats |= {(n, d.name) for n in holders for d in topo.node(n).devices}
     if target == TARGET_SHARE:
         # a share's writes land on every node holding a copy: all of them count
         stats |= {(n.name, d.name) for n in topo.nodes for d in n.devices}
