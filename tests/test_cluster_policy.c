@@ -43,28 +43,30 @@ policy_spec (unsigned nodes, const char *size, const char *keys)
   return spec;
 }
 
+/* figure (ops_of or bytes_of) of op summed over every node's disk */
 static uint64_t
-device_sum (struct run *r, unsigned nodes, enum sl_op op)
+disks_total (struct run *r, unsigned nodes, enum sl_op op,
+             uint64_t (*figure) (struct run *, const char *, enum sl_op))
 {
   uint64_t sum = 0;
   for (unsigned i = 1; i <= nodes; i++) {
     char name[16];
     snprintf (name, sizeof name, "n%u/d0", i);
-    sum += ops_of (r, name, op);
+    sum += figure (r, name, op);
   }
   return sum;
 }
 
 static uint64_t
+device_sum (struct run *r, unsigned nodes, enum sl_op op)
+{
+  return disks_total (r, nodes, op, ops_of);
+}
+
+static uint64_t
 device_bytes (struct run *r, unsigned nodes, enum sl_op op)
 {
-  uint64_t sum = 0;
-  for (unsigned i = 1; i <= nodes; i++) {
-    char name[16];
-    snprintf (name, sizeof name, "n%u/d0", i);
-    sum += bytes_of (r, name, op);
-  }
-  return sum;
+  return disks_total (r, nodes, op, bytes_of);
 }
 
 /* ftt 1 and 2: every copy's disk takes each guest write; reads come from

@@ -585,6 +585,24 @@ new_lv (struct spec *s, unsigned node, const char *name, uint64_t size_bytes, bo
   return lv;
 }
 
+/* size_bytes of data on node holder: the LV lv_name, or when checksummed
+ * dm-integrity named integrity_name over an LV that also holds its tags. */
+static struct cl_target *
+data_lv (struct spec *s, const char *what, unsigned holder, const char *lv_name,
+         const char *integrity_name, uint64_t size_bytes, bool checksum)
+{
+  char why[256];
+  struct cl_target *lv = new_lv (s, holder, lv_name, checksum
+                                 ? cl_integrity_backing_bytes (size_bytes) : size_bytes, false);
+  if (lv == NULL || !checksum)
+    return lv;
+  struct cl_target *t = cl_integrity_new (s->c, s->c->node[holder].name, integrity_name, lv,
+                                          why, sizeof why);
+  if (t == NULL)
+    fail (s, "%s: %s", what, why);
+  return t;
+}
+
 /* A copy or piece of a volume homed on node home, held on node holder: an
  * LV there (under dm-integrity when checksummed), reached from home over
  * NVMe/TCP unless it is home's own. */
@@ -593,14 +611,8 @@ leg_to (struct spec *s, const char *what, unsigned home, unsigned holder, const 
         const char *hop_name, uint64_t size_bytes, bool checksum)
 {
   char why[256], name[128];
-  struct cl_target *leg = new_lv (s, holder, lv_name, checksum
-                                  ? cl_integrity_backing_bytes (size_bytes) : size_bytes, false);
-  if (leg && checksum) {
-    snprintf (name, sizeof name, "%s/integrity", lv_name);
-    leg = cl_integrity_new (s->c, s->c->node[holder].name, name, leg, why, sizeof why);
-    if (leg == NULL)
-      fail (s, "%s: %s", what, why);
-  }
+  snprintf (name, sizeof name, "%s/integrity", lv_name);
+  struct cl_target *leg = data_lv (s, what, holder, lv_name, name, size_bytes, checksum);
   if (leg == NULL || holder == home)
     return leg;
   bool a_to_b;
@@ -691,12 +703,8 @@ st_volume (struct spec *s, char **w, unsigned n)
       return fail (s, "%s: on= needs method=", what);
     char lv_name[112];
     snprintf (lv_name, sizeof lv_name, "%s/lv", name);
-    struct cl_target *lv = new_lv (s, (unsigned) node, checksum ? lv_name : name,
-                                   checksum ? cl_integrity_backing_bytes (size) : size, false);
-    if (lv == NULL || !checksum)
-      return lv ? 0 : -1;
-    char why[256];
-    return cl_integrity_new (s->c, w[1], name, lv, why, sizeof why) ? 0 : fail (s, "%s: %s", what, why);
+    return data_lv (s, what, (unsigned) node, checksum ? lv_name : name, name, size, checksum)
+      ? 0 : -1;
   }
   unsigned level, data;
   if (strcmp (method, "mirror") == 0)

@@ -145,6 +145,15 @@ complete_event (struct sl_engine *e, void *arg, uint64_t unused)
 }
 
 void
+cl_part_done (struct cl_io *child)
+{
+  struct cl_io *io = child->parent;
+  cl_io_free (child->target->cluster, child);
+  if (--io->pending == 0)
+    cl_io_complete (io);
+}
+
+void
 cl_io_complete_at (struct cl_io *io, uint64_t when_ns)
 {
   cl_schedule (io->target->cluster, when_ns, complete_event, io, 0);

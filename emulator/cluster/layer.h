@@ -119,6 +119,9 @@ struct cl_io *cl_submit_own (struct cl_target *t, enum sl_op op, uint32_t flags,
                              void *owner, uint64_t scratch0, uint64_t scratch1);
 /* The target is done with io now (counts it, then calls io->done). */
 void cl_io_complete (struct cl_io *io);
+/* A done callback for a child that is one part of its parent: frees it and
+ * completes the parent when its last part is done (pending reaches 0). */
+void cl_part_done (struct cl_io *child);
 /* ... or at when_ns (>= now), through an engine event. */
 void cl_io_complete_at (struct cl_io *io, uint64_t when_ns);
 /* Starts the warm-up of [offset, offset + length) of t, if it has any. */

@@ -109,15 +109,6 @@ mark_dirty (struct cl_target *t, uint64_t section, uint64_t first_block, uint64_
   }
 }
 
-static void
-part_done (struct cl_io *child)
-{
-  struct cl_io *io = child->parent;
-  cl_io_free (child->target->cluster, child);
-  if (--io->pending == 0)
-    cl_io_complete (io);
-}
-
 /* The data, split at section ends; a write's tag blocks marked dirty (a
  * FUA write's written with it); for a read, tag areas not yet cached. */
 static void
@@ -130,7 +121,7 @@ submit_data_and_tags (struct cl_target *t, struct cl_io *io)
   while (offset < end) {
     uint64_t section = offset / SECTION_DATA_BYTES;
     uint64_t piece = sl_min_u64 (end, (section + 1) * SECTION_DATA_BYTES) - offset;
-    cl_submit_child (g->below, io, io->op, io->flags, data_offset (offset), piece, part_done,
+    cl_submit_child (g->below, io, io->op, io->flags, data_offset (offset), piece, cl_part_done,
                      NULL);
     uint64_t in_section = offset % SECTION_DATA_BYTES;
     if (io->op == SL_OP_WRITE) {
@@ -139,13 +130,13 @@ submit_data_and_tags (struct cl_target *t, struct cl_io *io)
       uint64_t last = (in_section + piece - 1) / BLOCK_BYTES * TAG_BYTES / BLOCK_BYTES;
       mark_dirty (t, section, first, last);
       if (io->flags & SL_REQUEST_FUA)
-        write_tags (t, io, section, part_done);
+        write_tags (t, io, section, cl_part_done);
     }
     else if (!g->tags_cached[section]) {
       g->tags_cached[section] = 1;
       g->tag_reads++;
       cl_submit_child (g->below, io, SL_OP_READ, 0, tag_area (section), SECTION_TAG_BYTES,
-                       part_done, NULL);
+                       cl_part_done, NULL);
     }
     offset += piece;
   }
@@ -204,15 +195,22 @@ flush_event (struct sl_engine *e, void *arg, uint64_t unused)
                  background_done, NULL, 0, 0);
 }
 
+/* A FLUSH's tag writes: when the last is done, the FLUSH goes down. */
+static void
+flush_after_tags (struct cl_io *io)
+{
+  if (--io->pending == 0) {
+    struct integrity *g = io->target->self;
+    cl_submit_child (g->below, io, SL_OP_FLUSH, 0, 0, 0, cl_part_done, NULL);
+  }
+}
+
 static void
 flush_tags_done (struct cl_io *child)
 {
   struct cl_io *io = child->parent;
   cl_io_free (child->target->cluster, child);
-  if (--io->pending == 0) {
-    struct integrity *g = io->target->self;
-    cl_submit_child (g->below, io, SL_OP_FLUSH, 0, 0, 0, part_done, NULL);
-  }
+  flush_after_tags (io);
 }
 
 static void
@@ -230,10 +228,9 @@ integrity_submit (struct cl_target *t, struct cl_io *io)
   struct integrity *g = t->self;
   if (io->op == SL_OP_FLUSH) {
     /* the dirty tags first, then the FLUSH (below's cache to its media) */
-    io->pending++;
+    io->pending++;                     /* held while the tag writes go out */
     write_all_tags (t, io, flush_tags_done);
-    if (--io->pending == 0)
-      cl_submit_child (g->below, io, SL_OP_FLUSH, 0, 0, 0, part_done, NULL);
+    flush_after_tags (io);
     return;
   }
   if (io->op != SL_OP_WRITE) {
@@ -256,8 +253,8 @@ integrity_submit (struct cl_target *t, struct cl_io *io)
   }
   g->bitmap_writes++;
   uint64_t bitmap_block = io->offset_bytes / SECTION_DATA_BYTES / (BLOCK_BYTES * 8u);
-  cl_submit_child (g->below, io, SL_OP_WRITE, SL_REQUEST_FUA, BLOCK_BYTES + bitmap_block * BLOCK_BYTES,
-                   BLOCK_BYTES, bitmap_done, NULL);
+  cl_submit_child (g->below, io, SL_OP_WRITE, SL_REQUEST_FUA,
+                   BLOCK_BYTES + bitmap_block * BLOCK_BYTES, BLOCK_BYTES, bitmap_done, NULL);
 }
 
 /* A warm start: the tags of the region are in dm-bufio already. */

@@ -18,15 +18,6 @@ struct linear {
   uint64_t *start_bytes;               /* part i's first byte in the volume */
 };
 
-static void
-piece_done (struct cl_io *child)
-{
-  struct cl_io *io = child->parent;
-  cl_io_free (child->target->cluster, child);
-  if (--io->pending == 0)
-    cl_io_complete (io);
-}
-
 static unsigned
 part_at (const struct linear *l, uint64_t offset_bytes)
 {
@@ -47,7 +38,7 @@ linear_submit (struct cl_target *t, struct cl_io *io)
   struct linear *l = t->self;
   if (io->op == SL_OP_FLUSH) {
     for (unsigned i = 0; i < l->count; i++)
-      cl_submit_child (l->part[i], io, SL_OP_FLUSH, 0, 0, 0, piece_done, NULL);
+      cl_submit_child (l->part[i], io, SL_OP_FLUSH, 0, 0, 0, cl_part_done, NULL);
     return;
   }
   uint64_t offset = io->offset_bytes, end = sl_min_u64 (io->offset_bytes + io->length_bytes,
@@ -60,7 +51,7 @@ linear_submit (struct cl_target *t, struct cl_io *io)
     uint64_t part_end = l->start_bytes[i] + l->part[i]->capacity_bytes;
     uint64_t piece = sl_min_u64 (end, part_end) - offset;
     cl_submit_child (l->part[i], io, io->op, io->flags, offset - l->start_bytes[i], piece,
-                     piece_done, NULL);
+                     cl_part_done, NULL);
     offset += piece;
   }
 }

@@ -263,25 +263,35 @@ cl_stripe_new (struct cluster *c, const char *node, const char *name, uint64_t s
                  err, err_bytes);
 }
 
-struct cl_target *
-cl_mirror_new (struct cluster *c, const char *node, const char *name, uint64_t data_offset_bytes,
-               struct cl_target *const *legs, unsigned count, char *err, size_t err_bytes)
+/* md RAID-1 over legs: a chunk is meaningless, the whole leg is one
+ * "chunk" row; read_first: reads from the first leg only (the others
+ * write-mostly). */
+static struct cl_target *
+mirror_new (struct cluster *c, const char *node, const char *name, uint64_t data_offset_bytes,
+            struct cl_target *const *legs, unsigned count, bool read_first, bool listed,
+            char *err, size_t err_bytes)
 {
-  /* md RAID-1: a chunk is meaningless; the whole leg is one "chunk" row */
   uint64_t leg_bytes = UINT64_MAX;
   for (unsigned i = 0; i < count; i++)
     leg_bytes = sl_min_u64 (leg_bytes, legs[i]->capacity_bytes);
   if (count == 1)
     return cl_slice_new (c, node, name, legs[0], data_offset_bytes,
-                         leg_bytes - data_offset_bytes, true, err, err_bytes);
+                         leg_bytes - data_offset_bytes, listed, err, err_bytes);
   uint64_t chunk = leg_bytes > data_offset_bytes ? (leg_bytes - data_offset_bytes) / 512 * 512 : 0;
   if (chunk == 0) {
     snprintf (err, err_bytes, "%s: legs of %" PRIu64 " bytes hold nothing after md's %" PRIu64
               " bytes", name, leg_bytes, data_offset_bytes);
     return NULL;
   }
-  return md_new (c, &md_ops, node, name, 1, chunk, data_offset_bytes, legs, count, true, true,
-                 err, err_bytes);
+  return md_new (c, &md_ops, node, name, 1, chunk, data_offset_bytes, legs, count, read_first,
+                 listed, err, err_bytes);
+}
+
+struct cl_target *
+cl_mirror_new (struct cluster *c, const char *node, const char *name, uint64_t data_offset_bytes,
+               struct cl_target *const *legs, unsigned count, char *err, size_t err_bytes)
+{
+  return mirror_new (c, node, name, data_offset_bytes, legs, count, true, true, err, err_bytes);
 }
 
 /* A workload volume's policy: the same md, one per volume, so not listed
@@ -291,13 +301,7 @@ cl_volume_mirror_new (struct cluster *c, const char *node, const char *name,
                       struct cl_target *const *legs, unsigned count, bool first_is_local,
                       char *err, size_t err_bytes)
 {
-  uint64_t leg_bytes = UINT64_MAX;
-  for (unsigned i = 0; i < count; i++)
-    leg_bytes = sl_min_u64 (leg_bytes, legs[i]->capacity_bytes);
-  if (count == 1)
-    return cl_slice_new (c, node, name, legs[0], 0, leg_bytes, false, err, err_bytes);
-  return md_new (c, &md_ops, node, name, 1, leg_bytes / 512 * 512, 0, legs, count,
-                 first_is_local, false, err, err_bytes);
+  return mirror_new (c, node, name, 0, legs, count, first_is_local, false, err, err_bytes);
 }
 
 struct cl_target *

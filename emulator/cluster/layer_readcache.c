@@ -267,15 +267,6 @@ count_miss (struct readcache *rc, uint64_t chunk)
 
 /* ------------------------------------------------------------- I/O -- */
 
-static void
-part_done (struct cl_io *child)
-{
-  struct cl_io *io = child->parent;
-  cl_io_free (child->target->cluster, child);
-  if (--io->pending == 0)
-    cl_io_complete (io);
-}
-
 /* The chunk being copied in changed under the copy: the slot is freed
  * when the copy completes instead of holding a stale chunk. */
 static void
@@ -308,11 +299,11 @@ read_piece (struct readcache *rc, struct cl_io *io, uint64_t chunk, uint64_t off
     *entry |= CHUNK_REFERENCED;
     cl_submit_child (rc->cache, io, SL_OP_READ, 0,
                      (uint64_t) slot * rc->chunk_bytes + offset_bytes % rc->chunk_bytes,
-                     length_bytes, part_done, rc);
+                     length_bytes, cl_part_done, rc);
     return;
   }
   rc->read_misses++;
-  cl_submit_child (rc->origin, io, SL_OP_READ, 0, offset_bytes, length_bytes, part_done, rc);
+  cl_submit_child (rc->origin, io, SL_OP_READ, 0, offset_bytes, length_bytes, cl_part_done, rc);
   if (slot == NO_SLOT)                 /* not already on its way in */
     count_miss (rc, chunk);
 }
@@ -322,7 +313,7 @@ write_piece (struct readcache *rc, struct cl_io *io, uint64_t chunk, uint64_t of
              uint64_t length_bytes)
 {
   cl_submit_child (rc->origin, io, SL_OP_WRITE, io->flags, offset_bytes, length_bytes,
-                   part_done, rc);
+                   cl_part_done, rc);
   uint32_t slot = slot_of_chunk (rc, chunk);
   if (slot == NO_SLOT)
     return;
@@ -333,7 +324,7 @@ write_piece (struct readcache *rc, struct cl_io *io, uint64_t chunk, uint64_t of
   rc->write_hits++;
   cl_submit_child (rc->cache, io, SL_OP_WRITE, io->flags,
                    (uint64_t) slot * rc->chunk_bytes + offset_bytes % rc->chunk_bytes,
-                   length_bytes, part_done, rc);
+                   length_bytes, cl_part_done, rc);
 }
 
 /* Drops the cached chunks in [first, end): chunk by chunk for a short
@@ -363,8 +354,8 @@ readcache_submit (struct cl_target *t, struct cl_io *io)
 {
   struct readcache *rc = t->self;
   if (io->op == SL_OP_FLUSH) {
-    cl_submit_child (rc->origin, io, SL_OP_FLUSH, 0, 0, 0, part_done, rc);
-    cl_submit_child (rc->cache, io, SL_OP_FLUSH, 0, 0, 0, part_done, rc);
+    cl_submit_child (rc->origin, io, SL_OP_FLUSH, 0, 0, 0, cl_part_done, rc);
+    cl_submit_child (rc->cache, io, SL_OP_FLUSH, 0, 0, 0, cl_part_done, rc);
     return;
   }
   uint64_t cb = rc->chunk_bytes;
@@ -377,7 +368,7 @@ readcache_submit (struct cl_target *t, struct cl_io *io)
     drop_chunks (rc, (io->offset_bytes + cb - 1) / cb, end == t->capacity_bytes
                  ? rc->origin_chunks : end / cb);
     cl_submit_child (rc->origin, io, SL_OP_TRIM, 0, io->offset_bytes, end - io->offset_bytes,
-                     part_done, rc);
+                     cl_part_done, rc);
     return;
   }
   for (uint64_t offset = io->offset_bytes; offset < end;) {

@@ -329,15 +329,6 @@ drop_blocks (struct writecache *wc, uint64_t first, uint64_t end)
 
 /* ------------------------------------------------------------ parts -- */
 
-static void
-part_done (struct cl_io *child)
-{
-  struct cl_io *io = child->parent;
-  cl_io_free (child->target->cluster, child);
-  if (--io->pending == 0)
-    cl_io_complete (io);
-}
-
 /* One part of a read or write: [offset, end) of the buffer or of the
  * origin. */
 struct part {
@@ -354,7 +345,7 @@ part_issue (struct writecache *wc, struct cl_io *io, struct part *p)
   if (p->open)
     cl_submit_child (p->in_buffer ? wc->buffer : wc->origin, io, io->op,
                      io->op == SL_OP_WRITE ? io->flags : 0, p->offset_bytes,
-                     p->end_bytes - p->offset_bytes, part_done, wc);
+                     p->end_bytes - p->offset_bytes, cl_part_done, wc);
   p->open = false;
 }
 
@@ -544,7 +535,7 @@ write_bypass (struct writecache *wc, struct cl_io *io)
   uint64_t bs = wc->block_bytes, end = io_end_bytes (wc, io);
   drop_blocks (wc, io->offset_bytes / bs, (end - 1) / bs + 1);
   cl_submit_child (wc->origin, io, SL_OP_WRITE, io->flags, io->offset_bytes,
-                   end - io->offset_bytes, part_done, wc);
+                   end - io->offset_bytes, cl_part_done, wc);
   wc->writes_bypassed++;
   admit_waiters (wc);
 }
@@ -701,7 +692,7 @@ writecache_submit (struct cl_target *t, struct cl_io *io)
 {
   struct writecache *wc = t->self;
   if (io->op == SL_OP_FLUSH) {
-    cl_submit_child (wc->buffer, io, SL_OP_FLUSH, 0, 0, 0, part_done, wc);
+    cl_submit_child (wc->buffer, io, SL_OP_FLUSH, 0, 0, 0, cl_part_done, wc);
     return;
   }
   uint64_t end = io_end_bytes (wc, io);
@@ -720,7 +711,7 @@ writecache_submit (struct cl_target *t, struct cl_io *io)
     uint64_t bs = wc->block_bytes;
     drop_blocks (wc, (io->offset_bytes + bs - 1) / bs, end / bs);
     cl_submit_child (wc->origin, io, SL_OP_TRIM, 0, io->offset_bytes, end - io->offset_bytes,
-                     part_done, wc);
+                     cl_part_done, wc);
     admit_waiters (wc);
     writeback_pump (wc);
     break;

@@ -163,13 +163,14 @@ def _policy_volumes(topo, domains, names, say):
     """Every volume of every set with a policy: each holder makes its
     components (at once on every node), then each home its arrays over
     them. Returns their state for lab.json: set, home, md index, name,
-    holders, missing. A home's arrays are numbered through its sets in turn."""
+    holders, the home's own component ("local", "-" when it holds none),
+    missing. A home's arrays are numbered through its sets in turn."""
     volumes, first = [], 0
     for v in topo.profile.all_volume_sets():
         if not v.has_policy:
             continue
         volumes += [{"set": v.set_name, "home": home, "index": first + index, "volume": name,
-                     "holders": v.holders[(home, index)], "missing": []}
+                     "holders": v.holders[(home, index)], "local": "-", "missing": []}
                     for home, index, name in v.names()]
         first += v.units * v.per_unit
         say(f"  volumes {v.prefix}u*v*: policy {v.method}, ftt {v.ftt}"
@@ -192,22 +193,20 @@ def _component_nqn(topo, volume, holder):
 
 
 def _component(topo, domains, volume, holder):
+    """holder's component of volume; the home's own is its array's first leg."""
     v = _set_of(topo, volume)
     exported = _component_nqn(topo, volume, holder) if holder != volume["home"] else "-"
     out = run_step(domains[holder], holder, "component.sh",
                    [volume["home"], volume["volume"], v.component_lv_mib(),
                     int(v.checksum), exported])
-    return out["device"][0]
+    if holder == volume["home"]:
+        volume["local"] = out["device"][0]
 
 
 def _policy_array(topo, domains, volume, say):
     """The md on the volume's home over its own component (when it holds
     one) and every running holder's it has a link to."""
     v, home = _set_of(topo, volume), volume["home"]
-    local = "-"
-    if home in volume["holders"]:
-        local = (f"/dev/mapper/i-c-{home}-{volume['volume']}" if v.checksum
-                 else f"/dev/storlab/c-{home}-{volume['volume']}")
     legs, unreachable = [], []
     for holder in volume["holders"]:
         if holder == home:
@@ -220,7 +219,7 @@ def _policy_array(topo, domains, volume, say):
     chunk_kib = volume_schema.VOLUME_CHUNK_BYTES // 1024
     out = run_step(domains[home], home, "policy-volume.sh",
                    [v.guest_path(volume["volume"]), POLICY_MD_FIRST + volume["index"],
-                    MD_LEVELS[v.method], chunk_kib, v.size_mib, local] + legs)
+                    MD_LEVELS[v.method], chunk_kib, v.size_mib, volume["local"]] + legs)
     volume["missing"] = unreachable + [m.split("@")[0].rsplit(":", 1)[-1]
                                        for m in out.get("missing", [])]
     if volume["missing"]:
@@ -244,10 +243,11 @@ def _policy_rejoin(topo, state, domains, node, say):
     for volume in volumes:
         if node in volume["holders"]:
             _component(topo, domains, volume, node)
-    homes = sorted({x["home"] for x in volumes if x["home"] in domains
-                    and (x["home"] == node or node in x["holders"])})
-    _each_node(homes, lambda home: [_policy_array(topo, domains, x, say) for x in volumes
-                                    if x["home"] == home and (home == node or node in x["holders"])])
+    arrays = [x for x in volumes if x["home"] in domains
+              and (x["home"] == node or node in x["holders"])]
+    homes = sorted({x["home"] for x in arrays})
+    _each_node(homes, lambda home: [_policy_array(topo, domains, x, say) for x in arrays
+                                    if x["home"] == home])
     if homes:
         say(f"  {node}: its volume components re-added; resync runs in the background")
 
