@@ -7,7 +7,7 @@ import pytest
 TESTS = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(TESTS)
 
-from storlab_cli.lab import profile_status, profiles
+from storlab_cli.lab import profile_status, profiles, snapshots
 from storlab_cli.schema import profile as profile_schema, sweep as sweep_schema, topology
 from storlab_cli.sweep import plan as sweep_plan
 from storlab_cli.errors import UserError
@@ -584,3 +584,81 @@ def test_a_volumes_sweep_frames_the_nodes_holding_components(tmp_path):
     plan = sweep_plan.make(sweep_schema.load(str(sweep_path)), topology.load(str(topo_path)))
     # node2's two volumes: copies on node2, node3 and node2, node4
     assert sorted({n for n, _ in plan.stats_devices}) == ["node2", "node3", "node4"]
+
+
+# ---- snapshots
+
+def test_snapshot_room_is_reserved_with_the_volume(tmp_path):
+    """Redo-log: snapshot_depth redo logs after the volume, each able to take
+    a full rewrite with its exception store (8 MiB + 1/128 + 1 MiB, in LVM's
+    4 MiB extents); redirect-on-write: a thin pool's metadata and the volume
+    plus a full rewrite per snapshot. A mirror's copies carry the room."""
+    v = policy(tmp_path, 'snapshots = "redo-log"\nsnapshot_depth = 2\n')
+    assert (v.snapshots, v.snapshot_depth, v.redo_log_mib()) == ("redo-log", 2, 12)
+    assert v.base_mib() == 8 + 2 * 12 and not v.has_policy
+    assert v.guest_path("u1v1") == "/dev/mapper/storlab-vol-u1v1"
+    assert v.base_path("u1v1") == "/dev/storlab/u1v1"
+    v = policy(tmp_path, 'snapshots = "redirect-on-write"\n')
+    assert v.snapshot_depth == 3 and v.thin_meta_mib() == 4 and v.base_mib() == 4 + 8 * 4
+    v = policy(tmp_path, 'snapshots = "redo-log"\nftt = 1\n', per_unit=1)
+    assert v.component_mib() == v.base_mib() == 8 + 3 * 12
+    assert v.base_path("u1v1") == "/dev/storlab-policy/u1v1"
+    assert policy(tmp_path, "").base_mib() == 8
+
+
+@pytest.mark.parametrize("keys, expected", [
+    ('snapshots = "clone"\n', "profile.volumes.snapshots = 'clone': unknown snapshot mechanism "
+                              "(known: redo-log, redirect-on-write)"),
+    ('snapshots = "redo-log"\nsnapshot_depth = 9\n', "profile.volumes.snapshot_depth = 9: "
+                                                      "must be 1..8"),
+    ("snapshot_depth = 2\n", "profile.volumes.snapshot_depth = 2: needs snapshots"),
+    ('snapshots = "redo-log"\nper_unit = 8\nsnapshot_depth = 8\n',
+     # 8 volumes of 16 MiB and 8 redo logs of 20 MiB each: 8 x 176 MiB
+     "node node1 needs 1408 MiB for its replica and workload volumes"),
+])
+def test_bad_snapshot_settings(tmp_path, keys, expected):
+    text = RAID0 + '[profile.volumes]\nsize = "16M"\n' + keys
+    assert expected in error(tmp_path, text, MESH.format(nodes=3))
+
+
+class SnapshotSteps:
+    """snapshot.sh's calls recorded instead of run."""
+    def __init__(self, monkeypatch):
+        self.calls = []
+        monkeypatch.setattr(snapshots, "run_step", self.run_step)
+
+    def run_step(self, domain, node, script, args, timeout_s=None):
+        self.calls.append((node, script, [str(a) for a in args]))
+        return {}
+
+
+def test_snapshot_ids_slots_and_depth(tmp_path, monkeypatch):
+    """Ids count up; a redo log slot is reused once its snapshot is gone; the
+    depth is a limit; delete takes the oldest by default; a node coming
+    back rebuilds its chain oldest first."""
+    topo = load(tmp_path, RAID0 + '[profile.volumes]\nsize = "8M"\nsnapshots = "redo-log"\n')
+    steps, state = SnapshotSteps(monkeypatch), {}
+    made = [snapshots.create(topo, state, None, "node2", "u1v1") for _ in range(3)]
+    assert [(s["id"], s["slot"]) for s in made] == [(1, 1), (2, 2), (3, 3)]
+    with pytest.raises(UserError, match="has 3 snapshots, as many as "
+                       "profile.volumes.snapshot_depth allows"):
+        snapshots.create(topo, state, None, "node2", "u1v1")
+    assert snapshots.delete(topo, state, None, "node2", "u1v1", 2)["id"] == 2
+    assert (snapshots.create(topo, state, None, "node2", "u1v1")["slot"]) == 2
+    assert snapshots.delete(topo, state, None, "node2", "u1v1")["id"] == 1
+    with pytest.raises(UserError, match=r"has no snapshot 7 \(its snapshots: 3, 4\)"):
+        snapshots.delete(topo, state, None, "node2", "u1v1", 7)
+    assert steps.calls[0] == ("node2", "snapshot.sh", ["create", "u1v1", "redo-log",
+                                                       "/dev/storlab/u1v1", "8", "12", "4",
+                                                       "1", "1"])
+    steps.calls.clear()
+    snapshots.open_all(topo, {"node2": None}, state, "node2")
+    assert steps.calls == [("node2", "snapshot.sh", ["open", "u1v1", "redo-log",
+                                                     "/dev/storlab/u1v1", "8", "12", "4",
+                                                     "3:3", "4:2"])]
+    with pytest.raises(UserError, match="node node2 has no workload volume 'u9v9' "
+                       r"\(its volumes: u1v1\)"):
+        snapshots.create(topo, state, None, "node2", "u9v9")
+    plain = load(tmp_path, RAID0 + '[profile.volumes]\nsize = "8M"\n')
+    with pytest.raises(UserError, match='takes no snapshots: give profile.volumes snapshots'):
+        snapshots.create(plain, {}, None, "node1", "u1v1")

@@ -436,3 +436,38 @@ def test_volume_sets_compared_side_by_side(tmp_path):
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert "volume_set = 'raid6': " in result.stderr and "no such volume set (sets: mirror, ec" \
         in result.stderr
+
+
+@pytest.mark.parametrize("mechanism", ["redo-log", "redirect-on-write"])
+def test_snapshot_events_in_the_simulator(tmp_path, mechanism):
+    """A snapshot taken at 1 s of a 2 s run of random 4 KiB writes on
+    mirrored volumes: the spec carries the set's snapshot keys, the event
+    reaches the model, and the volume's record shows the cost: redo-log, an
+    exception (and commits) per chunk first written after it; redirect-on-
+    write, a copy of each shared 64 KiB block first written; both copies'
+    disks take the base's writes."""
+    path = tmp_path / "snaps.toml"
+    path.write_text(POLICY_TOPOLOGY.replace('size = "8M"\n', f'size = "8M"\nftt = 1\n'
+                                            f'snapshots = "{mechanism}"\n'))
+    out = run_sweep(tmp_path, str(path), 'target = "volumes"\nnodes = ["node1"]\nworkers = 2\n'
+                    'rw = "randwrite"\nbs = "4k"\nsize = "8M"', sweep_lines="iodepth = [4]\n"
+                    '[[sweep.points]]\nlabel = "snapshot at 1 s"\niodepth = 4\n'
+                    'events = [{ at_s = 1, command = "snapshot" }]')
+    spec = (out / "points" / "001" / "cluster.spec").read_text()
+    room = "12M" if mechanism == "redo-log" else "4M"      # 8M + 1/128 + 1M; 4 MiB extents
+    assert f"volume node1 u1v1 8M method=mirror on=node1,node2 snapshots={mechanism} " \
+        f"depth=3 room={room}" in spec
+    for point, snapshots in (("000", 0), ("001", 1)):
+        by_name = layers(out / "points" / point)
+        volume = by_name["node1/volume/u1v1"]
+        assert volume["layer"] == mechanism
+        counters = volume["counters"]
+        assert counters["snapshots"] == snapshots
+        if not snapshots:
+            assert counters["copy_reads"] == counters["exceptions"] == 0
+        elif mechanism == "redo-log":
+            assert counters["exceptions"] > 20 and counters["metadata_writes"] > 5
+        else:
+            assert counters["copy_reads"] > 10 and counters["copy_writes"] == counters["copy_reads"]
+    events = json.loads((out / "points" / "001" / "sim-cluster.json").read_text())
+    assert events["storlab"]["events"] == [{"t_ms": 1000.0, "command": "snapshot", "reply": "ok"}]

@@ -318,3 +318,49 @@ def test_a_huge_grid_is_counted_before_it_is_built(tmp_path):
             ('"device.x"', hundred("{}"))]
     text = SWEEP.replace("iodepth = [1, 4, 16]", "\n".join(f"{k} = {v}" for k, v in axes))
     refused(tmp_path, text, "sweep: 2000000000000 points; at most 10000")
+
+
+SNAPSHOT_TOPOLOGY = TOPOLOGY + '''
+[profile.volume_sets.snap]
+size = "16M"
+snapshots = "redo-log"
+snapshot_depth = 2
+[profile.volume_sets.plain]
+size = "16M"
+'''
+SNAPSHOT_SWEEP = SWEEP.replace('target = "lun0"', 'target = "volumes"\nvolume_set = "snap"') \
+    .replace('size = "64M"', 'size = "8M"').replace('"device.battery" = ["ok", "failed"]', "")
+SNAPSHOT_EVENTS = '''
+[[sweep.points]]
+label = "snapshots"
+iodepth = 16
+events = [{ at_s = 5, command = "snapshot" }, { at_s = 20, command = "snapshot delete" }]
+'''
+
+
+def test_snapshot_events(tmp_path):
+    """A snapshot event names no device: it acts on the volumes the point drives."""
+    sweep = load(tmp_path, SNAPSHOT_SWEEP + SNAPSHOT_EVENTS, topology_text=SNAPSHOT_TOPOLOGY)
+    events = sweep.points[-1].events
+    assert [(e.at_s, e.command, e.is_snapshot) for e in events] == [
+        (5.0, "snapshot", True), (20.0, "snapshot delete", True)]
+    plan = sweep_plan.make(sweep, topology.load(sweep.topology_path))
+    assert plan.event_devices == {"node1": {}, "node2": {}}
+
+
+@pytest.mark.parametrize("sweep_text, needle, backend", [
+    (SNAPSHOT_SWEEP + SNAPSHOT_EVENTS.replace('"snapshot delete"', '"snapshot all"'),
+     "events[1].command = 'snapshot all': a snapshot event is \"snapshot\"", None),
+    (SNAPSHOT_SWEEP + SNAPSHOT_EVENTS.replace("command", 'device = "disk0", command', 1),
+     "events[0].device = 'disk0': a snapshot event acts on the volumes the point drives", None),
+    (SNAPSHOT_SWEEP.replace('target = "volumes"\nvolume_set = "snap"', 'target = "disk0"')
+     + SNAPSHOT_EVENTS, "snapshots are of workload volumes: needs workload.target = \"volumes\"",
+     None),
+    (SNAPSHOT_SWEEP.replace('"snap"', '"plain"') + SNAPSHOT_EVENTS,
+     "the volumes it drives (profile.volume_sets.plain) take no snapshots", None),
+    (SNAPSHOT_SWEEP + SNAPSHOT_EVENTS.replace('"snapshot delete"', '"snapshot"')
+     .replace("}]", '}, { at_s = 25, command = "snapshot" }]'),
+     "3 snapshot events, more than profile.volume_sets.snap.snapshot_depth = 2", None),
+])
+def test_bad_snapshot_events(tmp_path, sweep_text, needle, backend):
+    refused(tmp_path, sweep_text, needle, backend, SNAPSHOT_TOPOLOGY)

@@ -5,6 +5,7 @@
  * plumbing the layers share is layer.c's. */
 #define _GNU_SOURCE
 #include "cluster_internal.h"
+#include "layers.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -206,6 +207,25 @@ sl_cluster_warm_finish (struct cluster *c)
   for (struct cl_target *t = c->targets; t; t = t->next_all)
     if (t->ops->warm_finish)
       t->ops->warm_finish (t);
+}
+
+int
+sl_cluster_snapshot_event (struct cluster *c, bool take, char *err, size_t err_bytes)
+{
+  unsigned volumes = 0;
+  for (struct cl_target *t = c->targets; t; t = t->next_all) {
+    if (!cl_is_snapshot_layer (t))
+      continue;
+    volumes++;
+    if (cl_snapshot_event (t, take, err, err_bytes) != 0)
+      return -1;
+  }
+  if (volumes == 0) {
+    snprintf (err, err_bytes, "no volume of the cluster takes snapshots (a volume statement's "
+              "snapshots=)");
+    return -1;
+  }
+  return 0;
 }
 
 /* ------------------------------------------------------------ output -- */

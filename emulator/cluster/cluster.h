@@ -48,4 +48,10 @@ void sl_cluster_warm (struct cluster *c, uint64_t offset_bytes, uint64_t length_
  * the regions given (not first come, first served). */
 void sl_cluster_warm_finish (struct cluster *c);
 
+/* A snapshot event (storlab-sim --event AT:snapshot): take one of every
+ * volume that takes snapshots (take), or delete each one's oldest; -1 with
+ * err when the cluster has no such volume or one refuses (it has as many
+ * as its depth, or none to delete). */
+int sl_cluster_snapshot_event (struct cluster *c, bool take, char *err, size_t err_bytes);
+
 #endif

@@ -16,6 +16,8 @@
  *         [checksum=on|off] [chunk=SIZE]       over components on the nodes listed
  *                                              (NVMe/TCP to all but NODE's own),
  *                                              dm-integrity on each if checksummed
+ *         [snapshots=redo-log|redirect-on-write depth=N room=SIZE]   snapshots taken
+ *                                              by events; the base holds their room
  *   replica NAME SIZE NODE [NODE ...]          an LV on each node, md RAID-1 on
  *                                              the first over NVMe/TCP legs
  *   export NODE at=OFFSET size=SIZE volume=NAME   NODE's VMs drive volume NAME
@@ -650,6 +652,22 @@ holders_of (struct spec *s, const char *what, char *list, unsigned *holder, unsi
   return 0;
 }
 
+/* The snapshot layer named name over a volume's base, when it takes
+ * snapshots (depth > 0). */
+static int
+snapshots_over (struct spec *s, const char *what, const char *node, const char *name,
+                struct cl_target *base, bool redo_log, uint64_t volume_bytes, unsigned depth,
+                uint64_t room_bytes)
+{
+  if (depth == 0)
+    return 0;
+  char why[256];
+  if (cl_snapshot_new (s->c, node, name, base, redo_log, volume_bytes, depth, room_bytes, why,
+                       sizeof why) == NULL)
+    return fail (s, "%s: %s", what, why);
+  return 0;
+}
+
 /* A workload volume and its storage policy:
  *   no method: an LV on the node's local volume (the node's own stack);
  *   method=mirror: md RAID-1 on the node over ftt + 1 copies, one per node
@@ -675,16 +693,31 @@ st_volume (struct spec *s, char **w, unsigned n)
   snprintf (what, sizeof what, "volume %s %s", w[1], w[2]);
   if (cl_target_find (s->c, name))
     return fail (s, "%s: named twice", what);
-  const char *method = NULL;
+  const char *method = NULL, *snapshots = NULL;
   char *on = NULL;
   bool checksum = false;
-  uint64_t chunk_bytes = 512 * 1024;
+  uint64_t chunk_bytes = 512 * 1024, room_bytes = 0, depth = 0;
   for (unsigned i = 4; i < n; i++) {
     char *key, *value;
     if (!split_pair (w[i], &key, &value))
       return fail (s, "%s: '%s' is not KEY=VALUE", what, w[i]);
     if (strcmp (key, "method") == 0)
       method = value;
+    else if (strcmp (key, "snapshots") == 0 && (strcmp (value, "redo-log") == 0
+                                                || strcmp (value, "redirect-on-write") == 0))
+      snapshots = value;
+    else if (strcmp (key, "snapshots") == 0)
+      return fail (s, "%s: snapshots=%s (redo-log or redirect-on-write)", what, value);
+    else if (strcmp (key, "depth") == 0) {
+      char *end;
+      depth = strtoull (value, &end, 10);
+      if (*end || depth < 1 || depth > 8)
+        return fail (s, "%s: depth=%s (1 to 8 snapshots)", what, value);
+    }
+    else if (strcmp (key, "room") == 0) {
+      if (size_value (s, "room", value, &room_bytes) < 0)
+        return -1;
+    }
     else if (strcmp (key, "on") == 0)
       on = value;
     else if (strcmp (key, "checksum") == 0 && (strcmp (value, "on") == 0 || strcmp (value, "off") == 0))
@@ -696,15 +729,33 @@ st_volume (struct spec *s, char **w, unsigned n)
         return -1;
     }
     else
-      return fail (s, "%s: unknown key '%s' (known: method, on, checksum, chunk)", what, key);
+      return fail (s, "%s: unknown key '%s' (known: method, on, checksum, chunk, snapshots, "
+                   "depth, room)", what, key);
   }
+  if ((depth || room_bytes) && snapshots == NULL)
+    return fail (s, "%s: depth= and room= need snapshots=", what);
+  if (snapshots && (depth == 0 || room_bytes == 0))
+    return fail (s, "%s: snapshots=%s needs depth= and room=", what, snapshots);
+  /* with snapshots, the volume's base holds it and their room: the
+   * snapshot layer goes on top under the volume's name */
+  bool redo_log = snapshots && strcmp (snapshots, "redo-log") == 0;
+  uint64_t volume_bytes = size;
+  char base_name[112];
+  snprintf (base_name, sizeof base_name, snapshots ? "%s/base" : "%s", name);
+  if (snapshots)
+    size = cl_snapshot_base_bytes (redo_log, volume_bytes, (unsigned) depth, room_bytes);
+  struct cl_target *base;
   if (method == NULL) {
     if (on)
       return fail (s, "%s: on= needs method=", what);
-    char lv_name[112];
-    snprintf (lv_name, sizeof lv_name, "%s/lv", name);
-    return data_lv (s, what, (unsigned) node, checksum ? lv_name : name, name, size, checksum)
-      ? 0 : -1;
+    char lv_name[120];
+    snprintf (lv_name, sizeof lv_name, "%s/lv", base_name);
+    base = data_lv (s, what, (unsigned) node, checksum ? lv_name : base_name, base_name, size,
+                    checksum);
+    if (base == NULL)
+      return -1;
+    return snapshots_over (s, what, w[1], name, base, redo_log, volume_bytes, (unsigned) depth,
+                           room_bytes);
   }
   unsigned level, data;
   if (strcmp (method, "mirror") == 0)
@@ -743,11 +794,14 @@ st_volume (struct spec *s, char **w, unsigned n)
       return -1;
   }
   char why[256];
-  struct cl_target *t = level == 1
-    ? cl_volume_mirror_new (s->c, w[1], name, leg, count, holder[0] == (unsigned) node, why,
+  base = level == 1
+    ? cl_volume_mirror_new (s->c, w[1], base_name, leg, count, holder[0] == (unsigned) node, why,
                             sizeof why)
-    : cl_volume_md_new (s->c, w[1], name, level, chunk_bytes, leg, count, why, sizeof why);
-  return t ? 0 : fail (s, "%s: %s", what, why);
+    : cl_volume_md_new (s->c, w[1], base_name, level, chunk_bytes, leg, count, why, sizeof why);
+  if (base == NULL)
+    return fail (s, "%s: %s", what, why);
+  return snapshots_over (s, what, w[1], name, base, redo_log, volume_bytes, (unsigned) depth,
+                         room_bytes);
 }
 
 /* A replicated volume (replica-mirror.sh): the first node's md RAID-1 over

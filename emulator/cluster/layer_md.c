@@ -35,6 +35,7 @@ struct md_op {
   struct raid_plan plan;
   size_t phase1_start;
   uint32_t phase;
+  void *submitters_owner;              /* io->owner holds the op meanwhile */
 };
 
 static uint32_t
@@ -73,6 +74,7 @@ member_done (struct cl_io *child)
     start_phase (t, io);
     return;
   }
+  io->owner = op->submitters_owner;
   raid_plan_free (&op->plan);
   free (op);
   cl_io_complete (io);
@@ -147,6 +149,7 @@ md_submit (struct cl_target *t, struct cl_io *io)
   }
   op->phase1_start = raid_plan_phase1_start (&op->plan);
   op->phase = op->phase1_start > 0 ? 0 : 1;
+  op->submitters_owner = io->owner;
   io->owner = op;
   start_phase (t, io);
 }

@@ -93,4 +93,20 @@ struct cl_target *cl_readcache_new (struct cluster *c, const char *node, const c
                                     const struct cl_readcache_config *config,
                                     char *err, size_t err_bytes);
 
+/* A workload volume's snapshots (layer_snapshot.c): redo-log (dm-snapshot
+ * overlays, room_bytes each log) or redirect-on-write (dm-thin, room_bytes of
+ * pool metadata) over base, which holds the volume and that room; up to
+ * depth snapshots, none at the start. */
+struct cl_target *cl_snapshot_new (struct cluster *c, const char *node, const char *name,
+                                   struct cl_target *base, bool redo_log, uint64_t volume_bytes,
+                                   unsigned depth, uint64_t room_bytes, char *err,
+                                   size_t err_bytes);
+/* The base such a volume needs. */
+uint64_t cl_snapshot_base_bytes (bool redo_log, uint64_t volume_bytes, unsigned depth,
+                                 uint64_t room_bytes);
+bool cl_is_snapshot_layer (const struct cl_target *t);
+/* Takes a snapshot (take) or deletes the oldest; -1 with err when the
+ * volume has depth snapshots already, or none. */
+int cl_snapshot_event (struct cl_target *t, bool take, char *err, size_t err_bytes);
+
 #endif

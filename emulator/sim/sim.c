@@ -121,7 +121,8 @@ usage (FILE *out)
   fprintf (out,
            "usage: storlab-sim PLUGIN [--interval-ms N] [--event AT:COMMAND ...] [--progress]\n"
            "                   [KEY=VALUE ...] [--] [KEY=VALUE ...] JOBFILE\n"
-           "       storlab-sim cluster [--warm] [--interval-ms N] [--progress] [--] SPEC JOBFILE\n"
+           "       storlab-sim cluster [--warm] [--interval-ms N] [--event AT:COMMAND ...]\n"
+           "                   [--progress] [--] SPEC JOBFILE\n"
            "       storlab-sim PLUGIN --help\n"
            "       storlab-sim --list-presets\n"
            "\n"
@@ -135,13 +136,15 @@ usage (FILE *out)
            "\n"
            "Times below count from the start of the measured phase: the end of ramp_time\n"
            "(of the job whose ramp ends first).\n"
-           "  --event AT:COMMAND   raid only, repeatable: at AT (fio time syntax: 10, 10s,\n"
+           "  --event AT:COMMAND   raid, cluster; repeatable: at AT (fio time syntax: 10, 10s,\n"
            "                       500ms, 2m) run COMMAND as the raid plugin's control socket\n"
            "                       would: battery ok|learning|failed|absent, policy\n"
            "                       write-back|write-through|forced-write-back, fail-member N,\n"
            "                       replace-member N.  Output: storlab.events = [{\"t_ms\",\n"
            "                       \"command\", \"reply\"}] (the controller's own log stays in\n"
-           "                       storlab.device.model.events).\n"
+           "                       storlab.device.model.events).  A cluster takes\n"
+           "                       snapshot (one of every volume with snapshots=) and\n"
+           "                       snapshot delete (each one's oldest) instead.\n"
            "  --interval-ms N      1..%u: output storlab.timeline_interval_ms = N and\n"
            "                       storlab.timeline = [{\"t_ms\": interval end, \"duration_ms\",\n"
            "                       \"read\": {\"ios\", \"bytes\", \"lat_sum_ns\"}, \"write\": {...}}],\n"
@@ -833,12 +836,7 @@ parse_cluster_args (int argc, char **argv, struct sim_args *a, char *err, size_t
   }
   a->cluster_spec = files[0];
   a->jobfile = files[1];
-  if (a->events.count > 0) {
-    snprintf (err, err_bytes, "--event '%s': live events need the raid plugin, not a cluster",
-              a->events.items[0].spec);
-    return -1;
-  }
-  return 0;
+  return sl_sim_events_check_kind (&a->events, true, err, err_bytes);
 }
 
 static int
@@ -893,6 +891,8 @@ parse_args (int argc, char **argv, struct sim_args *a, char *err, size_t err_byt
               " [KEY=VALUE ...] [--] [KEY=VALUE ...] JOBFILE (--help for more)");
     return -1;
   }
+  if (sl_sim_events_check_kind (&a->events, false, err, err_bytes) != 0)
+    return -1;
   if (a->events.count > 0 && strcmp (kind->kind, "raid") != 0) {
     snprintf (err, err_bytes, "--event '%s': live events need the raid plugin, not %s",
               a->events.items[0].spec, kind->kind);
@@ -1012,7 +1012,7 @@ main (int argc, char **argv)
   sl_device_builder_free (&args.builder);
   if (model.ops == NULL)
     goto out;
-  if (args.events.count > 0 && !sl_raid_model_is (&model)) {
+  if (args.events.count > 0 && !sl_raid_model_is (&model) && !sl_cluster_model_is (&model)) {
     snprintf (err, sizeof err, "--event '%s': live events need the raid model (timing=off"
               " and fixed-latency-us= replace it)", args.events.items[0].spec);
     model.ops->destroy (model.self);
@@ -1055,6 +1055,8 @@ main (int argc, char **argv)
     goto out;
   }
 
+  if (sl_cluster_model_is (&model))
+    args.events.cluster = sl_cluster_of (&model);
   sl_sim_events_schedule (&args.events, sim.engine, phase_start);
   uint64_t wall_start_ns = sl_clock_monotonic_ns ();
   progress_init (&sim.progress, args.progress, planned_end_ns (&sim), wall_start_ns);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/cluster.h"
 #include "core/engine.h"
 #include "jobfile.h"
 
@@ -43,6 +44,10 @@ static int
 parse_command (struct sl_sim_event *ev, char *err, size_t err_bytes)
 {
   const char *word = ev->command;
+  if (strcmp (word, "snapshot") == 0 || strcmp (word, "snapshot delete") == 0) {
+    ev->snapshot = word[8] ? SL_SIM_SNAPSHOT_DELETE : SL_SIM_SNAPSHOT_TAKE;
+    return 0;
+  }
   size_t length = strcspn (word, " \t");
   if (length == 0) {
     snprintf (err, err_bytes, "--event '%s': missing COMMAND after AT: (storlab-sim takes:"
@@ -56,8 +61,9 @@ parse_command (struct sl_sim_event *ev, char *err, size_t err_bytes)
     return -1;
   }
   if (!sim_takes (word, length)) {
-    snprintf (err, err_bytes, "--event '%s': unknown command '%.*s' (storlab-sim takes: %s)",
-              ev->spec, (int) length, word, sim_commands);
+    snprintf (err, err_bytes, "--event '%s': unknown command '%.*s' (storlab-sim takes: %s;"
+              " a cluster: snapshot, snapshot delete)", ev->spec, (int) length, word,
+              sim_commands);
     return -1;
   }
   char reply[SL_RAID_COMMAND_LINE_BYTES];
@@ -138,6 +144,18 @@ run_event (struct sl_engine *e, void *arg, uint64_t index)
     return;
   ev->done = true;
   ev->done_ns = sl_engine_now_ns (e);
+  if (ev->snapshot) {
+    char why[256];
+    if (sl_cluster_snapshot_event (evs->cluster, ev->snapshot == SL_SIM_SNAPSHOT_TAKE, why,
+                                   sizeof why) != 0) {
+      snprintf (evs->error, sizeof evs->error, "--event '%s': refused at %.9g s: %s", ev->spec,
+                seconds (ev->at_ns), why);
+      evs->failed = true;
+      return;
+    }
+    snprintf (ev->reply, sizeof ev->reply, "ok");
+    return;
+  }
   if (sl_raid_command_execute (e, &ev->parsed, ev->reply, sizeof ev->reply) != 0) {
     /* a scenario the model refuses (no such member, nothing to replace)
      * would make every later figure meaningless: stop the run */
@@ -146,6 +164,21 @@ run_event (struct sl_engine *e, void *arg, uint64_t index)
               ev->spec, seconds (ev->at_ns), why);
     evs->failed = true;
   }
+}
+
+int
+sl_sim_events_check_kind (const struct sl_sim_events *evs, bool cluster, char *err,
+                          size_t err_bytes)
+{
+  for (size_t i = 0; i < evs->count; i++)
+    if ((evs->items[i].snapshot != 0) != cluster) {
+      snprintf (err, err_bytes, cluster
+                ? "--event '%s': a cluster takes snapshot events only (snapshot, snapshot delete)"
+                : "--event '%s': snapshot events are a cluster's (storlab-sim cluster)",
+                evs->items[i].spec);
+      return -1;
+    }
+  return 0;
 }
 
 void

@@ -44,8 +44,15 @@ if [ "$checksum" = 1 ]; then
 fi
 if [ "$new" = 1 ]; then
     bytes=$(blockdev --getsize64 "$device") || die "$device: no size"
+    # whole MiBs, then the tail in 4 KiB blocks (a checksummed device's
+    # size is whole blocks, not MiBs): a block never written reads as a
+    # checksum error (mdadm and blkid probe a device's end)
+    tail=$((bytes % 1048576))
     run fio --name=zero --filename="$device" --rw=write --bs=1M --zero_buffers \
-        --size="$bytes" --ioengine=libaio --direct=1 --iodepth=4 --output-format=terse
+        --size=$((bytes - tail)) --ioengine=libaio --direct=1 --iodepth=4 --output-format=terse
+    [ "$tail" = 0 ] || run fio --name=zero-tail --filename="$device" --rw=write --bs=4k \
+        --zero_buffers --offset=$((bytes - tail)) --size="$tail" --ioengine=libaio --direct=1 \
+        --iodepth=4 --output-format=terse
 fi
 [ "$nqn" = - ] || nvmet_export "$nqn" "$device" >/dev/null
 echo "device $device"

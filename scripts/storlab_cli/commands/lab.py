@@ -67,3 +67,20 @@ def node(args):
     a = p.parse_args(args)
     (lifecycle.node_down if a.action == "down" else lifecycle.node_up)(a.lab, a.node)
     return 0
+
+
+def snapshot(args):
+    p = cli_args.Parser(prog="storlab snapshot", description="take, delete or list the "
+                        "snapshots of a workload volume whose set has `snapshots` (delete "
+                        "without an ID deletes the oldest)")
+    p.add_argument("lab")
+    p.add_argument("node")
+    p.add_argument("volume")
+    p.add_argument("action", choices=("create", "delete", "list"))
+    p.add_argument("id", nargs="?", type=int, help="the snapshot to delete")
+    p.add_argument("--json", action="store_true", help="list as JSON")
+    a = p.parse_args(args)
+    if a.id is not None and a.action != "delete":
+        p.error(f"{a.action} takes no snapshot ID")
+    lifecycle.snapshot(a.lab, a.node, a.volume, a.action, a.id, a.json)
+    return 0

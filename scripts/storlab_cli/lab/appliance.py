@@ -98,6 +98,7 @@ MODULES = (
     "raid0", "raid1", "raid10", "raid456", "dm_cache", "dm_cache_smq", "dm_writecache",
     "dm_thin_pool", "dm_mod", "bcache", "drbd", "nfsd", "nfsv4", "nfsv3", "ext4", "nbd",
     "crc32c_generic", "nvmet", "nvmet_tcp", "nvme_tcp", "nvme_fabrics", "dm_integrity",
+    "dm_snapshot",
 )
 # The root is merged-/usr like Debian 12's: these are links into usr/.
 MERGED_DIRS = ("/bin", "/sbin", "/lib", "/lib64")

@@ -19,7 +19,7 @@ import time
 
 from storlab_cli import build, deps
 from storlab_cli.lab import (accel, agent, appliance, libvirt_conn, nbdkit, profile_status,
-                             profiles, render, state as lab_state)
+                             profiles, render, snapshots, state as lab_state)
 from storlab_cli.schema import topology
 from storlab_cli.errors import UserError
 
@@ -257,6 +257,33 @@ def node_up(lab, node):
         finally:
             _save_state(state)
     _say(f"node {node} of lab '{lab}' is up again ({time.monotonic() - started_s:.1f} s)")
+
+
+def snapshot(lab, node, volume, action, snapshot_id=None, as_json=False):
+    """`storlab snapshot`: create, delete or list the snapshots of node's
+    workload volume (lab/snapshots.py); what changed is recorded in lab.json."""
+    state, topo = _lab_topology(lab, node)
+    if state.phase != "ready" or not state.profile:
+        raise UserError(f"lab '{lab}' has no storage profile ready (phase {state.phase})")
+    snapshots.volume_set(topo, node, volume)          # a volume node has, before libvirt
+    libvirt_conn.ensure_daemons()
+    domain = _running_domains(topo, libvirt_conn.connect()).get(node)
+    if domain is None:
+        raise UserError(f"node {node} of lab '{lab}' is down (`storlab node {lab} {node} up`)")
+    if action == "list":
+        report = snapshots.listing(topo, state.profile, domain, node, volume)
+        print(json.dumps(report, indent=1) if as_json else snapshots.format_listing(report))
+        return report
+    try:
+        if action == "create":
+            made = snapshots.create(topo, state.profile, domain, node, volume)
+            _say(f"snapshot {made['id']} of {node}/{volume} taken")
+            return made
+        gone = snapshots.delete(topo, state.profile, domain, node, volume, snapshot_id)
+        _say(f"snapshot {gone['id']} of {node}/{volume} deleted")
+        return gone
+    finally:
+        _save_state(state)
 
 
 def _teardown(state, conn):

@@ -4,7 +4,7 @@ dm-cache and dm-writecache state, NVMe controllers, mounts, NFS server,
 volumes) and one-line summaries of a node's stack and of a replicated
 volume."""
 from storlab_cli.lab import agent
-from storlab_cli.lab.profiles import GUEST_DIR
+from storlab_cli.lab.guest_scripts import GUEST_DIR
 
 
 def _fields(words):

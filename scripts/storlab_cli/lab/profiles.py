@@ -29,6 +29,12 @@ Mechanisms, and why (see also README "Storage profiles"):
   remount. The old primary comes back as a peer and resyncs from the bitmap.
   A volume with no running copy goes offline and waits for the node that
   served it last (a copy that was down before it may be stale).
+- snapshots: a volume whose set has `snapshots` runs under a device-mapper
+  device of its own; redo-log snapshots are dm-snapshot overlays (each
+  takes the writes after it, reads fall through the chain), redirect-on-
+  write ones dm-thin's (a write to a shared block goes to a new one); the
+  room both may fill is reserved on the volume's own device, so it has the
+  volume's policy (lab/snapshots.py, scripts/profiles/snapshot.sh).
 - NFS: the kernel NFSv4 server on the serving node exports ext4 on the
   array; every node sees volume V at <mount_point>/V.
 - workload volumes with a storage policy: each copy or RAID-5/6 piece an LV
@@ -40,13 +46,12 @@ Mechanisms, and why (see also README "Storage profiles"):
 """
 import concurrent.futures
 
-from storlab_cli.lab import agent
+from storlab_cli.lab import snapshots
+from storlab_cli.lab.guest_scripts import run_step
 from storlab_cli.schema import topology, volumes as volume_schema
 from storlab_cli.schema.profile_common import linked
 from storlab_cli.errors import UserError
 
-GUEST_DIR = "/usr/lib/storlab/profiles"
-STEP_TIMEOUT_S = 900
 LOCAL_DEVICES = {"raid": "/dev/md0", "disk_group": "/dev/mapper/diskgroup"}
 EXPORT_ROOT = "/export"
 
@@ -62,19 +67,6 @@ def _link_addr(topo, node, peer):
         if end.peer == peer:
             return end.addr.split("/")[0]
     raise UserError(f"node {node} has no link to {peer}")
-
-
-def run_step(domain, node, script, args, timeout_s=STEP_TIMEOUT_S):
-    """Runs one guest script; returns its "key value" lines as a dict of lists."""
-    argv = ["/bin/sh", f"{GUEST_DIR}/{script}"] + [str(a) for a in args]
-    out = agent.run_checked(domain, argv, f"profile step {script} on {node} failed",
-                            timeout_s=timeout_s)
-    result = {}
-    for line in out.decode(errors="replace").splitlines():
-        key, _, value = line.partition(" ")
-        if key:
-            result.setdefault(key, []).append(value)
-    return result
 
 
 def _local_stack(topo, domain, node):
@@ -100,11 +92,10 @@ def _local_stack(topo, domain, node):
     for v in profile.all_volume_sets():
         if node not in v.nodes:
             continue
-        if v.has_policy:
-            entry["volumes"] += [v.guest_path(name) for home, _, name in v.names() if home == node]
-        else:
-            out = run_step(domain, node, "volumes.sh", [v.units, v.per_unit, v.size_mib, v.prefix])
-            entry["volumes"] += out.get("volume", [])
+        if not v.has_policy:
+            run_step(domain, node, "volumes.sh",
+                     [v.units, v.per_unit, v.size_mib, v.prefix, v.base_mib()])
+        entry["volumes"] += [v.guest_path(name) for home, _, name in v.names() if home == node]
     return entry
 
 
@@ -139,6 +130,9 @@ def provision(topo, domains, say):
                 f"copies on {', '.join(v['peers']) or 'no other node'}")
     if any(v.has_policy for v in profile.all_volume_sets()):
         result["policy_volumes"] = _policy_volumes(topo, domains, names, say)
+    if any(v.snapshots for v in profile.all_volume_sets()):
+        result["snapshots"] = {}
+        _each_node(names, lambda node: snapshots.open_all(topo, domains, result, node))
     if profile.nfs is not None:
         result["nfs"] = {"mount_point": profile.nfs.mount_point, "export_root": EXPORT_ROOT}
         _each_volume(volumes, lambda v: _serve_nfs(topo, domains, v))
@@ -218,7 +212,7 @@ def _policy_array(topo, domains, volume, say):
             unreachable.append(holder)
     chunk_kib = volume_schema.VOLUME_CHUNK_BYTES // 1024
     out = run_step(domains[home], home, "policy-volume.sh",
-                   [v.guest_path(volume["volume"]), POLICY_MD_FIRST + volume["index"],
+                   [v.base_path(volume["volume"]), POLICY_MD_FIRST + volume["index"],
                     MD_LEVELS[v.method], chunk_kib, v.size_mib, volume["local"]] + legs)
     volume["missing"] = unreachable + [m.split("@")[0].rsplit(":", 1)[-1]
                                        for m in out.get("missing", [])]
@@ -387,5 +381,7 @@ def rejoin(topo, state, domains, node, say):
             say(f"  {node}: copy of volume {volume['volume']} re-added on "
                 f"{volume['primary']}; resync runs in the background")
     _policy_rejoin(topo, state, domains, node, say)
+    if "snapshots" in state:
+        snapshots.open_all(topo, domains, state, node)
     if topo.profile.nfs is not None:
         _mount_all(topo, domains, state, node)

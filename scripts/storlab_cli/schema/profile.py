@@ -386,7 +386,7 @@ def _check_space(loader, profile, topo):
             need_mib += len(profile.replicas.held_by(node.name)) * profile.replicas.size_mib
         for v in profile.all_volume_sets():
             need_mib += v.held_by(node.name) * (v.component_lv_mib() if v.has_policy
-                                                else v.size_mib)
+                                                else v.base_mib())
         usable = local - LVM_OVERHEAD_BYTES
         if need_mib * MIB > usable:
             loader.fail("profile", f"node {node.name} needs {need_mib} MiB for its replica "

@@ -36,6 +36,9 @@
     label = "battery fails at 20 s"  (shown as its series value, else its x value)
     "device.battery" = "ok"          values of swept keys (default: each key's first value)
     events = [ { at_s = 20, command = "battery failed" } ]   live control, raid targets
+    events = [ { at_s = 60, command = "snapshot" } ]   target "volumes" whose set has
+                                     snapshots: one of each volume the point drives
+                                     ("snapshot delete": each one's oldest)
 
     [plot]
     x = "iodepth"                    default: the first swept key
@@ -74,6 +77,8 @@ PHASE_KEYS = ("precondition", "ramp_s", "duration_s", "interval_s")
 PLOT_KEYS = ("x", "series")
 EXTRA_KEYS = ("label", "events")
 EVENT_KEYS = ("at_s", "command", "device")
+# a point's snapshot events: of every workload volume it drives
+SNAPSHOT_EVENTS = ("snapshot", "snapshot delete")
 DEVICE_PREFIX = "device."
 # Knobs a raid device's control socket changes live: knob -> ctl verb.
 LIVE_KNOBS = {"battery": "battery", "cache-policy": "policy"}
@@ -95,7 +100,11 @@ PHASE_DEFAULTS = {"precondition": True, "ramp_s": 2, "duration_s": 10, "interval
 class Event:
     at_s: float
     command: str
-    device: str
+    device: str | None         # None: a snapshot event (SNAPSHOT_EVENTS)
+
+    @property
+    def is_snapshot(self):
+        return self.device is None
 
 
 @dataclass
@@ -363,9 +372,22 @@ class _SweepLoader(Loader):
         at_s = self.number(table["at_s"], f"{key_path}.at_s", 0, phases["duration_s"])
         command = self.string(table["command"], f"{key_path}.command").strip()
         verb = command.split()[0] if command else ""
+        if verb == "snapshot":
+            if command not in SNAPSHOT_EVENTS:
+                self.fail(f"{key_path}.command", "a snapshot event is \"snapshot\" (take one "
+                          "of every volume the point drives) or \"snapshot delete\" (delete "
+                          "each one's oldest)", command)
+            if "device" in table:
+                self.fail(f"{key_path}.device", "a snapshot event acts on the volumes the "
+                          "point drives, not on a device", table["device"])
+            if workload["target"] != TARGET_VOLUMES:
+                self.fail(f"{key_path}.command", "snapshots are of workload volumes: needs "
+                          f"workload.target = \"{TARGET_VOLUMES}\"", command)
+            return Event(float(at_s), command, None)
         if verb not in ("battery", "policy", "fail-member", "replace-member"):
             self.fail(f"{key_path}.command", "not a live control command (battery STATE, "
-                      "policy POLICY, fail-member N, replace-member N)", command)
+                      "policy POLICY, fail-member N, replace-member N) or a snapshot event "
+                      "(snapshot, snapshot delete)", command)
         device = self.string(table.get("device", workload["target"]), f"{key_path}.device")
         if device in PROFILE_TARGETS:
             self.fail(f"{key_path}.device", "needs the raid device's name", device)

@@ -10,6 +10,11 @@ policies (schema/profile.py reads the rest of the table):
     method = "mirror"       optional: "mirror" (ftt + 1 copies), "raid5" (3 + 1 pieces,
                             ftt 1) or "raid6" (4 + 2, ftt 2): erasure coding
     checksum = false        optional: a checksum per block on every component
+    snapshots = "redo-log"  optional: the volumes take snapshots while they run:
+                            "redo-log" (a chain of copy-on-write overlays, dm-snapshot:
+                            reads fall through it) or "redirect-on-write" (dm-thin)
+    snapshot_depth = 3      optional: live snapshots a volume keeps at most, 1..8
+                            (the space each may fill is reserved with the volume)
 
     [profile.volume_sets.NAME]   more workload volumes, each set with its own
                             policy (the keys of profile.volumes), so policies can
@@ -28,12 +33,23 @@ from dataclasses import dataclass, field
 from storlab_cli.schema.profile_common import (
     FTT_RANGE, MIB, linked, md_data_offset_bytes, mib_up, nodes_of, size_of)
 
-VOLUMES_KEYS = ("units", "per_unit", "size", "nodes", "ftt", "method", "checksum")
+VOLUMES_KEYS = ("units", "per_unit", "size", "nodes", "ftt", "method", "checksum",
+                "snapshots", "snapshot_depth")
 VOLUME_METHODS = ("mirror", "raid5", "raid6")
 # erasure codes of the studies: method -> (data pieces, parity pieces)
 ERASURE_CODES = {"raid5": (3, 1), "raid6": (4, 2)}
 # md's chunk for RAID-5/6 volumes: mdadm's default (the simulator's spec default too)
 VOLUME_CHUNK_BYTES = 512 * 1024
+SNAPSHOT_MECHANISMS = ("redo-log", "redirect-on-write")
+SNAPSHOT_DEPTH_RANGE = (1, 8)
+# dm-snapshot's chunk (a redo log's grain): 4 KiB, a small write's size, as
+# LVM's default; a COW store holds a 16-byte exception per chunk in 4 KiB
+# metadata chunks (1/256 of the data) after a header chunk: 1/128 and 1 MiB bound it
+REDO_CHUNK_BYTES = 4096
+# dm-thin's block: 64 KiB, its smallest; the metadata device wants about
+# 48 bytes per block (kernel docs, thin-provisioning), at least 2 MiB: twice
+# that for snapshots' shared b-tree nodes
+THIN_BLOCK_BYTES = 64 * 1024
 UNITS_RANGE = (1, 16)
 PER_UNIT_RANGE = (1, 64)
 # a volume set's name: it prefixes its volumes' names (LVs, md names, NQNs)
@@ -49,6 +65,8 @@ class Volumes:
     ftt: int = 0
     method: str = "mirror"
     checksum: bool = False
+    snapshots: str = ""    # "" (none) or one of SNAPSHOT_MECHANISMS
+    snapshot_depth: int = 0
     holders: dict = field(default_factory=dict)   # (node, index) -> component nodes, home first
     set_name: str = ""     # "" for profile.volumes, else its profile.volume_sets key
 
@@ -82,12 +100,33 @@ class Volumes:
         """The names of one unit's volumes on a node, in order."""
         return [f"{self.prefix}u{unit}v{n}" for n in range(1, self.per_unit + 1)]
 
+    def redo_log_mib(self):
+        """One redo log's room: every chunk of the volume rewritten, with its
+        exception store (see REDO_CHUNK_BYTES)."""
+        return mib_up(self.size_mib * MIB + self.size_mib * MIB // 128 + MIB)
+
+    def thin_meta_mib(self):
+        """The thin pool's metadata area (see THIN_BLOCK_BYTES)."""
+        data = self.size_mib * MIB * (1 + self.snapshot_depth)
+        return mib_up(2 * max(2 * MIB, 48 * (data // THIN_BLOCK_BYTES)))
+
+    def base_mib(self):
+        """The device under a volume: the volume itself, and the room its
+        snapshots may fill: snapshot_depth redo logs after it, or a thin
+        pool's metadata and data for the volume and snapshot_depth full
+        rewrites while snapshots hold the old blocks."""
+        if self.snapshots == "redo-log":
+            return self.size_mib + self.snapshot_depth * self.redo_log_mib()
+        if self.snapshots == "redirect-on-write":
+            return self.thin_meta_mib() + self.size_mib * (1 + self.snapshot_depth)
+        return self.size_mib
+
     def component_mib(self):
-        """What one component holds: the volume (a copy) or its share (a piece)."""
+        """What one component holds: the volume's base (a copy) or its share (a piece)."""
         data = ERASURE_CODES.get(self.method, (1, 0))[0]
         if data == 1:
-            return self.size_mib
-        piece = -(-self.size_mib * MIB // data)
+            return self.base_mib()
+        piece = -(-self.base_mib() * MIB // data)
         return mib_up(-(-piece // VOLUME_CHUNK_BYTES) * VOLUME_CHUNK_BYTES)
 
     def component_lv_mib(self):
@@ -102,10 +141,15 @@ class Volumes:
             need += need // 64 + 2 * MIB
         return mib_up(need)
 
-    def guest_path(self, name):
-        """Where a node's workload finds volume name: its LV, or the link
-        to the md its policy builds."""
+    def base_path(self, name):
+        """Volume name's base device on its node: its LV, or the link to
+        the md its policy builds."""
         return f"/dev/storlab{'-policy' if self.has_policy else ''}/{name}"
+
+    def guest_path(self, name):
+        """Where a node's workload finds volume name: its base, or with
+        snapshots the device-mapper device its snapshots are taken under."""
+        return f"/dev/mapper/storlab-vol-{name}" if self.snapshots else self.base_path(name)
 
     def held_by(self, node):
         """How many components node holds."""
@@ -135,6 +179,14 @@ def parse(loader, value, topo, set_name):
     if not isinstance(checksum, bool):
         loader.fail(f"{path}.checksum", "must be true or false", checksum)
     volumes.ftt, volumes.method, volumes.checksum = ftt, method, checksum
+    if "snapshots" in table:
+        volumes.snapshots = loader.choice(table["snapshots"], f"{path}.snapshots",
+                                          SNAPSHOT_MECHANISMS, "snapshot mechanism")
+        volumes.snapshot_depth = loader.integer(table.get("snapshot_depth", 3),
+                                                f"{path}.snapshot_depth", SNAPSHOT_DEPTH_RANGE)
+    elif "snapshot_depth" in table:
+        loader.fail(f"{path}.snapshot_depth", "needs snapshots (\"redo-log\" or "
+                    "\"redirect-on-write\")", table["snapshot_depth"])
     volumes.set_name = set_name
     volumes.holders = _placement(loader, volumes, topo)
     return volumes

@@ -128,7 +128,9 @@ def _local_stack(profile, node):
 
 def _volume_line(volumes, node, index, name):
     """A workload volume: an LV on its node, or its policy's components on
-    the nodes the profile placed them."""
+    the nodes the profile placed them; with snapshots, the room of one redo
+    log or of the thin pool's metadata (the base holds the volume and that
+    room: schema/volumes.py base_mib, layer_snapshot.c)."""
     words = ["volume", node, name, f"{volumes.size_mib}M"]
     if volumes.ftt > 0:
         words += [f"method={volumes.method}", "on=" + ",".join(volumes.holders[(node, index)])]
@@ -136,6 +138,11 @@ def _volume_line(volumes, node, index, name):
             words.append(f"chunk={volume_schema.VOLUME_CHUNK_BYTES // 1024}k")
     if volumes.checksum:
         words.append("checksum=on")
+    if volumes.snapshots:
+        room = (volumes.redo_log_mib() if volumes.snapshots == "redo-log"
+                else volumes.thin_meta_mib())
+        words += [f"snapshots={volumes.snapshots}", f"depth={volumes.snapshot_depth}",
+                  f"room={room}M"]
     return " ".join(words)
 
 

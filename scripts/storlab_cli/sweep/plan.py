@@ -105,6 +105,18 @@ def point_nodes(plan, workload):
     return plan.nodes[:workload["active_nodes"] or len(plan.nodes)]
 
 
+def _check_snapshot_event(sweep, topo, point, event):
+    volumes = topo.profile.volume_set(point.workload(sweep.workload)["volume_set"])
+    if not volumes.snapshots:
+        raise UserError(f"{sweep.path}: point {point.index}: event {event.command!r}: the "
+                        f"volumes it drives ({volumes.key_path}) take no snapshots (give "
+                        'the set snapshots = "redo-log" or "redirect-on-write")')
+    taken = sum(1 for e in point.events if e.command == "snapshot")
+    if taken > volumes.snapshot_depth:
+        raise UserError(f"{sweep.path}: point {point.index}: {taken} snapshot events, more "
+                        f"than {volumes.key_path}.snapshot_depth = {volumes.snapshot_depth}")
+
+
 def make(sweep, topo, backend=None):
     backend = backend or sweep.backend
     names = [n.name for n in topo.nodes]
@@ -156,6 +168,9 @@ def make(sweep, topo, backend=None):
                 controlled[target] = devices[name]
         for point in sweep.points:
             for event in point.events:
+                if event.is_snapshot:
+                    _check_snapshot_event(sweep, topo, point, event)
+                    continue
                 device = _device(topo_node, event.device)
                 if device is None:
                     raise UserError(f"{sweep.path}: point {point.index}: event device "

@@ -15,6 +15,7 @@ import time
 
 from storlab_cli import paths
 from storlab_cli.lab import agent, libvirt_conn, lifecycle, state as lab_state
+from storlab_cli.lab import snapshots as volume_snapshots
 from storlab_cli.live import ctl
 from storlab_cli.schema.sweep import LIVE_KNOBS, TARGET_SHARE, TARGET_VOLUMES
 from storlab_cli.schema.sizes import parse_size_bytes
@@ -41,6 +42,7 @@ class LabBackend:
         self.brought_up = False
         self.domains = {}
         self.running = []          # (domain, pid) of fio processes now in the guests
+        self.point_snapshots = []  # (node, volume, id) the running point's events took
         self.state = None
 
     # ---- lab lifecycle -----------------------------------------------------------
@@ -144,6 +146,47 @@ class LabBackend:
             for node in self.plan.nodes:
                 self._control(node, self.sweep.workload["target"], f"{LIVE_KNOBS[knob]} {value}")
 
+    def _snapshot_event(self, event, workload, sent_s):
+        """A snapshot of every volume the point drives (or each one's oldest
+        deleted), node by node; recorded in lab.json as `storlab snapshot`'s."""
+        done = []
+        try:
+            for node, name in self._driven_volumes(workload):
+                started_s = time.monotonic()
+                if event.command == "snapshot":
+                    made = volume_snapshots.create(self.topo, self.state.profile,
+                                            self.domains[node], node, name)
+                    self.point_snapshots.append((node, name, made["id"]))
+                else:
+                    made = volume_snapshots.delete(self.topo, self.state.profile,
+                                            self.domains[node], node, name)
+                done.append({"t_s": round(sent_s, 3), "node": node, "volume": name,
+                             "command": event.command, "snapshot": made["id"],
+                             "took_s": round(time.monotonic() - started_s, 3)})
+        finally:
+            lab_state.save(self.state)
+        return done
+
+    def _driven_volumes(self, workload):
+        """(node, volume) of every workload volume a point's fio drives."""
+        volumes = self.topo.profile.volume_set(workload["volume_set"])
+        return [(node, name) for node in sweep_plan.point_nodes(self.plan, workload)
+                for unit in range(1, workload["units"] + 1) for name in volumes.unit_names(unit)]
+
+    def _drop_point_snapshots(self):
+        """The snapshots a point's events took and left, deleted after its
+        measured window (newest first), so every point starts from the chain
+        the sweep started with."""
+        try:
+            while self.point_snapshots:
+                node, name, snapshot_id = self.point_snapshots.pop()
+                live = self.state.profile["snapshots"][f"{node}/{name}"]["live"]
+                if any(s["id"] == snapshot_id for s in live):
+                    volume_snapshots.delete(self.topo, self.state.profile, self.domains[node], node,
+                                     name, snapshot_id)
+        finally:
+            lab_state.save(self.state)
+
     # ---- running fio -------------------------------------------------------------
 
     def _workers(self, node, unit, workload):
@@ -243,6 +286,9 @@ class LabBackend:
         def fire(event):
             def send():
                 sent_s = time.monotonic() - measured_t0[0]
+                if event.is_snapshot:
+                    events.extend(self._snapshot_event(event, workload, sent_s))
+                    return
                 for node in self.plan.nodes:
                     reply = self._control(node, event.device, event.command)
                     events.append({"t_s": round(sent_s, 3), "node": node,
@@ -254,8 +300,11 @@ class LabBackend:
         timers = [(phases["ramp_s"], snap_before)]
         timers += [(phases["ramp_s"] + e.at_s, fire(e)) for e in point.events]
         timeout_s = phases["ramp_s"] + phases["duration_s"] + FIO_SLACK_S
-        results = self._wait_all(started, timeout_s, timers)
-        snapshots["after"] = self._snapshot()
+        try:
+            results = self._wait_all(started, timeout_s, timers)
+            snapshots["after"] = self._snapshot()
+        finally:
+            self._drop_point_snapshots()
         for (node, unit), result in sorted(results.items()):
             out = self._check((node, unit), result, f"point {point.index}")
             with open(os.path.join(point_dir, f"fio-{node}-u{unit}.json"), "wb") as f:

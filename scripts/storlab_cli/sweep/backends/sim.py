@@ -72,10 +72,12 @@ class SimBackend:
         # '--': no device key is ever read as a storlab-sim option
         return argv + ["--"] + [f"{k}={v}" for k, v in params.items()] + [job_path]
 
-    def _cluster_argv(self, spec_path, job_path):
+    def _cluster_argv(self, spec_path, job_path, point):
         argv = [paths.simulator(), "cluster"]
         if self.sweep.phases["interval_s"] > 0:
             argv.append(f"--interval-ms={self.sweep.phases['interval_s'] * 1000}")
+        for event in point.events:           # snapshot events (plan.py lets no other here)
+            argv += ["--event", f"{event.at_s * 1000:.0f}ms:{event.command}"]
         if self.sweep.phases["precondition"]:
             # The lab preconditions by writing the whole working set first
             # (a sequential fill, or the volumes written when provisioned):
@@ -127,7 +129,7 @@ class SimBackend:
             # each section carries its own randseed; [global]'s is the first unit's
             f.write(fio_jobfile.measured(workload, self.sweep.phases, workers,
                                          randseed=workers[0].randseed))
-        self._simulate(self._cluster_argv(spec_path, job_path),
+        self._simulate(self._cluster_argv(spec_path, job_path, point),
                        os.path.join(point_dir, CLUSTER_OUT),
                        f"storlab-sim cluster (point {point.index})")
 

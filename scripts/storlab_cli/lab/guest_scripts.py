@@ -1,0 +1,20 @@
+"""The storage profile's guest scripts (scripts/profiles/, in the appliance
+at GUEST_DIR), called through the guest agent: one step a call, its
+"key value" output lines parsed."""
+from storlab_cli.lab import agent
+
+GUEST_DIR = "/usr/lib/storlab/profiles"
+STEP_TIMEOUT_S = 900
+
+
+def run_step(domain, node, script, args, timeout_s=STEP_TIMEOUT_S):
+    """Runs one guest script; returns its "key value" lines as a dict of lists."""
+    argv = ["/bin/sh", f"{GUEST_DIR}/{script}"] + [str(a) for a in args]
+    out = agent.run_checked(domain, argv, f"profile step {script} on {node} failed",
+                            timeout_s=timeout_s)
+    result = {}
+    for line in out.decode(errors="replace").splitlines():
+        key, _, value = line.partition(" ")
+        if key:
+            result.setdefault(key, []).append(value)
+    return result

@@ -1,0 +1,146 @@
+"""What the storage-profile lab tests share: the storlab CLI and a guest
+command run from the host, a lab brought up from a topology file and always
+taken down, fio verify, a short sweep, and md's state read from
+`storlab status`. Each test_lab_profile_*.py file brings up its labs
+(module-scoped: down when the file's tests are done)."""
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+from storlab_cli import paths
+from storlab_cli.lab import libvirt_conn
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STORLAB = os.path.join(ROOT, "scripts", "storlab")
+TOPOLOGIES = os.path.join(ROOT, "topologies")
+RUN_BASE = os.environ.get("STORLAB_RUN_DIR", "/run/storlab")
+
+
+def storlab(*args, timeout=900):
+    return subprocess.run(["/usr/bin/python3", STORLAB, *args], capture_output=True,
+                          text=True, timeout=timeout, check=False)
+
+
+def guest(lab, node, *argv, timeout=600):
+    result = storlab("exec", lab, node, "--", *argv, timeout=timeout)
+    assert result.returncode == 0, f"{argv} on {node}: {result.stdout}{result.stderr}"
+    return result.stdout
+
+
+def status(lab):
+    result = storlab("status", lab, "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def storage(lab, node):
+    return next(n for n in status(lab)["nodes"] if n["node"] == node)["storage"]
+
+
+def fio_verify(lab, node, filename, size="8M", extra=()):
+    """Random 4k writes with crc32c, every block read back and checked."""
+    out = guest(lab, node, "fio", "--name=verify", f"--filename={filename}",
+                "--ioengine=libaio", "--direct=1", "--rw=randwrite", "--bs=4k",
+                f"--size={size}", "--iodepth=8", "--verify=crc32c", "--do_verify=1",
+                "--verify_fatal=1", "--output-format=json", *extra)
+    job = json.loads(out[out.index("{"):])["jobs"][0]
+    blocks = int(size[:-1]) * 256
+    assert job["error"] == 0
+    assert job["write"]["total_ios"] == blocks and job["read"]["total_ios"] == blocks
+    return job
+
+
+def short_sweep(tmp_path, name, topology_file, workload):
+    """Runs a two-point sweep (iodepth 1 and 4; 1 s ramp, 3 s measured) of
+    workload (the [workload] table's lines) on the lab of topology_file,
+    which is up and stays up; returns the results directory. The
+    simulator's prediction runs the same sweep on the cluster model
+    (storlab-sim cluster, on the lab's hosts: TCG) in out/sim."""
+    sweep_file = tmp_path / "sweep.toml"
+    sweep_file.write_text(f'name = "{name}"\n'
+                          f'topology = "{os.path.join(TOPOLOGIES, topology_file)}"\n'
+                          f"[workload]\n{workload}\n"
+                          "[phases]\nramp_s = 1\nduration_s = 3\n[sweep]\niodepth = [1, 4]\n")
+    out = tmp_path / "results"
+    result = storlab("sweep", str(sweep_file), "--out", str(out), timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert (out / "sim" / "points.csv").exists()
+    assert (out / "index.html").exists()
+    return out
+
+
+class Lab:
+    """A lab brought up from a topology file, always torn down."""
+
+    def __init__(self, path, name):
+        self.path, self.name = path, name
+
+    def __enter__(self):
+        self.daemons = libvirt_conn.ensure_daemons()
+        started = time.monotonic()
+        result = storlab("up", self.path, "--accel", "tcg")
+        self.up_s = time.monotonic() - started
+        print(f"\n{self.name}: up with its profile in {self.up_s:.1f} s")
+        if result.returncode != 0:
+            self.__exit__()
+            pytest.fail(f"up {self.name}: {result.stdout}{result.stderr}")
+        return self
+
+    def __exit__(self, *exc):
+        down = storlab("down", self.name)
+        libvirt_conn.stop_daemons(self.daemons)
+        assert down.returncode == 0 or "no lab named" in down.stderr, down.stderr
+        assert not os.path.exists(os.path.join(RUN_BASE, self.name))
+
+
+def replica_md(lab, node, name):
+    return next(m for m in storage(lab, node)["md"] if m["name"] == name)
+
+
+def wait_in_sync(lab, node, name, copies, deadline):
+    while True:
+        md = replica_md(lab, node, name)
+        if md["degraded"] == 0 and md["sync_action"] == "idle" and len(md["members"]) == copies:
+            break
+        assert time.monotonic() < deadline, f"no resync of {name} on {node}: {md}"
+        time.sleep(1)
+    assert all(m["state"].startswith("in sync") for m in md["members"]), md
+    return md
+
+
+def check_copies_equal(lab, node, name, deadline):
+    """md compares every leg block by block."""
+    guest(lab, node, "sh", "-c", f"echo check > /sys/block/{name}/md/sync_action")
+    while replica_md(lab, node, name)["sync_action"] != "idle":
+        assert time.monotonic() < deadline, f"md check of {name} did not finish"
+        time.sleep(1)
+    assert replica_md(lab, node, name)["mismatch_cnt"] == 0
+
+
+def verify_only(lab, node, path):
+    guest(lab, node, "fio", "--name=reread", f"--filename={path}", "--rw=randwrite", "--bs=4k",
+          "--size=8M", "--verify=crc32c", "--verify_only", "--verify_fatal=1",
+          "--ioengine=libaio", "--direct=1", "--iodepth=8")
+
+
+def device_writes(path):
+    """Writes a device served in a point's measured window (storlab-stats)."""
+    doc = json.loads(path.read_text())
+    count = [snap["devices"][0]["ops"]["write"]["count"] for snap in (doc["before"], doc["after"])]
+    return count[1] - count[0]
+
+
+def disk_ops(lab):
+    """Every node's disk0 reads and writes so far (the plugin's own counters)."""
+    ops = {}
+    for n in range(1, 5):
+        stats = subprocess.run([paths.stats_tool(), os.path.join(RUN_BASE, lab,
+                                                                 f"node{n}-disk0.stats")],
+                               capture_output=True, text=True, timeout=60, check=True)
+        device = json.loads(stats.stdout)["devices"][0]["ops"]
+        ops[f"node{n}"] = (device["read"]["count"], device["write"]["count"])
+    return ops
+

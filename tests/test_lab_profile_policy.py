@@ -1,0 +1,225 @@
+"""Lab integration for storage policies: workload volumes RAID-5 3+1 across
+four nodes with checksums and a mirrored set beside them, fio verify at
+depth 32, the device I/Os of a small write counted against the formula, a
+sweep on a volume set, and a node going down during I/O and coming back;
+snapshot chains of depth 3 of both mechanisms verified point by point, and
+a sweep's snapshot event."""
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+from lab_profile_rig import (STORLAB, TOPOLOGIES, Lab, check_copies_equal, device_writes,
+                             disk_ops, fio_verify, guest, replica_md, short_sweep, storlab,
+                             verify_only, wait_in_sync)
+
+
+# ------------------------------------------------------------ storage policies
+
+@pytest.fixture(scope="module")
+def policy_lab():
+    with Lab(os.path.join(TOPOLOGIES, "profile-policy.toml"), "profile-policy") as lab:
+        yield lab.name
+
+
+
+
+def test_policy_volumes_are_raid5_over_a_piece_on_every_node(policy_lab):
+    for home, md in (("node1", "md100"), ("node2", "md100")):
+        array = replica_md(policy_lab, home, md)
+        assert array["level"] == "raid5" and array["degraded"] == 0, array
+        assert len(array["members"]) == 4
+        assert guest(policy_lab, home, "readlink", "/dev/storlab-policy/u1v1").strip() == f"/dev/{md}"
+    for n in range(1, 5):
+        tables = guest(policy_lab, f"node{n}", "dmsetup", "table")
+        # a checksummed piece of each of the two volumes, in bitmap mode
+        assert tables.count(" integrity ") == 2 and " B " in tables, tables
+    fio_verify(policy_lab, "node1", "/dev/storlab-policy/u1v1", size="16M",
+               extra=("--iodepth=32",))
+
+
+def test_a_second_set_beside_it_is_a_mirror(policy_lab):
+    """[profile.volume_sets.mirror]: node3's volume mirrored on node3 and
+    node4 (the next node), md101 (its home's second policy array), reads
+    from node3's own copy."""
+    array = replica_md(policy_lab, "node3", "md101")
+    assert array["level"] == "raid1" and len(array["members"]) == 2 and array["degraded"] == 0
+    assert guest(policy_lab, "node3", "readlink",
+                 "/dev/storlab-policy/mirror-u1v1").strip() == "/dev/md101"
+    fio_verify(policy_lab, "node3", "/dev/storlab-policy/mirror-u1v1", size="8M",
+               extra=("--iodepth=32",))
+
+
+def test_a_sweep_on_a_volume_set(policy_lab, tmp_path):
+    """workload.volume_set = "mirror": node3's fio drives its mirrored
+    volume; both copies' disks take the writes (node4's over NVMe/TCP), and
+    the simulator's prediction builds the same policy."""
+    out = short_sweep(tmp_path, "policy-sweep", "profile-policy.toml",
+                      'target = "volumes"\nnodes = ["node3"]\nvolume_set = "mirror"\n'
+                      'rw = "randwrite"\nbs = "4k"\nsize = "8M"')
+    for point in ("000", "001"):
+        directory = out / "points" / point
+        assert "filename=/dev/storlab-policy/mirror-u1v1" in \
+            (directory / "job-node3-u1.fio").read_text()
+        fio = json.loads((directory / "fio-node3-u1.json").read_text())
+        assert fio["jobs"][0]["error"] == 0 and fio["jobs"][0]["write"]["total_ios"] > 0
+        assert device_writes(directory / "device-node3-disk0.json") > 0
+        assert device_writes(directory / "device-node4-disk0.json") > 0
+    spec = (out / "sim" / "points" / "000" / "cluster.spec").read_text()
+    assert "volume node3 mirror-u1v1 16M method=mirror on=node3,node4" in spec
+
+
+def test_a_small_write_reads_and_writes_data_and_parity(policy_lab):
+    """2000 random 4 KiB writes on node1's volume (24 MiB, 512 KiB chunks):
+    md's read-modify-write reads the old data and parity (2 reads; fewer
+    when its stripe cache still holds them) and writes both (2 writes);
+    dm-integrity keeps the new tags in its buffers until its bitmap flush
+    (every 10 s) or a FLUSH, so the checksums add only a few writes, as
+    md's own bitmap does."""
+    before = disk_ops(policy_lab)
+    guest(policy_lab, "node1", "fio", "--name=rmw", "--filename=/dev/storlab-policy/u1v1",
+          "--ioengine=libaio", "--direct=1", "--rw=randwrite", "--bs=4k", "--size=24M",
+          "--io_size=8000k", "--iodepth=8", "--randrepeat=0", "--output-format=terse")
+    after = disk_ops(policy_lab)
+    reads = sum(after[n][0] - before[n][0] for n in after)
+    writes = sum(after[n][1] - before[n][1] for n in after)
+    print(f"\nRAID-5 3+1 with checksums: 2000 guest writes -> {writes} device writes, "
+          f"{reads} device reads")
+    assert 2 * 2000 <= writes <= 2 * 2000 * 1.05, writes
+    assert 2000 <= reads <= 2 * 2000, reads
+    # every node holds a piece: all four disks took writes
+    assert all(after[n][1] > before[n][1] for n in after)
+
+
+def test_a_node_down_degrades_the_arrays_and_io_goes_on(policy_lab):
+    # what node3's mirror holds before it goes down (the sweep above wrote
+    # over the earlier verify data): it must come back with node3
+    fio_verify(policy_lab, "node3", "/dev/storlab-policy/mirror-u1v1", size="8M")
+    started = time.monotonic()
+    assert storlab("node", policy_lab, "node3", "down").returncode == 0
+    for home in ("node1", "node2"):
+        fio_verify(policy_lab, home, "/dev/storlab-policy/u1v1", size="8M")
+        assert replica_md(policy_lab, home, "md100")["degraded"] == 1
+    result = storlab("node", policy_lab, "node3", "up")
+    assert result.returncode == 0, result.stdout + result.stderr
+    deadline = time.monotonic() + 300
+    for home in ("node1", "node2"):
+        wait_in_sync(policy_lab, home, "md100", 4, deadline)
+        check_copies_equal(policy_lab, home, "md100", deadline)      # parity checked
+        verify_only(policy_lab, home, "/dev/storlab-policy/u1v1")
+    # node3 came back as the home of its mirror too: reassembled over its own
+    # copy and node4's, holding what was written before it went down
+    wait_in_sync(policy_lab, "node3", "md101", 2, deadline)
+    verify_only(policy_lab, "node3", "/dev/storlab-policy/mirror-u1v1")
+    print(f"\nRAID-5 piece lost and resynced: {time.monotonic() - started:.1f} s")
+
+
+# ------------------------------------------------------------------ snapshots
+
+def snapshot(lab, volume, *args):
+    result = storlab("snapshot", lab, "node4", volume, *args)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result
+
+
+def write_pattern(lab, path, name, offset, extra=()):
+    """4 MiB of random 4 KiB writes with checksums at offset, flushed at the end
+    (dm-thin commits its mappings on a flush, as a disk cache keeps data)."""
+    guest(lab, "node4", "fio", f"--name={name}", f"--filename={path}", f"--offset={offset}",
+          "--ioengine=libaio", "--direct=1", "--rw=randwrite", "--bs=4k", "--size=4M",
+          "--iodepth=32", "--verify=crc32c", "--do_verify=1", "--verify_fatal=1",
+          "--end_fsync=1", "--output-format=terse", *extra)
+
+
+def holds(lab, path, name, offset):
+    """Whether path holds what write_pattern(name, offset) wrote."""
+    result = storlab("exec", lab, "node4", "--", "fio", f"--name={name}", f"--filename={path}",
+                     f"--offset={offset}", "--ioengine=libaio", "--direct=1", "--rw=randwrite",
+                     "--bs=4k", "--size=4M", "--iodepth=16", "--verify=crc32c", "--verify_only",
+                     "--verify_fatal=1", "--output-format=terse")
+    return result.returncode == 0
+
+
+@pytest.mark.parametrize("volume", ["redo-u1v1", "row-u1v1"])
+def test_snapshot_chains_of_depth_three_keep_every_point_in_time(policy_lab, volume):
+    """A chain of three snapshots taken between writes (the first during a
+    verify run at queue depth 32): the volume holds the latest writes, each
+    snapshot what was there when it was taken, also after node4 went down
+    and came back (the chain rebuilt from lab.json) and after the middle
+    snapshot was deleted (redo-log: its redo log merged into the one below
+    while the volume runs)."""
+    lab = policy_lab
+    top = f"/dev/mapper/storlab-vol-{volume}"
+    snap = [None] + [f"/dev/mapper/storlab-snap-{volume}-{i}" for i in (1, 2, 3)]
+    write_pattern(lab, top, "a", "0")
+    # snapshot 1 while a verify run at depth 32 writes the volume
+    verify = subprocess.Popen(
+        ["/usr/bin/python3", STORLAB, "exec", lab, "node4", "--", "fio", "--name=busy",
+         f"--filename={top}", "--offset=12M", "--ioengine=libaio", "--direct=1",
+         "--rw=randwrite", "--bs=4k", "--size=4M", "--io_size=16M", "--iodepth=32",
+         "--verify=crc32c", "--do_verify=1", "--verify_fatal=1", "--output-format=terse"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    snapshot(lab, volume, "create")
+    out, err = verify.communicate(timeout=600)
+    assert verify.returncode == 0, out + err
+    write_pattern(lab, top, "b", "4M")
+    snapshot(lab, volume, "create")
+    write_pattern(lab, top, "c", "8M")
+    snapshot(lab, volume, "create")
+    write_pattern(lab, top, "d", "0")                      # over a, below every snapshot
+    refused = storlab("snapshot", lab, "node4", volume, "create")
+    assert refused.returncode == 1 and "snapshot_depth" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+
+    def check(expect):
+        for path, name, offset, held in expect:
+            assert holds(lab, path, name, offset) == held, (path, name, offset, held)
+    every_point = [(top, "d", "0", True), (top, "b", "4M", True), (top, "c", "8M", True),
+                   (snap[1], "a", "0", True), (snap[1], "b", "4M", False),
+                   (snap[2], "a", "0", True), (snap[2], "b", "4M", True),
+                   (snap[2], "c", "8M", False),
+                   (snap[3], "a", "0", True), (snap[3], "c", "8M", True)]
+    check(every_point)
+    assert storlab("node", lab, "node4", "down").returncode == 0
+    result = storlab("node", lab, "node4", "up")
+    assert result.returncode == 0, result.stdout + result.stderr
+    check(every_point)
+
+    snapshot(lab, volume, "delete", "2")
+    check([c for c in every_point if c[0] != snap[2]])
+    listed = json.loads(snapshot(lab, volume, "list", "--json").stdout)
+    assert [s["id"] for s in listed["snapshots"]] == [1, 3]
+    assert listed["mechanism"] == ("redo-log" if volume.startswith("redo") else
+                                   "redirect-on-write")
+    snapshot(lab, volume, "delete")                        # the oldest: 1
+    snapshot(lab, volume, "delete")                        # then 3
+    check([(top, "d", "0", True), (top, "b", "4M", True), (top, "c", "8M", True)])
+    assert json.loads(snapshot(lab, volume, "list", "--json").stdout)["snapshots"] == []
+
+
+def test_a_sweep_takes_snapshots_as_events(policy_lab, tmp_path):
+    """events = [{ at_s = 1, command = "snapshot" }] on the redo-log set: a
+    snapshot of node4's volume taken during the measured window, recorded
+    in the point's events, and deleted after the point."""
+    sweep_file = tmp_path / "sweep.toml"
+    sweep_file.write_text(
+        f'name = "snapshot-event"\ntopology = "{os.path.join(TOPOLOGIES, "profile-policy.toml")}"\n'
+        '[workload]\ntarget = "volumes"\nnodes = ["node4"]\nvolume_set = "redo"\n'
+        'rw = "randwrite"\nbs = "4k"\nsize = "8M"\n'
+        "[phases]\nramp_s = 1\nduration_s = 4\n[sweep]\niodepth = [4]\n"
+        '[[sweep.points]]\nlabel = "snapshot at 1 s"\niodepth = 4\n'
+        'events = [ { at_s = 1, command = "snapshot" } ]\n')
+    out = tmp_path / "results"
+    result = storlab("sweep", str(sweep_file), "--out", str(out), "--no-predict", timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert json.loads((out / "points" / "000" / "events.json").read_text()) == []
+    events = json.loads((out / "points" / "001" / "events.json").read_text())
+    assert [(e["node"], e["volume"], e["command"]) for e in events] == \
+        [("node4", "redo-u1v1", "snapshot")]
+    fio = json.loads((out / "points" / "001" / "fio-node4-u1.json").read_text())
+    assert fio["jobs"][0]["error"] == 0 and fio["jobs"][0]["write"]["total_ios"] > 0
+    assert json.loads(snapshot(policy_lab, "redo-u1v1", "list", "--json").stdout)[
+        "snapshots"] == []
