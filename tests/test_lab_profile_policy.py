@@ -223,3 +223,32 @@ def test_a_sweep_takes_snapshots_as_events(policy_lab, tmp_path):
     assert fio["jobs"][0]["error"] == 0 and fio["jobs"][0]["write"]["total_ios"] > 0
     assert json.loads(snapshot(policy_lab, "redo-u1v1", "list", "--json").stdout)[
         "snapshots"] == []
+
+
+def test_what_a_snapshot_costs_on_the_disks(policy_lab):
+    """The formulas the simulator's snapshot layer counts, on the lab's disks:
+    redirect-on-write, 256 writes of 4 KiB each in its own shared 64 KiB
+    block copy the block first (a 64 KiB read, a 64 KiB write) then write:
+    256 reads, 512 writes and the pool's commits; redo-log over a mirror,
+    256 writes each to a new 4 KiB chunk: the chunk and its exception's
+    commit on each copy (4 writes a guest write at queue depth 1, where no
+    commit has company), no read."""
+    lab = policy_lab
+    cases = (("row-u1v1", "--rw=write:60k", 256, 512), ("redo-u1v1", "--rw=write", 0, 1024))
+    for volume, pattern, reads_expected, writes_expected in cases:
+        snapshot(lab, volume, "create")
+        before = disk_ops(lab)
+        # 256 writes of 4 KiB: every 64 KiB (a thin block each), or in a row
+        guest(lab, "node4", "fio", "--name=cost", f"--filename=/dev/mapper/storlab-vol-{volume}",
+              pattern, "--bs=4k", "--size=16M" if "60k" in pattern else "--size=1M",
+              "--io_size=1M", "--ioengine=libaio", "--direct=1", "--iodepth=1",
+              "--output-format=terse")
+        time.sleep(2)                     # dm-thin's commit within a second
+        after = disk_ops(lab)
+        reads = sum(after[n][0] - before[n][0] for n in after)
+        writes = sum(after[n][1] - before[n][1] for n in after)
+        print(f"\n{volume}: 256 guest writes after a snapshot -> {writes} device writes, "
+              f"{reads} device reads (formula: {writes_expected}, {reads_expected})")
+        assert reads_expected <= reads <= reads_expected + 8, reads
+        assert writes_expected <= writes <= writes_expected * 1.05 + 8, writes
+        snapshot(lab, volume, "delete")

@@ -133,6 +133,10 @@ def provision(topo, domains, say):
     if any(v.snapshots for v in profile.all_volume_sets()):
         result["snapshots"] = {}
         _each_node(names, lambda node: snapshots.open_all(topo, domains, result, node))
+        for v in profile.all_volume_sets():
+            if v.snapshots:
+                say(f"  volumes {v.prefix}u*v*: {v.snapshots} snapshots, up to "
+                    f"{v.snapshot_depth} (`storlab snapshot`), at /dev/mapper/storlab-vol-*")
     if profile.nfs is not None:
         result["nfs"] = {"mount_point": profile.nfs.mount_point, "export_root": EXPORT_ROOT}
         _each_volume(volumes, lambda v: _serve_nfs(topo, domains, v))
