@@ -238,6 +238,18 @@ def test_status_lists_plugins_and_raid_control_sockets():
     assert text.count("control socket") == 1
 
 
+def test_status_lists_each_volumes_live_snapshots():
+    from storlab_cli.lab import lifecycle
+    report = {"name": "plab", "phase": "ready", "accel": "tcg", "topology": "/x.toml",
+              "nodes": [], "profile": {"nodes": {}, "snapshots": {
+                  "node4/redo-u1v1": {"next_id": 4, "live": [{"id": 1}, {"id": 3}]},
+                  "node4/row-u1v1": {"next_id": 1, "live": []}}}}
+    text = lifecycle.format_status(report)
+    assert ("snapshots of node4/redo-u1v1: 1, 3 (`storlab snapshot plab node4 redo-u1v1 list`)"
+            in text)
+    assert "row-u1v1" not in text
+
+
 # ---- the CLI asks the built library about itself: built first on a fresh machine ----
 
 def test_a_missing_build_is_installed_and_built_before_it_is_asked(tmp_path, monkeypatch):

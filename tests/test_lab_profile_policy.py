@@ -6,6 +6,7 @@ snapshot chains of depth 3 of both mechanisms verified point by point, and
 a sweep's snapshot event."""
 import json
 import os
+import shlex
 import subprocess
 import time
 
@@ -124,80 +125,103 @@ def snapshot(lab, volume, *args):
     return result
 
 
-def write_pattern(lab, path, name, offset, extra=()):
-    """4 MiB of random 4 KiB writes with checksums at offset, flushed at the end
-    (dm-thin commits its mappings on a flush, as a disk cache keeps data)."""
-    guest(lab, "node4", "fio", f"--name={name}", f"--filename={path}", f"--offset={offset}",
-          "--ioengine=libaio", "--direct=1", "--rw=randwrite", "--bs=4k", "--size=4M",
-          "--iodepth=32", "--verify=crc32c", "--do_verify=1", "--verify_fatal=1",
-          "--end_fsync=1", "--output-format=terse", *extra)
+FIO_1M = ["--ioengine=libaio", "--direct=1", "--rw=randwrite", "--bs=4k", "--size=1M",
+          "--verify=crc32c", "--output-format=terse"]
 
 
-def holds(lab, path, name, offset):
-    """Whether path holds what write_pattern(name, offset) wrote."""
-    result = storlab("exec", lab, "node4", "--", "fio", f"--name={name}", f"--filename={path}",
-                     f"--offset={offset}", "--ioengine=libaio", "--direct=1", "--rw=randwrite",
-                     "--bs=4k", "--size=4M", "--iodepth=16", "--verify=crc32c", "--verify_only",
-                     "--verify_fatal=1", "--output-format=terse")
-    return result.returncode == 0
+def in_one_exec(lab, commands):
+    """Runs fio commands (argv lists) one after another in one guest call;
+    returns each one's exit status."""
+    script = "".join(" ".join(shlex.quote(a) for a in argv) + " >/dev/null 2>&1; echo $?\n"
+                     for argv in commands)
+    return [int(line) for line in guest(lab, "node4", "sh", "-c", script).split()]
 
 
-@pytest.mark.parametrize("volume", ["redo-u1v1", "row-u1v1"])
-def test_snapshot_chains_of_depth_three_keep_every_point_in_time(policy_lab, volume):
-    """A chain of three snapshots taken between writes (the first during a
-    verify run at queue depth 32): the volume holds the latest writes, each
-    snapshot what was there when it was taken, also after node4 went down
-    and came back (the chain rebuilt from lab.json) and after the middle
-    snapshot was deleted (redo-log: its redo log merged into the one below
-    while the volume runs)."""
-    lab = policy_lab
-    top = f"/dev/mapper/storlab-vol-{volume}"
-    snap = [None] + [f"/dev/mapper/storlab-snap-{volume}-{i}" for i in (1, 2, 3)]
-    write_pattern(lab, top, "a", "0")
-    # snapshot 1 while a verify run at depth 32 writes the volume
-    verify = subprocess.Popen(
-        ["/usr/bin/python3", STORLAB, "exec", lab, "node4", "--", "fio", "--name=busy",
-         f"--filename={top}", "--offset=12M", "--ioengine=libaio", "--direct=1",
-         "--rw=randwrite", "--bs=4k", "--size=4M", "--io_size=16M", "--iodepth=32",
-         "--verify=crc32c", "--do_verify=1", "--verify_fatal=1", "--output-format=terse"],
+def write_patterns(lab, patterns):
+    """For each (path, name, offset): 1 MiB of random 4 KiB writes with
+    checksums there, read back, flushed at the end (dm-thin commits its
+    mappings on a flush, as a disk's cache keeps data until one)."""
+    codes = in_one_exec(lab, [["fio", f"--name={name}", f"--filename={path}",
+                               f"--offset={offset}", "--iodepth=32", "--do_verify=1",
+                               "--verify_fatal=1", "--end_fsync=1"] + FIO_1M
+                              for path, name, offset in patterns])
+    assert codes == [0] * len(patterns), codes
+
+
+def holding(lab, checks):
+    """For each (path, name, offset, _): whether path holds what
+    write_patterns wrote as name at offset."""
+    return [code == 0 for code in in_one_exec(
+        lab, [["fio", f"--name={name}", f"--filename={path}", f"--offset={offset}",
+               "--iodepth=16", "--verify_only", "--verify_fatal=1"] + FIO_1M
+              for path, name, offset, _ in checks])]
+
+
+def test_snapshot_chains_of_depth_three_keep_every_point_in_time(policy_lab):
+    """Chains of three snapshots taken between writes on node4's redo-log
+    volume (mirrored on node1) and its redirect-on-write volume, the first
+    of each during a verify run at queue depth 32: a volume holds its latest
+    writes, each snapshot what was there when it was taken; so again after
+    node4 went down and came back (the chains rebuilt from lab.json), and
+    after the middle snapshot was deleted (redo-log: its log merged into
+    the one below while the volume runs)."""
+    lab, volumes = policy_lab, ("redo-u1v1", "row-u1v1")
+    top = {v: f"/dev/mapper/storlab-vol-{v}" for v in volumes}
+    snap = {v: [None] + [f"/dev/mapper/storlab-snap-{v}-{i}" for i in (1, 2, 3)]
+            for v in volumes}
+    write_patterns(lab, [(top[v], "a", "0") for v in volumes])
+    # snapshot 1 of each while a verify run at depth 32 writes both volumes
+    busy = subprocess.Popen(
+        ["/usr/bin/python3", STORLAB, "exec", lab, "node4", "--", "fio", "--ioengine=libaio",
+         "--direct=1", "--rw=randwrite", "--bs=4k", "--size=4M", "--io_size=8M",
+         "--iodepth=32", "--offset=12M", "--verify=crc32c", "--do_verify=1",
+         "--verify_fatal=1", "--output-format=terse"]
+        + [arg for v in volumes for arg in (f"--name=busy-{v}", f"--filename={top[v]}")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(3)
-    snapshot(lab, volume, "create")
-    out, err = verify.communicate(timeout=600)
-    assert verify.returncode == 0, out + err
-    write_pattern(lab, top, "b", "4M")
-    snapshot(lab, volume, "create")
-    write_pattern(lab, top, "c", "8M")
-    snapshot(lab, volume, "create")
-    write_pattern(lab, top, "d", "0")                      # over a, below every snapshot
-    refused = storlab("snapshot", lab, "node4", volume, "create")
+    for v in volumes:
+        snapshot(lab, v, "create")
+    out, err = busy.communicate(timeout=600)
+    assert busy.returncode == 0, out + err
+    write_patterns(lab, [(top[v], "b", "4M") for v in volumes])
+    for v in volumes:
+        snapshot(lab, v, "create")
+    write_patterns(lab, [(top[v], "c", "8M") for v in volumes])
+    for v in volumes:
+        snapshot(lab, v, "create")
+    write_patterns(lab, [(top[v], "d", "0") for v in volumes])      # over a, below each snapshot
+    refused = storlab("snapshot", lab, "node4", "row-u1v1", "create")
     assert refused.returncode == 1 and "snapshot_depth" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
 
-    def check(expect):
-        for path, name, offset, held in expect:
-            assert holds(lab, path, name, offset) == held, (path, name, offset, held)
-    every_point = [(top, "d", "0", True), (top, "b", "4M", True), (top, "c", "8M", True),
-                   (snap[1], "a", "0", True), (snap[1], "b", "4M", False),
-                   (snap[2], "a", "0", True), (snap[2], "b", "4M", True),
-                   (snap[2], "c", "8M", False),
-                   (snap[3], "a", "0", True), (snap[3], "c", "8M", True)]
-    check(every_point)
+    def every_point(v):
+        s = snap[v]
+        return [(top[v], "d", "0", True), (top[v], "b", "4M", True), (top[v], "c", "8M", True),
+                (s[1], "a", "0", True), (s[1], "b", "4M", False),
+                (s[2], "a", "0", True), (s[2], "b", "4M", True), (s[2], "c", "8M", False),
+                (s[3], "a", "0", True), (s[3], "c", "8M", True)]
+
+    def check(checks):
+        assert holding(lab, checks) == [held for *_, held in checks], checks
+    checks = every_point(volumes[0]) + every_point(volumes[1])
+    check(checks)
     assert storlab("node", lab, "node4", "down").returncode == 0
     result = storlab("node", lab, "node4", "up")
     assert result.returncode == 0, result.stdout + result.stderr
-    check(every_point)
+    check(checks)
 
-    snapshot(lab, volume, "delete", "2")
-    check([c for c in every_point if c[0] != snap[2]])
-    listed = json.loads(snapshot(lab, volume, "list", "--json").stdout)
-    assert [s["id"] for s in listed["snapshots"]] == [1, 3]
-    assert listed["mechanism"] == ("redo-log" if volume.startswith("redo") else
-                                   "redirect-on-write")
-    snapshot(lab, volume, "delete")                        # the oldest: 1
-    snapshot(lab, volume, "delete")                        # then 3
-    check([(top, "d", "0", True), (top, "b", "4M", True), (top, "c", "8M", True)])
-    assert json.loads(snapshot(lab, volume, "list", "--json").stdout)["snapshots"] == []
+    for v in volumes:
+        snapshot(lab, v, "delete", "2")
+    check([c for c in checks if "-2" not in c[0]])
+    for v in volumes:
+        listed = json.loads(snapshot(lab, v, "list", "--json").stdout)
+        assert [s["id"] for s in listed["snapshots"]] == [1, 3]
+        assert listed["mechanism"] == ("redo-log" if v.startswith("redo") else
+                                       "redirect-on-write")
+        snapshot(lab, v, "delete")                         # the oldest: 1
+        snapshot(lab, v, "delete")                         # then 3
+        assert json.loads(snapshot(lab, v, "list", "--json").stdout)["snapshots"] == []
+    check([c for c in checks if c[0] in top.values()])
 
 
 def test_a_sweep_takes_snapshots_as_events(policy_lab, tmp_path):

@@ -398,6 +398,11 @@ def format_status(report):
             if r["serving"] and r["primary"] not in running:
                 lines.append(f"    {r['primary']} is not running: `storlab node {report['name']} "
                              f"{r['primary']} down` fails volume {r['volume']} over")
+        for volume, record in sorted(profile.get("snapshots", {}).items()):
+            if record["live"]:
+                lines.append(f"  snapshots of {volume}: "
+                             f"{', '.join(str(s['id']) for s in record['live'])} "
+                             f"(`storlab snapshot {report['name']} {volume.replace('/', ' ')} list`)")
     return "\n".join(lines)
 
 
