@@ -1,0 +1,86 @@
+/* snapshot_layer.h — the snapshot layer's state, shared by its target
+ * (layer_snapshot.c) and its two mechanisms: redo-log (snapshot_redo_log.c,
+ * dm-snapshot) and redirect-on-write (snapshot_thin.c, dm-thin).  Every I/O
+ * of the layer goes to its base: the volume, then its snapshots' room. */
+#ifndef STORLAB_CLUSTER_SNAPSHOT_LAYER_H
+#define STORLAB_CLUSTER_SNAPSHOT_LAYER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "block_hash.h"
+#include "cluster_internal.h"
+
+#define REDO_CHUNK_BYTES 4096u
+#define REDO_EXCEPTIONS_PER_AREA 256u  /* 4096 / 16-byte exceptions */
+#define THIN_BLOCK_BYTES (64u * 1024u)
+#define THIN_MAPPINGS_PER_LEAF 126u
+#define THIN_COMMIT_PERIOD_NS NS_PER_S
+#define METADATA_BLOCK_BYTES 4096u
+#define MAX_DEPTH 8u
+
+enum mechanism { REDO_LOG, REDIRECT_ON_WRITE };
+
+struct redo_log {
+  unsigned slot;                       /* its room on the base, 0-based */
+  struct block_hash map;               /* volume chunk -> exception */
+  uint32_t *chunk_of;                  /* exception -> volume chunk */
+  uint32_t used, capacity;
+  bool merging;
+  uint32_t merged;                     /* exceptions merged so far, in order */
+};
+
+struct snapshot_layer {
+  struct cl_target *below;             /* the base */
+  enum mechanism mechanism;
+  unsigned depth;
+  uint64_t volume_bytes;
+  uint64_t room_bytes;                 /* redo-log: one log's; redirect-on-write: metadata */
+  /* redo-log */
+  struct redo_log *chain[MAX_DEPTH];   /* oldest first */
+  unsigned live;
+  unsigned deletes_waiting;            /* deletes asked while a merge runs */
+  struct cl_io *commit_waiting;        /* exception writes done, not committed */
+  struct cl_io *commit_batch;          /* ... in the commit now in flight */
+  struct redo_log *commit_log;
+  /* redirect-on-write */
+  uint32_t *block_at;                  /* per volume block: its data block + 1, 0 none */
+  uint8_t *written_in;                 /* per volume block: generation of its last write */
+  uint8_t generation;                  /* snapshots taken so far, mod 256 */
+  uint8_t snap_generation[MAX_DEPTH];  /* the live snapshots', oldest first */
+  uint64_t data_blocks, next_block;
+  uint8_t *leaf_dirty;                 /* a bit per b-tree leaf changed since the commit */
+  uint64_t dirty_leaves;
+  bool commit_scheduled;
+  /* figures */
+  uint64_t snapshots_taken, snapshots_deleted;
+  uint64_t copy_reads, copy_writes, metadata_writes, exceptions;
+  uint64_t merge_reads, merge_writes;
+};
+
+/* A done callback for the layer's own background I/O: frees it. */
+void cl_snapshot_io_free (struct cl_io *io);
+
+/* redo-log (snapshot_redo_log.c): a read's chunks from the chain, a
+ * write's piece in one chunk, a snapshot taken, the oldest deleted. */
+void cl_redo_read (struct cl_target *t, struct cl_io *io, uint64_t offset, uint64_t end);
+void cl_redo_write_chunk (struct cl_target *t, struct cl_io *io, uint64_t offset,
+                          uint64_t length);
+int cl_redo_take (struct cl_target *t, char *err, size_t err_bytes);
+int cl_redo_delete (struct cl_target *t, char *err, size_t err_bytes);
+void cl_redo_log_free (struct redo_log *log);
+
+/* redirect-on-write (snapshot_thin.c): the same, a piece in one block, the
+ * pool's commit (children of parent, or in the background when NULL), a
+ * data block's place on the base, and the pool as preconditioned. */
+void cl_thin_read (struct cl_target *t, struct cl_io *io, uint64_t offset, uint64_t end);
+void cl_thin_write_block (struct cl_target *t, struct cl_io *io, uint64_t offset,
+                          uint64_t length);
+void cl_thin_commit (struct cl_target *t, struct cl_io *parent);
+int cl_thin_take (struct cl_target *t, char *err, size_t err_bytes);
+int cl_thin_delete (struct cl_target *t, char *err, size_t err_bytes);
+uint64_t cl_thin_block_offset (const struct snapshot_layer *s, uint32_t block_plus_one);
+void cl_thin_init (struct cluster *c, struct snapshot_layer *s);
+
+#endif
