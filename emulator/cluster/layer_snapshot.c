@@ -21,6 +21,91 @@ cl_snapshot_io_free (struct cl_io *io)
   cl_io_free (io->target->cluster, io);
 }
 
+void
+cl_snapshot_write_back (struct cl_io *io, uint64_t offset, cl_done_fn done)
+{
+  io->op = SL_OP_WRITE;
+  io->offset_bytes = offset;
+  io->done = done;
+  cl_submit (io->target, io);
+}
+
+/* A copy's write is done: the piece goes to the new place (scratch[1]) at
+ * its offset in the unit (scratch[0] >> 32), its length the low half. */
+static void
+copy_written (struct cl_io *io)
+{
+  struct cl_io *parent = io->parent;
+  struct cl_target *t = io->owner;
+  struct snapshot_layer *s = t->self;
+  uint64_t at = io->scratch[1] + (io->scratch[0] >> 32);
+  uint64_t length = io->scratch[0] & 0xffffffffu;
+  cl_io_free (t->cluster, io);
+  parent->pending--;                   /* the copy's part, replaced by the write's */
+  cl_submit_child (s->below, parent, SL_OP_WRITE, parent->flags, at, length, s->fresh_done, t);
+}
+
+static void
+copy_read (struct cl_io *io)
+{
+  struct snapshot_layer *s = ((struct cl_target *) io->owner)->self;
+  s->copy_writes++;
+  cl_snapshot_write_back (io, io->scratch[1], copy_written);
+}
+
+void
+cl_snapshot_write_fresh (struct cl_target *t, struct cl_io *io, bool copy, uint64_t from,
+                         uint64_t to, uint64_t within, uint64_t length)
+{
+  struct snapshot_layer *s = t->self;
+  if (!copy || length == s->unit_bytes) {
+    cl_submit_child (s->below, io, SL_OP_WRITE, io->flags, to + within, length, s->fresh_done,
+                     t);
+    return;
+  }
+  s->copy_reads++;
+  io->pending++;                       /* the copy's part until its write goes out */
+  struct cl_io *c = cl_io_new (t->cluster);
+  c->op = SL_OP_READ;
+  c->offset_bytes = from;
+  c->length_bytes = s->unit_bytes;
+  c->done = copy_read;
+  c->owner = t;
+  c->parent = io;
+  c->scratch[0] = within << 32 | length;
+  c->scratch[1] = to;
+  cl_submit (s->below, c);
+}
+
+/* A read, unit by unit from where each is now; runs of places that follow
+ * each other go down as one, units never written need no I/O. */
+static void
+snapshot_read (struct cl_target *t, struct cl_io *io, uint64_t offset, uint64_t end)
+{
+  struct snapshot_layer *s = t->self;
+  uint64_t run_at = 0, run_length = 0;
+  while (offset < end) {
+    uint64_t unit = offset / s->unit_bytes;
+    uint64_t piece = sl_min_u64 (end, (unit + 1) * s->unit_bytes) - offset;
+    uint64_t place = s->place (s, unit);
+    uint64_t at = place + offset % s->unit_bytes;
+    offset += piece;
+    if (place == SNAPSHOT_NOWHERE)
+      continue;
+    if (run_length && at == run_at + run_length)
+      run_length += piece;
+    else {
+      if (run_length)
+        cl_submit_child (s->below, io, SL_OP_READ, io->flags, run_at, run_length, cl_part_done,
+                         NULL);
+      run_at = at;
+      run_length = piece;
+    }
+  }
+  if (run_length)
+    cl_submit_child (s->below, io, SL_OP_READ, io->flags, run_at, run_length, cl_part_done, NULL);
+}
+
 static void
 snapshot_submit (struct cl_target *t, struct cl_io *io)
 {
@@ -38,19 +123,14 @@ snapshot_submit (struct cl_target *t, struct cl_io *io)
     return;
   }
   io->pending++;                       /* held while the pieces go out */
-  if (io->op != SL_OP_WRITE) {
-    if (s->mechanism == REDO_LOG)
-      cl_redo_read (t, io, offset, end);
-    else
-      cl_thin_read (t, io, offset, end);
-  }
+  if (io->op != SL_OP_WRITE)
+    snapshot_read (t, io, offset, end);
   else if (s->mechanism == REDO_LOG && s->live == 0)
     cl_submit_child (s->below, io, SL_OP_WRITE, io->flags, offset, end - offset, cl_part_done,
                      NULL);
   else {
-    unsigned unit = s->mechanism == REDO_LOG ? REDO_CHUNK_BYTES : THIN_BLOCK_BYTES;
     while (offset < end) {
-      uint64_t piece = sl_min_u64 (end, (offset / unit + 1) * unit) - offset;
+      uint64_t piece = sl_min_u64 (end, (offset / s->unit_bytes + 1) * s->unit_bytes) - offset;
       if (s->mechanism == REDO_LOG)
         cl_redo_write_chunk (t, io, offset, piece);
       else
@@ -171,6 +251,9 @@ cl_snapshot_new (struct cluster *c, const char *node, const char *name, struct c
   s->depth = depth;
   s->volume_bytes = volume_bytes;
   s->room_bytes = room_bytes;
+  s->unit_bytes = redo_log ? REDO_CHUNK_BYTES : THIN_BLOCK_BYTES;
+  s->place = redo_log ? cl_redo_place : cl_thin_place;
+  s->fresh_done = redo_log ? cl_redo_exception_written : cl_part_done;
   c->memory_bytes += sizeof *s;
   if (!redo_log)
     cl_thin_init (c, s);

@@ -31,9 +31,20 @@ struct redo_log {
   uint32_t merged;                     /* exceptions merged so far, in order */
 };
 
+struct snapshot_layer;
+
+/* Where unit (a redo chunk, a thin block) of the volume is on the base now,
+ * or SNAPSHOT_NOWHERE: never written, it reads as zeros without I/O. */
+typedef uint64_t (*snapshot_place_fn) (const struct snapshot_layer *s, uint64_t unit);
+#define SNAPSHOT_NOWHERE UINT64_MAX
+
 struct snapshot_layer {
   struct cl_target *below;             /* the base */
   enum mechanism mechanism;
+  uint32_t unit_bytes;                 /* what a place holds and a copy moves */
+  snapshot_place_fn place;
+  cl_done_fn fresh_done;               /* a write to a new place is done (redo-log:
+                                        * its exception waits for the commit) */
   unsigned depth;
   uint64_t volume_bytes;
   uint64_t room_bytes;                 /* redo-log: one log's; redirect-on-write: metadata */
@@ -61,20 +72,30 @@ struct snapshot_layer {
 
 /* A done callback for the layer's own background I/O: frees it. */
 void cl_snapshot_io_free (struct cl_io *io);
+/* A completed read of the layer's own sent down again as a write of the
+ * same length at offset, done with done (a copy's second half). */
+void cl_snapshot_write_back (struct cl_io *io, uint64_t offset, cl_done_fn done);
+/* A write's piece (length at within of its unit) to a unit's new place to:
+ * when copy and the piece does not cover the unit, the unit copied from
+ * from first (a read, a write); done with s->fresh_done. */
+void cl_snapshot_write_fresh (struct cl_target *t, struct cl_io *io, bool copy, uint64_t from,
+                              uint64_t to, uint64_t within, uint64_t length);
 
-/* redo-log (snapshot_redo_log.c): a read's chunks from the chain, a
- * write's piece in one chunk, a snapshot taken, the oldest deleted. */
-void cl_redo_read (struct cl_target *t, struct cl_io *io, uint64_t offset, uint64_t end);
+/* redo-log (snapshot_redo_log.c): a chunk's place in the chain, a write's
+ * piece in one chunk, a write's exception committed (fresh_done), a
+ * snapshot taken, the oldest deleted. */
+uint64_t cl_redo_place (const struct snapshot_layer *s, uint64_t chunk);
+void cl_redo_exception_written (struct cl_io *child);
 void cl_redo_write_chunk (struct cl_target *t, struct cl_io *io, uint64_t offset,
                           uint64_t length);
 int cl_redo_take (struct cl_target *t, char *err, size_t err_bytes);
 int cl_redo_delete (struct cl_target *t, char *err, size_t err_bytes);
 void cl_redo_log_free (struct redo_log *log);
 
-/* redirect-on-write (snapshot_thin.c): the same, a piece in one block, the
- * pool's commit (children of parent, or in the background when NULL), a
- * data block's place on the base, and the pool as preconditioned. */
-void cl_thin_read (struct cl_target *t, struct cl_io *io, uint64_t offset, uint64_t end);
+/* redirect-on-write (snapshot_thin.c): a block's place, a piece in one
+ * block, the pool's commit (children of parent, or in the background when
+ * NULL), a data block's place on the base, and the pool as preconditioned. */
+uint64_t cl_thin_place (const struct snapshot_layer *s, uint64_t block);
 void cl_thin_write_block (struct cl_target *t, struct cl_io *io, uint64_t offset,
                           uint64_t length);
 void cl_thin_commit (struct cl_target *t, struct cl_io *parent);

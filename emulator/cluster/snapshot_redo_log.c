@@ -136,8 +136,8 @@ commit_start (struct cl_target *t)
 }
 
 /* A new exception's data is written: its parent waits for the commit. */
-static void
-exception_written (struct cl_io *child)
+void
+cl_redo_exception_written (struct cl_io *child)
 {
   struct cl_target *t = child->owner;
   struct snapshot_layer *s = t->self;
@@ -145,36 +145,6 @@ exception_written (struct cl_io *child)
   s->commit_waiting = child;
   if (s->commit_batch == NULL)
     commit_start (t);
-}
-
-/* A partial write's copy: the chunk read from where the chain held it,
- * written to the new exception (scratch[1]), then the write itself
- * (scratch[0]: its offset in the chunk << 32 | its length), then the commit. */
-static void
-copy_written (struct cl_io *io)
-{
-  struct cl_io *parent = io->parent;
-  struct cl_target *t = io->owner;
-  struct snapshot_layer *s = t->self;
-  uint64_t at = io->scratch[1] + (io->scratch[0] >> 32);
-  uint64_t length = io->scratch[0] & 0xffffffffu;
-  cl_io_free (t->cluster, io);
-  parent->pending--;                   /* the copy's part, replaced by the write's */
-  cl_submit_child (s->below, parent, SL_OP_WRITE, parent->flags, at, length, exception_written,
-                   t);
-}
-
-static void
-copy_read (struct cl_io *io)
-{
-  struct cl_target *t = io->owner;
-  struct snapshot_layer *s = t->self;
-  s->copy_writes++;
-  io->op = SL_OP_WRITE;
-  io->offset_bytes = io->scratch[1];
-  io->length_bytes = REDO_CHUNK_BYTES;
-  io->done = copy_written;
-  cl_submit (s->below, io);
 }
 
 void
@@ -192,54 +162,23 @@ cl_redo_write_chunk (struct cl_target *t, struct cl_io *io, uint64_t offset, uin
                      cl_part_done, NULL);
     return;
   }
+  /* a new exception in the newest log, the chunk copied there from where
+   * the chain holds it unless the write covers it */
   struct redo_log *log = s->chain[level];
   uint64_t from = chunk_place (s, held, e, chunk);
   uint32_t fresh = new_exception (t, log, chunk);
   s->commit_log = log;
-  uint64_t to = exception_offset (s, log, fresh);
-  if (length == REDO_CHUNK_BYTES) {
-    cl_submit_child (s->below, io, SL_OP_WRITE, io->flags, to, length, exception_written, t);
-    return;
-  }
-  s->copy_reads++;
-  io->pending++;
-  struct cl_io *copy = cl_io_new (t->cluster);
-  copy->op = SL_OP_READ;
-  copy->offset_bytes = from;
-  copy->length_bytes = REDO_CHUNK_BYTES;
-  copy->done = copy_read;
-  copy->owner = t;
-  copy->parent = io;
-  copy->scratch[0] = (offset % REDO_CHUNK_BYTES) << 32 | length;
-  copy->scratch[1] = to;
-  cl_submit (s->below, copy);
+  cl_snapshot_write_fresh (t, io, true, from, exception_offset (s, log, fresh),
+                           offset % REDO_CHUNK_BYTES, length);
 }
 
-/* Reads: runs of chunks whose places follow each other go down as one. */
-void
-cl_redo_read (struct cl_target *t, struct cl_io *io, uint64_t offset, uint64_t end)
+/* A chunk is where the newest log holding it has it, else in the volume. */
+uint64_t
+cl_redo_place (const struct snapshot_layer *s, uint64_t chunk)
 {
-  struct snapshot_layer *s = t->self;
-  uint64_t run_at = 0, run_length = 0;
-  while (offset < end) {
-    uint64_t chunk = offset / REDO_CHUNK_BYTES;
-    uint64_t piece = sl_min_u64 (end, (chunk + 1) * REDO_CHUNK_BYTES) - offset;
-    uint32_t e;
-    int held = holder_of (s, chunk, &e);
-    uint64_t at = chunk_place (s, held, e, chunk) + offset % REDO_CHUNK_BYTES;
-    if (run_length && at == run_at + run_length)
-      run_length += piece;
-    else {
-      if (run_length)
-        cl_submit_child (s->below, io, SL_OP_READ, io->flags, run_at, run_length, cl_part_done,
-                         NULL);
-      run_at = at;
-      run_length = piece;
-    }
-    offset += piece;
-  }
-  if (run_length)
-    cl_submit_child (s->below, io, SL_OP_READ, io->flags, run_at, run_length, cl_part_done, NULL);
+  uint32_t e;
+  int held = holder_of (s, chunk, &e);
+  return chunk_place (s, held, e, chunk);
 }
 
 /* ---- merging a deleted snapshot's log ---- */
@@ -286,10 +225,7 @@ merge_read (struct cl_io *io)
   struct cl_target *t = io->owner;
   struct snapshot_layer *s = t->self;
   s->merge_writes++;
-  io->op = SL_OP_WRITE;
-  io->offset_bytes = io->scratch[1];
-  io->done = merge_written;
-  cl_submit (s->below, io);
+  cl_snapshot_write_back (io, io->scratch[1], merge_written);
 }
 
 static void

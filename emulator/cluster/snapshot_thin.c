@@ -110,33 +110,6 @@ thin_allocate (struct snapshot_layer *s)
   return block;
 }
 
-/* A block's copy read (scratch[0]: the write's offset in the new block and
- * length, scratch[1]: the new block's place), written whole, then the write. */
-static void
-thin_copy_written (struct cl_io *io)
-{
-  struct cl_io *parent = io->parent;
-  struct cl_target *t = io->owner;
-  struct snapshot_layer *s = t->self;
-  uint64_t at = io->scratch[1] + (io->scratch[0] >> 32);
-  uint64_t length = io->scratch[0] & 0xffffffffu;
-  cl_io_free (t->cluster, io);
-  parent->pending--;
-  cl_submit_child (s->below, parent, SL_OP_WRITE, parent->flags, at, length, cl_part_done, NULL);
-}
-
-static void
-thin_copy_read (struct cl_io *io)
-{
-  struct cl_target *t = io->owner;
-  struct snapshot_layer *s = t->self;
-  s->copy_writes++;
-  io->op = SL_OP_WRITE;
-  io->offset_bytes = io->scratch[1];
-  io->done = thin_copy_written;
-  cl_submit (s->below, io);
-}
-
 void
 cl_thin_write_block (struct cl_target *t, struct cl_io *io, uint64_t offset, uint64_t length)
 {
@@ -148,54 +121,20 @@ cl_thin_write_block (struct cl_target *t, struct cl_io *io, uint64_t offset, uin
                      length, cl_part_done, NULL);
     return;
   }
-  /* a new block: provisioned, or sharing broken */
+  /* a new block: provisioned, or sharing broken (the old block copied
+   * there first unless the write covers it) */
   uint32_t fresh = thin_allocate (s);
   s->block_at[block] = fresh;
   s->written_in[block] = s->generation;
   thin_changed (t, block);
-  if (!old || length == THIN_BLOCK_BYTES) {
-    cl_submit_child (s->below, io, SL_OP_WRITE, io->flags, cl_thin_block_offset (s, fresh) + within,
-                     length, cl_part_done, NULL);
-    return;
-  }
-  s->copy_reads++;
-  io->pending++;
-  struct cl_io *copy = cl_io_new (t->cluster);
-  copy->op = SL_OP_READ;
-  copy->offset_bytes = cl_thin_block_offset (s, old);
-  copy->length_bytes = THIN_BLOCK_BYTES;
-  copy->done = thin_copy_read;
-  copy->owner = t;
-  copy->parent = io;
-  copy->scratch[0] = (within << 32) | length;
-  copy->scratch[1] = cl_thin_block_offset (s, fresh);
-  cl_submit (s->below, copy);
+  cl_snapshot_write_fresh (t, io, old != 0, old ? cl_thin_block_offset (s, old) : 0,
+                           cl_thin_block_offset (s, fresh), within, length);
 }
 
-void
-cl_thin_read (struct cl_target *t, struct cl_io *io, uint64_t offset, uint64_t end)
+uint64_t
+cl_thin_place (const struct snapshot_layer *s, uint64_t block)
 {
-  struct snapshot_layer *s = t->self;
-  uint64_t run_at = 0, run_length = 0;
-  while (offset < end) {
-    uint64_t block = offset / THIN_BLOCK_BYTES;
-    uint64_t piece = sl_min_u64 (end, (block + 1) * THIN_BLOCK_BYTES) - offset;
-    offset += piece;
-    if (s->block_at[block] == 0)
-      continue;                        /* never written: zeros, no I/O */
-    uint64_t at = cl_thin_block_offset (s, s->block_at[block]) + (offset - piece) % THIN_BLOCK_BYTES;
-    if (run_length && at == run_at + run_length)
-      run_length += piece;
-    else {
-      if (run_length)
-        cl_submit_child (s->below, io, SL_OP_READ, io->flags, run_at, run_length, cl_part_done,
-                         NULL);
-      run_at = at;
-      run_length = piece;
-    }
-  }
-  if (run_length)
-    cl_submit_child (s->below, io, SL_OP_READ, io->flags, run_at, run_length, cl_part_done, NULL);
+  return s->block_at[block] ? cl_thin_block_offset (s, s->block_at[block]) : SNAPSHOT_NOWHERE;
 }
 
 int

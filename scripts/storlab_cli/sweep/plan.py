@@ -133,6 +133,10 @@ def make(sweep, topo, backend=None):
     target = sweep.workload["target"]
     if target == TARGET_VOLUMES:
         _check_volumes(sweep, topo, active)
+        for point in sweep.points:
+            for event in point.events:
+                if event.is_snapshot:
+                    _check_snapshot_event(sweep, topo, point, event)
     if target == TARGET_SHARE:
         _check_shares(sweep, topo, active)
     devices, event_devices = {}, {}
@@ -169,8 +173,7 @@ def make(sweep, topo, backend=None):
         for point in sweep.points:
             for event in point.events:
                 if event.is_snapshot:
-                    _check_snapshot_event(sweep, topo, point, event)
-                    continue
+                    continue                   # the volumes' events, checked above
                 device = _device(topo_node, event.device)
                 if device is None:
                     raise UserError(f"{sweep.path}: point {point.index}: event device "
