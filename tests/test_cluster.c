@@ -139,12 +139,62 @@ test_disk_group_stripe_mapping (void **state)
                           "volume n1 v 64M\nexport n1 at=0 size=64M volume=v\n");
   struct cl_target *capacity = cl_target_find (r.c, "n1/capacity");
   assert_non_null (capacity);
-  assert_int_equal (capacity->capacity_bytes, 4 * 256 * MIB);
+  /* each device's whole extents after LVM's 1 MiB header: 63 of 4 MiB */
+  assert_int_equal (capacity->capacity_bytes, 4 * 63 * 4 * MIB);
   burst (&r, SL_OP_READ, 1, 0, 0, 128 * KIB);      /* reads pass the empty write buffer */
   assert_int_equal (bytes_of (&r, "n1/d0", SL_OP_READ), 64 * KIB);
   assert_int_equal (bytes_of (&r, "n1/d1", SL_OP_READ), 64 * KIB);
   assert_int_equal (ops_of (&r, "n1/d2", SL_OP_READ) + ops_of (&r, "n1/d3", SL_OP_READ), 0);
   run_free (&r);
+}
+
+/* A volume group made of the capacity devices' regions of the disk group
+ * (volume-group=per-device, a volume set's stripe_width): an LV lies on the
+ * devices it names, striped by the group's stripe unit over several, each
+ * taking its share after the LVs before it there. */
+#define PER_DEVICE_GROUP(volumes) \
+  "storlab-cluster 1\nnode n1\n" \
+  "device n1 cache ssd preset=intel-s3700-400g size=1G fixed-latency-us=50\n" \
+  DISK ("n1", "d0") DISK ("n1", "d1") DISK ("n1", "d2") \
+  "local n1 disk-group mode=all-flash cache=cache stripe=64k volume-group=per-device d0 d1 d2\n" \
+  volumes
+
+static void
+test_volumes_on_capacity_devices (void **state)
+{
+  (void) state;
+  struct run r = run_new (PER_DEVICE_GROUP ("volume n1 a 64M devices=d1+d2\n"
+                                            "volume n1 b 64M devices=d1\n"
+                                            "export n1 at=0 size=64M volume=a\n"
+                                            "export n1 at=64M size=64M volume=b\n"));
+  /* a: 32 MiB on each of d1 and d2, stripes of 64 KiB (reads pass the
+   * empty write buffer) */
+  burst (&r, SL_OP_READ, 1, 0, 0, 128 * KIB);
+  assert_int_equal (bytes_of (&r, "n1/d1", SL_OP_READ), 64 * KIB);
+  assert_int_equal (bytes_of (&r, "n1/d2", SL_OP_READ), 64 * KIB);
+  assert_int_equal (ops_of (&r, "n1/d0", SL_OP_READ), 0);
+  /* b: the whole of it on d1, after a's share there */
+  burst (&r, SL_OP_READ, 4, 64 * MIB, 16 * MIB, 64 * KIB);
+  assert_int_equal (bytes_of (&r, "n1/d1", SL_OP_READ), 64 * KIB + 4 * 64 * KIB);
+  assert_int_equal (bytes_of (&r, "n1/d2", SL_OP_READ), 64 * KIB);
+  assert_int_equal (ops_of (&r, "n1/d0", SL_OP_READ), 0);
+  run_free (&r);
+  /* what the spec cannot say: devices on a plain volume group, none on a
+   * per-device one, a device twice or unknown, more than fits */
+  assert_refused ("storlab-cluster 1\nnode n1\n" DISK ("n1", "d0")
+                  "local n1 disk d0\nvolume n1 v 16M devices=d0\n",
+                  "bad.spec:5: n1/volume/v: on devices d0, but node n1's volume group is its "
+                  "local volume");
+  assert_refused (PER_DEVICE_GROUP ("volume n1 v 16M\n"), "bad.spec:8: n1/volume/v: node n1's "
+                  "volume group is made of its capacity devices: name the LV's");
+  assert_refused (PER_DEVICE_GROUP ("volume n1 v 16M devices=d0+d0\n"), "device d0 named twice");
+  assert_refused (PER_DEVICE_GROUP ("volume n1 v 16M devices=d9\n"),
+                  "node n1 has no capacity device 'd9' in its volume group");
+  assert_refused (PER_DEVICE_GROUP ("volume n1 v 200M devices=d0+d1\nvolume n1 w 200M "
+                                    "devices=d1\n"), "bad.spec:9: n1/volume/w: node n1's device "
+                  "d1 has 148 MiB free, the LV needs 200 MiB there");
+  assert_refused (PER_DEVICE_GROUP ("volume n1 v 16M method=mirror on=n1:d0+d9\n"),
+                  "no capacity device 'd9'");
 }
 
 /* -------------------------------------------------------- replicas -- */
@@ -285,6 +335,7 @@ main (void)
     cmocka_unit_test (test_md_raid10_mapping),
     cmocka_unit_test (test_md_raid5_small_write),
     cmocka_unit_test (test_disk_group_stripe_mapping),
+    cmocka_unit_test (test_volumes_on_capacity_devices),
     cmocka_unit_test (test_replica_fan_out),
     cmocka_unit_test (test_link_bandwidth_saturates),
     cmocka_unit_test (test_host_cpu_per_io),

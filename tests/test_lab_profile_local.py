@@ -83,11 +83,19 @@ def test_a_sweep_on_the_profiles_workload_volumes(raid_lab, tmp_path):
 # ----------------------------------------------------------------- disk groups
 
 def disk_group_topology(tmp_path_factory, mode):
+    """profile-hybrid.toml as it is (its capacity LV striped over both
+    disks), or all-flash with the striping moved to the volumes: the group's
+    capacity LV one disk after the other, profile.volumes striped over both
+    (stripe_width 2) and a second set with a volume on each disk (stripe_width 1)."""
     text = open(os.path.join(TOPOLOGIES, "profile-hybrid.toml"), encoding="utf-8").read()
     if mode == "all-flash":
         text = (text.replace('name = "profile-hybrid"', 'name = "profile-allflash"')
                 .replace('mode = "hybrid"', 'mode = "all-flash"')
-                .replace("read_cache_percent = 70\n", ""))
+                .replace("read_cache_percent = 70\n", "")
+                .replace("stripe_width = 2\n", "stripe_width = 1\n")
+                .replace('size = "16M"\n', 'size = "16M"\nstripe_width = 2\n')
+                + '\n[profile.volume_sets.single]\nper_unit = 2\nsize = "16M"\n'
+                'stripe_width = 1\n')
     path = tmp_path_factory.mktemp(mode) / f"{mode}.toml"
     path.write_text(text)
     return str(path), "profile-hybrid" if mode == "hybrid" else "profile-allflash"
@@ -114,12 +122,49 @@ def test_disk_group_caches_and_verifies(disk_group_lab):
     else:
         assert set(before) == {"dm-writecache"}
         assert before["dm-writecache"]["total_blocks"] * 4096 > 40 << 20
-    # the capacity LV (hidden as data_corig under the read cache) is striped over both disks
+    # the capacity LV (hidden as data_corig under the read cache) is striped
+    # over both disks, or (all-flash) the volumes are
     lines = guest(lab, "node1", "lvs", "-a", "--noheadings", "-o", "lv_name,stripes", "dg")
     stripes = dict(line.replace("[", "").replace("]", "").split()
                    for line in lines.splitlines() if line.strip())
-    assert stripes["data_corig" if mode == "hybrid" else "data"] == "2"
+    assert stripes["data_corig" if mode == "hybrid" else "data"] == \
+        ("2" if mode == "hybrid" else "1")
     fio_verify(lab, "node1", "/dev/storlab/u1v2")
     after = {c["kind"]: c for c in storage(lab, "node1")["caches"]}
     assert after["dm-writecache"]["error"] == 0
     assert after["dm-writecache"]["dirty_blocks"] > 0          # writes land in the buffer
+
+
+def test_volume_stripes_lie_on_the_capacity_devices(disk_group_lab):
+    """hybrid: the volume group is the disk group, one PV. all-flash with
+    stripe_width on the volumes: a PV per capacity disk (its region of the
+    disk group, below the cache tier), u1v1 and u1v2 striped over both,
+    the single set's volumes on one disk each, as schema/capacity_layout.py
+    placed them (the freest disk first); and data verifies through them."""
+    mode, lab = disk_group_lab
+    pvs = guest(lab, "node1", "pvs", "--noheadings", "-o", "pv_name", "--select",
+                "vg_name=storlab").split()
+    if mode == "hybrid":
+        assert pvs == ["/dev/mapper/diskgroup"]
+        return
+    assert sorted(pvs) == ["/dev/mapper/storlab-pv-disk0", "/dev/mapper/storlab-pv-disk1"]
+    lines = guest(lab, "node1", "lvs", "--noheadings", "-o", "lv_name,stripes,devices",
+                  "storlab")
+    placed = {}
+    for line in lines.splitlines():
+        if line.strip():
+            name, stripes, devices = line.split()
+            placed[name] = (int(stripes), sorted(d.split("(")[0].rsplit("-", 1)[-1]
+                                                 for d in devices.split(",")))
+    assert placed == {"u1v1": (2, ["disk0", "disk1"]), "u1v2": (2, ["disk0", "disk1"]),
+                      "single-u1v1": (1, ["disk0"]), "single-u1v2": (1, ["disk1"])}
+    # each region maps the disk group's sectors that the capacity LV puts on
+    # its disk, less the first MiB (2048 sectors)
+    data = guest(lab, "node1", "dmsetup", "table", "dg-data").splitlines()
+    for k, disk in enumerate(("disk0", "disk1")):
+        region = guest(lab, "node1", "dmsetup", "table", f"storlab-pv-{disk}").split()
+        start, length = map(int, data[k].split()[:2])
+        assert region[2] == "linear"
+        assert (int(region[1]), int(region[4])) == (length - 2048, start + 2048)
+    fio_verify(lab, "node1", "/dev/storlab/u1v1")
+    fio_verify(lab, "node1", "/dev/storlab/single-u1v2")

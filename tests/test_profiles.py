@@ -9,7 +9,7 @@ SOURCE = os.path.dirname(TESTS)
 
 from storlab_cli.lab import profile_status, profiles, snapshots
 from storlab_cli.schema import profile as profile_schema, sweep as sweep_schema, topology
-from storlab_cli.sweep import plan as sweep_plan
+from storlab_cli.sweep import cluster_spec, plan as sweep_plan
 from storlab_cli.errors import UserError
 
 MIB = 1 << 20
@@ -335,6 +335,8 @@ class Steps:
             return {"device": [f"/dev/md{args[1]}"]}
         if script == "raid.sh":
             return {"device": ["/dev/md0"]}
+        if script in ("disk-group.sh", "component.sh"):
+            return {"device": ["/dev/mapper/x"]}
         return {"device": ["/dev/md0"]} if script == "volume-group.sh" else {}
 
     def scripts(self, node=None):
@@ -394,7 +396,7 @@ def test_a_volume_with_no_running_copy_goes_offline_and_waits(tmp_path, monkeypa
     # node1 comes back: it served volume node1 last, so it serves it again
     profiles.rejoin(topo, state, {"node1": 1, "node2": 2, "node3": 3}, "node1", said.append)
     assert state["replicas"][0]["serving"] and state["replicas"][0]["primary"] == "node1"
-    assert ("node1", "replica-mirror.sh", ["node1", "1", "64", 
+    assert ("node1", "replica-mirror.sh", ["node1", "1", "64", "-",
             f"{profiles.nqn('lab', 'node1', 'node2')}@{profiles._link_addr(topo, 'node2', 'node1')}"]
             ) in steps.calls
 
@@ -530,6 +532,88 @@ def test_erasure_codes_place_their_pieces(tmp_path):
 ])
 def test_bad_policies(tmp_path, keys, nodes, expected):
     text = RAID0 + '[profile.volumes]\nsize = "8M"\n' + keys
+    assert expected in error(tmp_path, text, MESH.format(nodes=nodes))
+
+
+ALL_FLASH = '[profile.disk_group]\nmode = "all-flash"\ncache = "cache0"\n'
+
+
+def test_stripe_width_places_each_component_on_its_capacity_devices(tmp_path):
+    """stripe_width 2, ftt 1: every node's volume group is its four disks'
+    regions; each component lies on two of them, the freest first (ties in
+    disk order), so the stripes spread evenly; a set without stripe_width
+    on the same nodes takes one disk a volume; the simulator's spec says
+    the same."""
+    text = (ALL_FLASH + '[profile.volumes]\nper_unit = 4\nsize = "8M"\nftt = 1\n'
+            'stripe_width = 2\n[profile.volume_sets.plain]\nper_unit = 2\nsize = "8M"\n')
+    # devices with simulator models, for the spec
+    topo = load(tmp_path, text, MESH.format(nodes=4).replace('"memory"', '"hdd"'))
+    p = topo.profile
+    assert p.volumes.stripe_width == 2 and p.volume_sets["plain"].stripe_width == 0
+    assert sorted(p.lv_devices) == ["node1", "node2", "node3", "node4"]
+    placed = p.lv_devices["node1"]
+    assert placed["plain-u1v1"] == ["disk0"] and placed["plain-u1v2"] == ["disk1"]
+    components = {lv: d for lv, d in placed.items() if lv.startswith("c-")}
+    # node1's own four and the four of node4's it holds (3 copies a node, in order)
+    assert len(components) == 8 and all(len(d) == 2 for d in components.values())
+    assert placed["c-node1-u1v1"] == ["disk2", "disk3"]
+    assert placed["c-node1-u1v2"] == ["disk0", "disk1"]
+    per_disk = [sum(f"disk{k}" in d for d in placed.values()) for k in range(4)]
+    assert per_disk == [5, 5, 4, 4]
+    spec = cluster_spec.text(topo, [])
+    assert ("local node1 disk-group mode=all-flash cache=cache0 cache-size=56M stripe-width=1 "
+            "stripe=64k volume-group=per-device disk0 disk1 disk2 disk3") in spec
+    assert "volume node1 plain-u1v1 8M devices=disk0\n" in spec
+    holders = p.volumes.holders[("node1", 0)]
+    assert (f"volume node1 u1v1 8M method=mirror on=node1:disk2+disk3,{holders[1]}:"
+            + "+".join(p.lv_devices[holders[1]]["c-node1-u1v1"])) in spec
+
+
+def test_the_lab_puts_each_lv_where_the_layout_says(tmp_path, monkeypatch):
+    """The guest steps get what schema/capacity_layout.py decided: the volume
+    group over the disk group's disks' regions, each component and plain
+    volume on its disks (stripe unit: the disk group's), a replica copy on one."""
+    text = (ALL_FLASH + '[profile.volumes]\nper_unit = 2\nsize = "8M"\nftt = 1\n'
+            'stripe_width = 2\n[profile.volume_sets.plain]\nsize = "8M"\n'
+            '[profile.replicas]\nftt = 1\nsize = "16M"\n')
+    topo = load(tmp_path, text, MESH.format(nodes=3))
+    steps = Steps(monkeypatch)
+    profiles.provision(topo, {f"node{i}": i for i in (1, 2, 3)}, lambda _: None)
+    args = {(n, s): a for n, s, a in steps.calls}
+    placed = topo.profile.lv_devices
+    assert args[("node1", "volume-group.sh")] == ["/dev/mapper/x", "disk0", "disk1", "disk2",
+                                                 "disk3"]
+    assert args[("node1", "volumes.sh")] == ["1", "1", "8", "plain-", "8",
+                                             "64:" + ",".join(placed["node1"]["plain-u1v1"])]
+    components = [(n, a) for n, s, a in steps.calls if s == "component.sh"]
+    assert len(components) == 12       # 3 nodes x 2 volumes x 2 copies
+    for node, a in components:
+        assert a[-1] == "64:" + ",".join(placed[node][f"c-{a[0]}-{a[1]}"])
+        assert len(placed[node][f"c-{a[0]}-{a[1]}"]) == 2
+    assert args[("node1", "replica-mirror.sh")][3] == "64:" + placed["node1"]["replica-node1"][0]
+    assert args[("node2", "replica-export.sh")][3] == "64:" + placed["node2"]["replica-node1"][0]
+
+
+@pytest.mark.parametrize("text, nodes, expected", [
+    (RAID0 + '[profile.volumes]\nsize = "8M"\nstripe_width = 2\n', 3,
+     "profile.volumes.stripe_width = 2: stripes over a disk group's capacity devices: needs "
+     "profile.disk_group"),
+    (ALL_FLASH + 'stripe_width = 2\n[profile.volumes]\nsize = "8M"\nstripe_width = 2\n', 3,
+     "profile.volumes.stripe_width = 2: a volume's stripes replace the disk group's: needs "
+     "profile.disk_group.stripe_width = 1, not 2"),
+    (ALL_FLASH + '[profile.volumes]\nsize = "8M"\nstripe_width = 5\n', 3,
+     "profile.volumes.stripe_width = 5: node node1 holds components of these volumes but "
+     "has 4 capacity devices"),
+    (ALL_FLASH + 'nodes = ["node1"]\n[profile.volumes]\nsize = "8M"\nftt = 1\n'
+     'stripe_width = 1\n', 3, "profile.volumes.stripe_width = 1: node node2 holds components "
+     "of these volumes but builds no disk group"),
+    (ALL_FLASH + '[profile.volumes]\nsize = "8M"\nstripe_width = 13\n', 3,
+     "profile.volumes.stripe_width = 13: must be 1..12"),
+    (ALL_FLASH + '[profile.volumes]\nper_unit = 3\nsize = "250M"\nstripe_width = 2\n', 3,
+     "profile: node node1: LV u1v3 (252 MiB over 2 capacity devices) does not fit: disk0 has "
+     "120 MiB free"),
+])
+def test_bad_stripe_widths(tmp_path, text, nodes, expected):
     assert expected in error(tmp_path, text, MESH.format(nodes=nodes))
 
 

@@ -471,3 +471,30 @@ def test_snapshot_events_in_the_simulator(tmp_path, mechanism):
             assert counters["copy_reads"] > 10 and counters["copy_writes"] == counters["copy_reads"]
     events = json.loads((out / "points" / "001" / "sim-cluster.json").read_text())
     assert events["storlab"]["events"] == [{"t_ms": 1000.0, "command": "snapshot", "reply": "ok"}]
+
+
+def test_stripe_width_spreads_a_volumes_misses_over_its_disks(tmp_path):
+    """The shipped study (topologies/sweeps/stripe-width.toml): random reads
+    beyond the read cache on node1's mirrored volume whose components are
+    striped over 1, 2, 4 disks. The reads the cache misses go to the local
+    copy's disks only, that many of them, and the IOPS grow with them (the
+    same cache hits at every point)."""
+    out = tmp_path / "stripes"
+    result = storlab("sweep", os.path.join(TOPOLOGIES, "sweeps", "stripe-width.toml"),
+                     "--backend", "sim", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    points = rows(out)
+    assert [r["volume_set"] for r in points] == ["sw1", "sw2", "sw4"]
+    for point, width in (("000", 1), ("001", 2), ("002", 4)):
+        by_name = layers(out / "points" / point)
+        spec = (out / "points" / point / "cluster.spec").read_text()
+        assert "volume-group=per-device disk0 disk1 disk2 disk3" in spec
+        read = {name: layer["ops"]["read"]["count"] for name, layer in by_name.items()
+                if "/disk" in name and name.split("/")[1].startswith("disk")
+                and name.split("/")[1] != "diskgroup"}
+        busy = [name for name, n in read.items() if n > 100]
+        assert len(busy) == width and all(name.startswith("node1/") for name in busy)
+    iops = [float(r["iops"]) for r in points]
+    hits = [float(r["stack_cache_hit_pct"]) for r in points]
+    assert max(hits) - min(hits) < 1
+    assert iops[1] > 1.6 * iops[0] and iops[2] > 1.4 * iops[1]

@@ -47,8 +47,10 @@ cl_cluster_free (struct cluster *c)
     free (t);
   }
   cl_io_blocks_free (c);
-  for (unsigned i = 0; i < c->node_count; i++)
+  for (unsigned i = 0; i < c->node_count; i++) {
     cl_cpu_free (&c->node[i].cpu);
+    free (c->node[i].pv);
+  }
   cl_cpu_free (&c->pool);
   free (c->links);
   free (c->exports);

@@ -16,11 +16,23 @@
 #define CL_MAX_NODES 256u
 #define CL_MAX_EXPORTS 65536u
 
+/* A physical volume of a node's volume group made of its capacity devices'
+ * regions of the disk group (volume-group=per-device): LVs named onto it. */
+struct cl_pv {
+  char device[CL_NAME_BYTES];          /* the capacity device it is the region of */
+  uint64_t base_bytes;                 /* where the region starts in the local volume */
+  uint64_t size_bytes;
+  uint64_t used_bytes;                 /* allocated to LVs so far, after LVM's header */
+};
+
 struct cl_node {
   char name[CL_NAME_BYTES];
   struct cl_cpu cpu;
   struct cl_target *local;             /* its local volume (raid, disk group, disk) */
   uint64_t local_used_bytes;           /* allocated to LVs so far */
+  struct cl_pv *pv;                    /* NULL: the local volume is the one PV */
+  unsigned pv_count;
+  uint64_t pv_stripe_bytes;            /* an LV striped over several: its stripe unit */
 };
 
 /* What one node's workload drives, at [base, base + size) of the model. */

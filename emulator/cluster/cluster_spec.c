@@ -10,16 +10,24 @@
  *   local NODE disk DEVICE                     the node's local volume, one of:
  *   local NODE raid level=L chunk=SIZE [data-offset=SIZE] DEVICE ...
  *   local NODE disk-group mode=hybrid|all-flash cache=DEVICE [cache-size=SIZE]
- *         [read-cache-percent=P] [stripe-width=N] [stripe=SIZE] DEVICE ...
- *   volume NODE NAME SIZE                      an LV on NODE's local volume, or with
- *         [method=mirror|raid5|raid6 on=NODE,...]  a storage policy: md RAID-1/5/6 on NODE
- *         [checksum=on|off] [chunk=SIZE]       over components on the nodes listed
- *                                              (NVMe/TCP to all but NODE's own),
- *                                              dm-integrity on each if checksummed
+ *         [read-cache-percent=P] [stripe-width=N] [stripe=SIZE]
+ *         [volume-group=one|per-device] DEVICE ...   per-device: the node's LVs
+ *                                              lie on the capacity devices they
+ *                                              name (stripe-width=1 only)
+ *   volume NODE NAME SIZE [devices=DEV+...]    an LV on NODE's local volume, or with
+ *         [method=mirror|raid5|raid6 on=NODE[:DEV+...],...]  a storage policy: md
+ *         [checksum=on|off] [chunk=SIZE]       RAID-1/5/6 on NODE over components on
+ *                                              the nodes listed (NVMe/TCP to all but
+ *                                              NODE's own), dm-integrity on each if
+ *                                              checksummed
  *         [snapshots=redo-log|redirect-on-write depth=N room=SIZE]   snapshots taken
  *                                              by events; the base holds their room
- *   replica NAME SIZE NODE [NODE ...]          an LV on each node, md RAID-1 on
+ *   replica NAME SIZE NODE[:DEV+...] ...       an LV on each node, md RAID-1 on
  *                                              the first over NVMe/TCP legs
+ *
+ * An LV on a node whose volume group is per-device names its devices
+ * (devices=, NODE:DEV+...): it is striped over them, as lvcreate -i over
+ * those PVs, by the disk group's stripe unit.
  *   export NODE at=OFFSET size=SIZE volume=NAME   NODE's VMs drive volume NAME
  *   export NODE at=OFFSET size=SIZE share=NAME    ... files on replica NAME over NFS
  *
@@ -56,6 +64,8 @@
 #define LVM_EXTENT_BYTES (4u * 1024u * 1024u)
 #define DEFAULT_READ_CACHE_PERCENT 70
 #define DEFAULT_STRIPE_BYTES (64u * 1024u)
+/* volume-group.sh leaves out the first MiB of each capacity device's region */
+#define REGION_SKIP_BYTES (1u * 1024u * 1024u)
 
 struct spec {
   struct cluster *c;
@@ -447,7 +457,7 @@ static struct cl_target *
 local_disk_group (struct spec *s, unsigned node, const struct local_args *a)
 {
   static const char *const known[] = { "mode", "cache", "cache-size", "read-cache-percent",
-                                       "stripe-width", "stripe", NULL };
+                                       "stripe-width", "stripe", "volume-group", NULL };
   if (known_args (s, a, "local disk-group", known) < 0)
     return NULL;
   const char *mode = arg (a, "mode"), *cache_name = arg (a, "cache");
@@ -485,13 +495,35 @@ local_disk_group (struct spec *s, unsigned node, const struct local_args *a)
     return NULL;
   }
   char name[96], why[256];
-  /* capacity: whole striped segments, one after another */
+  /* capacity: LVM takes the same whole extents of every device after its
+   * header, in whole striped segments one after another */
+  uint64_t extents = UINT64_MAX;
+  for (unsigned i = 0; i < a->devices; i++)
+    extents = sl_min_u64 (extents, a->device[i]->capacity_bytes > LVM_PE_START_BYTES
+                          ? (a->device[i]->capacity_bytes - LVM_PE_START_BYTES) / LVM_EXTENT_BYTES
+                          : 0);
+  if (extents < 2) {
+    fail (s, "local disk-group: capacity devices of less than two LVM extents (%u MiB)",
+          LVM_EXTENT_BYTES >> 20);
+    return NULL;
+  }
+  struct cl_target *extents_of[64];
+  for (unsigned i = 0; i < a->devices; i++) {
+    snprintf (name, sizeof name, "%s/extents", a->device[i]->name);
+    extents_of[i] = cl_slice_new (s->c, node_name, name, a->device[i], LVM_PE_START_BYTES,
+                                  extents * LVM_EXTENT_BYTES, false, why, sizeof why);
+    if (extents_of[i] == NULL) {
+      fail (s, "local disk-group: %s", why);
+      return NULL;
+    }
+  }
   unsigned sets = a->devices / (unsigned) width;
   struct cl_target *set[64];
   for (unsigned k = 0; k < sets; k++) {
     snprintf (name, sizeof name, "%s/stripe%u", node_name, k);
-    set[k] = cl_stripe_new (s->c, node_name, name, stripe_bytes, a->device + k * (unsigned) width,
-                            (unsigned) width, why, sizeof why);
+    set[k] = width == 1 ? extents_of[k]
+      : cl_stripe_new (s->c, node_name, name, stripe_bytes, extents_of + k * (unsigned) width,
+                       (unsigned) width, why, sizeof why);
     if (set[k] == NULL) {
       fail (s, "local disk-group: %s", why);
       return NULL;
@@ -525,8 +557,36 @@ local_disk_group (struct spec *s, unsigned node, const struct local_args *a)
     group = region ? cl_writecache_new (s->c, node_name, name, origin, region, &wc, why,
                                         sizeof why) : NULL;
   }
-  if (group == NULL)
+  if (group == NULL) {
     fail (s, "local disk-group: %s", why);
+    return NULL;
+  }
+  const char *vg = arg (a, "volume-group");
+  if (vg && strcmp (vg, "per-device") == 0) {
+    /* the node's volume group made of each capacity device's region of the
+     * group (volume-group.sh): the capacity is one device after another;
+     * each region less its first MiB (so the group's own first sectors
+     * carry no PV label) */
+    if (width != 1) {
+      fail (s, "local disk-group: volume-group=per-device needs stripe-width=1 (each "
+            "device's region one range of the group)");
+      return NULL;
+    }
+    struct cl_node *nd = &s->c->node[node];
+    nd->pv = cl_xcalloc (a->devices, sizeof *nd->pv);
+    nd->pv_count = a->devices;
+    nd->pv_stripe_bytes = stripe_bytes;
+    for (unsigned i = 0; i < a->devices; i++) {
+      const char *device = strchr (a->device[i]->name, '/') + 1;
+      snprintf (nd->pv[i].device, sizeof nd->pv[i].device, "%s", device);
+      nd->pv[i].base_bytes = i * extents * LVM_EXTENT_BYTES + REGION_SKIP_BYTES;
+      nd->pv[i].size_bytes = extents * LVM_EXTENT_BYTES - REGION_SKIP_BYTES;
+    }
+  }
+  else if (vg && strcmp (vg, "one") != 0) {
+    fail (s, "local disk-group: volume-group=%s (known: one, per-device)", vg);
+    return NULL;
+  }
   return group;
 }
 
@@ -566,9 +626,14 @@ st_local (struct spec *s, char **w, unsigned n)
 
 /* ---------------------------------------------------------- LVs, etc. -- */
 
-/* An LV of size_bytes on node's local volume, after those before it. */
+/* An LV of size_bytes on node's local volume, after those before it; on a
+ * volume group made of the node's capacity devices (volume-group=
+ * per-device), on the ones devices names ("disk0+disk1"): striped over
+ * them by the group's stripe unit when several, each holding its share
+ * after the LVs before it there, as lvcreate -i over those PVs does. */
 static struct cl_target *
-new_lv (struct spec *s, unsigned node, const char *name, uint64_t size_bytes, bool listed)
+new_lv (struct spec *s, unsigned node, const char *name, uint64_t size_bytes, bool listed,
+        const char *devices)
 {
   struct cl_node *nd = &s->c->node[node];
   if (nd->local == NULL) {
@@ -577,13 +642,84 @@ new_lv (struct spec *s, unsigned node, const char *name, uint64_t size_bytes, bo
   }
   uint64_t extents_bytes = (size_bytes + LVM_EXTENT_BYTES - 1) / LVM_EXTENT_BYTES * LVM_EXTENT_BYTES;
   char why[256];
-  struct cl_target *lv = cl_slice_new (s->c, nd->name, name, nd->local, nd->local_used_bytes,
-                                       extents_bytes, listed, why, sizeof why);
-  if (lv == NULL) {
-    fail (s, "%s: node %s's local volume is full: %s", name, nd->name, why);
+  if (nd->pv == NULL) {
+    if (devices) {
+      fail (s, "%s: on devices %s, but node %s's volume group is its local volume (its local "
+            "statement has no volume-group=per-device)", name, devices, nd->name);
+      return NULL;
+    }
+    struct cl_target *lv = cl_slice_new (s->c, nd->name, name, nd->local, nd->local_used_bytes,
+                                         extents_bytes, listed, why, sizeof why);
+    if (lv == NULL) {
+      fail (s, "%s: node %s's local volume is full: %s", name, nd->name, why);
+      return NULL;
+    }
+    nd->local_used_bytes += extents_bytes;
+    return lv;
+  }
+  if (devices == NULL) {
+    fail (s, "%s: node %s's volume group is made of its capacity devices: name the LV's "
+          "(devices=, or NODE:DEVICE+...)", name, nd->name);
     return NULL;
   }
-  nd->local_used_bytes += extents_bytes;
+  struct cl_pv *on[64];
+  unsigned count = 0;
+  char list[256];
+  snprintf (list, sizeof list, "%s", devices);
+  for (char *save = NULL, *device = strtok_r (list, "+", &save); device;
+       device = strtok_r (NULL, "+", &save)) {
+    struct cl_pv *pv = NULL;
+    for (unsigned i = 0; i < nd->pv_count && pv == NULL; i++)
+      if (strcmp (nd->pv[i].device, device) == 0)
+        pv = &nd->pv[i];
+    for (unsigned k = 0; k < count && pv; k++)
+      if (on[k] == pv) {
+        fail (s, "%s: device %s named twice", name, device);
+        return NULL;
+      }
+    if (pv == NULL) {
+      fail (s, "%s: node %s has no capacity device '%s' in its volume group", name, nd->name,
+            device);
+      return NULL;
+    }
+    on[count++] = pv;
+  }
+  if (count == 0) {
+    fail (s, "%s: names no device", name);
+    return NULL;
+  }
+  /* lvcreate -i: whole extents, the same on every stripe */
+  uint64_t extents = extents_bytes / LVM_EXTENT_BYTES;
+  uint64_t share_bytes = (extents + count - 1) / count * LVM_EXTENT_BYTES;
+  for (unsigned k = 0; k < count; k++) {
+    /* the region's whole extents after its own PV header */
+    uint64_t usable = (on[k]->size_bytes - LVM_PE_START_BYTES) / LVM_EXTENT_BYTES * LVM_EXTENT_BYTES;
+    if (on[k]->used_bytes + share_bytes > usable) {
+      fail (s, "%s: node %s's device %s has %" PRIu64 " MiB free, the LV needs %" PRIu64
+            " MiB there", name, nd->name, on[k]->device, (usable - on[k]->used_bytes) >> 20,
+            share_bytes >> 20);
+      return NULL;
+    }
+  }
+  struct cl_target *part[64];
+  for (unsigned k = 0; k < count; k++) {
+    char part_name[160];
+    snprintf (part_name, sizeof part_name, "%s/on-%s", name, on[k]->device);
+    part[k] = cl_slice_new (s->c, nd->name, count == 1 ? name : part_name, nd->local,
+                            on[k]->base_bytes + LVM_PE_START_BYTES + on[k]->used_bytes,
+                            share_bytes, count == 1 && listed, why, sizeof why);
+    if (part[k] == NULL) {
+      fail (s, "%s: %s", name, why);
+      return NULL;
+    }
+    on[k]->used_bytes += share_bytes;
+  }
+  if (count == 1)
+    return part[0];
+  struct cl_target *lv = cl_stripe_new (s->c, nd->name, name, nd->pv_stripe_bytes, part, count,
+                                        why, sizeof why);
+  if (lv == NULL)
+    fail (s, "%s: %s", name, why);
   return lv;
 }
 
@@ -591,11 +727,12 @@ new_lv (struct spec *s, unsigned node, const char *name, uint64_t size_bytes, bo
  * dm-integrity named integrity_name over an LV that also holds its tags. */
 static struct cl_target *
 data_lv (struct spec *s, const char *what, unsigned holder, const char *lv_name,
-         const char *integrity_name, uint64_t size_bytes, bool checksum)
+         const char *integrity_name, uint64_t size_bytes, bool checksum, const char *devices)
 {
   char why[256];
   struct cl_target *lv = new_lv (s, holder, lv_name, checksum
-                                 ? cl_integrity_backing_bytes (size_bytes) : size_bytes, false);
+                                 ? cl_integrity_backing_bytes (size_bytes) : size_bytes, false,
+                                 devices);
   if (lv == NULL || !checksum)
     return lv;
   struct cl_target *t = cl_integrity_new (s->c, s->c->node[holder].name, integrity_name, lv,
@@ -610,11 +747,12 @@ data_lv (struct spec *s, const char *what, unsigned holder, const char *lv_name,
  * NVMe/TCP unless it is home's own. */
 static struct cl_target *
 leg_to (struct spec *s, const char *what, unsigned home, unsigned holder, const char *lv_name,
-        const char *hop_name, uint64_t size_bytes, bool checksum)
+        const char *hop_name, uint64_t size_bytes, bool checksum, const char *devices)
 {
   char why[256], name[128];
   snprintf (name, sizeof name, "%s/integrity", lv_name);
-  struct cl_target *leg = data_lv (s, what, holder, lv_name, name, size_bytes, checksum);
+  struct cl_target *leg = data_lv (s, what, holder, lv_name, name, size_bytes, checksum,
+                                   devices);
   if (leg == NULL || holder == home)
     return leg;
   bool a_to_b;
@@ -631,14 +769,28 @@ leg_to (struct spec *s, const char *what, unsigned home, unsigned holder, const 
   return leg;
 }
 
-/* The nodes of an on=NODE,NODE,... list, each once. */
+/* NODE, or NODE:DEVICE+DEVICE... (where the LV it holds lies: new_lv),
+ * split in place: the devices, or NULL. */
+static char *
+holder_devices (char *word)
+{
+  char *colon = strchr (word, ':');
+  if (colon == NULL)
+    return NULL;
+  *colon = '\0';
+  return colon + 1;
+}
+
+/* The nodes of an on=NODE[:DEVICES],... list, each once, and the devices
+ * each names (or NULL). */
 static int
-holders_of (struct spec *s, const char *what, char *list, unsigned *holder, unsigned max,
-            unsigned *count)
+holders_of (struct spec *s, const char *what, char *list, unsigned *holder, char **devices,
+            unsigned max, unsigned *count)
 {
   *count = 0;
   for (char *save = NULL, *name = strtok_r (list, ",", &save); name;
        name = strtok_r (NULL, ",", &save)) {
+    char *on = holder_devices (name);
     int node = node_of (s, name);
     if (node < 0)
       return -1;
@@ -647,6 +799,7 @@ holders_of (struct spec *s, const char *what, char *list, unsigned *holder, unsi
         return fail (s, "%s: node %s holds two components", what, name);
     if (*count == max)
       return fail (s, "%s: on= lists more than %u nodes", what, max);
+    devices[*count] = on;
     holder[(*count)++] = (unsigned) node;
   }
   return 0;
@@ -693,7 +846,7 @@ st_volume (struct spec *s, char **w, unsigned n)
   snprintf (what, sizeof what, "volume %s %s", w[1], w[2]);
   if (cl_target_find (s->c, name))
     return fail (s, "%s: named twice", what);
-  const char *method = NULL, *snapshots = NULL;
+  const char *method = NULL, *snapshots = NULL, *devices = NULL;
   char *on = NULL;
   bool checksum = false;
   uint64_t chunk_bytes = 512 * 1024, room_bytes = 0, depth = 0;
@@ -720,6 +873,8 @@ st_volume (struct spec *s, char **w, unsigned n)
     }
     else if (strcmp (key, "on") == 0)
       on = value;
+    else if (strcmp (key, "devices") == 0)
+      devices = value;
     else if (strcmp (key, "checksum") == 0 && (strcmp (value, "on") == 0 || strcmp (value, "off") == 0))
       checksum = strcmp (value, "on") == 0;
     else if (strcmp (key, "checksum") == 0)
@@ -729,8 +884,8 @@ st_volume (struct spec *s, char **w, unsigned n)
         return -1;
     }
     else
-      return fail (s, "%s: unknown key '%s' (known: method, on, checksum, chunk, snapshots, "
-                   "depth, room)", what, key);
+      return fail (s, "%s: unknown key '%s' (known: method, on, devices, checksum, chunk, "
+                   "snapshots, depth, room)", what, key);
   }
   if ((depth || room_bytes) && snapshots == NULL)
     return fail (s, "%s: depth= and room= need snapshots=", what);
@@ -751,7 +906,7 @@ st_volume (struct spec *s, char **w, unsigned n)
     char lv_name[120];
     snprintf (lv_name, sizeof lv_name, "%s/lv", base_name);
     base = data_lv (s, what, (unsigned) node, checksum ? lv_name : base_name, base_name, size,
-                    checksum);
+                    checksum, devices);
     if (base == NULL)
       return -1;
     return snapshots_over (s, what, w[1], name, base, redo_log, volume_bytes, (unsigned) depth,
@@ -768,8 +923,12 @@ st_volume (struct spec *s, char **w, unsigned n)
     return fail (s, "%s: method=%s (known: mirror, raid5, raid6)", what, method);
   if (on == NULL)
     return fail (s, "%s: method=%s needs on=NODE,... (a node per component)", what, method);
+  if (devices)
+    return fail (s, "%s: devices= is for a volume without method= (a component's devices "
+                 "follow its node in on=NODE:DEVICE+...)", what);
   unsigned holder[SL_RAID_MAX_MEMBERS], count;
-  if (holders_of (s, what, on, holder, SL_RAID_MAX_MEMBERS, &count) < 0)
+  char *on_devices[SL_RAID_MAX_MEMBERS];
+  if (holders_of (s, what, on, holder, on_devices, SL_RAID_MAX_MEMBERS, &count) < 0)
     return -1;
   /* the studies' erasure codes: RAID-5 3 + 1, RAID-6 4 + 2 */
   unsigned want = level == 5 ? 4 : level == 6 ? 6 : 0;
@@ -789,7 +948,8 @@ st_volume (struct spec *s, char **w, unsigned n)
     char lv_name[128], hop_name[160];
     snprintf (lv_name, sizeof lv_name, "%s/component/%s@%s", s->c->node[holder[i]].name, w[2], w[1]);
     snprintf (hop_name, sizeof hop_name, "%s/nvme-tcp/%s", w[1], lv_name);
-    leg[i] = leg_to (s, what, (unsigned) node, holder[i], lv_name, hop_name, piece, checksum);
+    leg[i] = leg_to (s, what, (unsigned) node, holder[i], lv_name, hop_name, piece, checksum,
+                     on_devices[i]);
     if (leg[i] == NULL)
       return -1;
   }
@@ -822,6 +982,9 @@ st_replica (struct spec *s, char **w, unsigned n)
   if (cl_target_find (s->c, name))
     return fail (s, "%s: named twice", what);
   struct cl_target *legs[4];
+  char *devices[4 + 3];
+  for (unsigned i = 3; i < n; i++)
+    devices[i] = holder_devices (w[i]);
   int primary = node_of (s, w[3]);
   if (primary < 0)
     return -1;
@@ -836,7 +999,7 @@ st_replica (struct spec *s, char **w, unsigned n)
     snprintf (lv_name, sizeof lv_name, "%s/replica-%s", w[i], w[1]);
     snprintf (hop_name, sizeof hop_name, "%s/nvme-tcp/%s/replica-%s", w[3], w[i], w[1]);
     legs[i - 3] = leg_to (s, what, (unsigned) primary, (unsigned) holder, lv_name, hop_name, size,
-                          false);
+                          false, devices[i]);
     if (legs[i - 3] == NULL)
       return -1;
   }

@@ -3,7 +3,8 @@
 # LV storlab/c-HOME-VOLUME (a copy, or a RAID-5/6 piece), under dm-integrity
 # when the policy checksums, exported over NVMe/TCP as NQN unless the
 # volume's home is this node ("-").
-#   component.sh HOME VOLUME SIZE_MIB CHECKSUM NQN|-     (CHECKSUM: 0 or 1)
+#   component.sh HOME VOLUME SIZE_MIB CHECKSUM NQN|- [PLACEMENT]   (CHECKSUM: 0 or 1;
+#                PLACEMENT: lib.sh new_lv's, default -)
 # dm-integrity runs in bitmap mode (no journal: the data is written once,
 # as a hyperconverged cluster's checksums cost no second write) with crc32c
 # per 4 KiB block; it is set up with dmsetup alone, as the kernel's
@@ -15,14 +16,14 @@
 # keeps its component's data and reopens it.
 . /usr/lib/storlab/profiles/lib.sh
 . /usr/lib/storlab/profiles/nvme.sh
-[ $# -eq 5 ] || die "usage: component.sh HOME VOLUME SIZE_MIB CHECKSUM NQN|-"
-home=$1 volume=$2 size_mib=$3 checksum=$4 nqn=$5
+[ $# -eq 5 ] || [ $# -eq 6 ] || die "usage: component.sh HOME VOLUME SIZE_MIB CHECKSUM NQN|- [PLACEMENT]"
+home=$1 volume=$2 size_mib=$3 checksum=$4 nqn=$5 placement=${6:--}
 name=c-$home-$volume
 lv=/dev/storlab/$name
 new=0
 if ! lvs "storlab/$name" >/dev/null 2>&1; then
     # -Zy zeroes the first 4 KiB: dm-integrity's superblock, unformatted
-    run lvcreate -y -Wy -Zy -n "$name" -L "${size_mib}m" storlab
+    new_lv "$name" "$size_mib" y "$placement"
     new=1
 fi
 device=$lv

@@ -58,10 +58,32 @@ ensure_configfs() {
     mounted /sys/kernel/config || run mount -t configfs configfs /sys/kernel/config
 }
 
-# This node's copy of replicated volume $1: the LV storlab/replica-$1 of $2 MiB.
+# A new LV storlab/$1 of $2 MiB, zeroing its first 4 KiB when $3 is y.
+# $4 PLACEMENT: "-" (LVM's choice) or, when the volume group lies on the
+# capacity devices (volume-group.sh's regions), STRIPE_KIB:DEV[,DEV...]:
+# on those devices' regions, striped when several (the host picked them:
+# schema/capacity_layout.py).
+new_lv() {
+    if [ "$4" = - ]; then
+        run lvcreate -y -Wy -Z"$3" -n "$1" -L "${2}m" storlab
+        return
+    fi
+    _nl_kib=${4%%:*}
+    _nl_pvs= _nl_count=0
+    for _nl_dev in $(echo "${4#*:}" | tr ',' ' '); do
+        _nl_pvs="$_nl_pvs /dev/mapper/storlab-pv-$_nl_dev"
+        _nl_count=$((_nl_count + 1))
+    done
+    _nl_stripes=
+    [ "$_nl_count" -gt 1 ] && _nl_stripes="-i $_nl_count -I ${_nl_kib}k"
+    # shellcheck disable=SC2086
+    run lvcreate -y -Wy -Z"$3" -n "$1" -L "${2}m" $_nl_stripes storlab $_nl_pvs
+}
+
+# This node's copy of replicated volume $1: the LV storlab/replica-$1 of $2
+# MiB, placed as $3 says (new_lv's PLACEMENT).
 ensure_replica_lv() {
-    lvs "storlab/replica-$1" >/dev/null 2>&1 ||
-        run lvcreate -y -Wy -Zy -n "replica-$1" -L "${2}m" storlab
+    lvs "storlab/replica-$1" >/dev/null 2>&1 || new_lv "replica-$1" "$2" y "$3"
 }
 
 # What is mounted at $1 now (the last mount there), or nothing.

@@ -5,7 +5,8 @@
 # replication. Remote legs are write-mostly, so reads are served locally;
 # the write-intent bitmap makes a copy that comes back resync only what it
 # missed.
-#   replica-mirror.sh VOLUME INDEX SIZE_MIB [NQN@ADDR...]
+#   replica-mirror.sh VOLUME INDEX SIZE_MIB PLACEMENT [NQN@ADDR...]
+# PLACEMENT: where this node's copy goes when new (lib.sh new_lv's).
 # Three cases, told apart by the array and this node's copy:
 # - a new volume: every copy is a fresh zeroed LV, equal already: created
 #   clean, and every peer must be reachable;
@@ -15,12 +16,12 @@
 # - running: failed legs are removed, returning copies re-added.
 . /usr/lib/storlab/profiles/lib.sh
 . /usr/lib/storlab/profiles/nvme.sh
-[ $# -ge 3 ] || die "usage: replica-mirror.sh VOLUME INDEX SIZE_MIB [NQN@ADDR...]"
-volume=$1 index=$2 size_mib=$3
-shift 3
+[ $# -ge 4 ] || die "usage: replica-mirror.sh VOLUME INDEX SIZE_MIB PLACEMENT [NQN@ADDR...]"
+volume=$1 index=$2 size_mib=$3 placement=$4
+shift 4
 md=md$index
 need_modules raid1
-ensure_replica_lv "$volume" "$size_mib"
+ensure_replica_lv "$volume" "$size_mib" "$placement"
 local_leg=/dev/$(kernel_name "/dev/storlab/replica-$volume")
 remote_legs=
 missing=

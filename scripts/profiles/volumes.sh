@@ -3,17 +3,22 @@
 # storlab/[PREFIX]u<unit>v<n> (PREFIX: a volume set's "NAME-"), each preallocated and written once end to end, so a
 # later read never returns never-written zeros (the studies precondition the
 # same way) and every cache or RAID layer below has seen every block.
-#   volumes.sh UNITS PER_UNIT SIZE_MIB [PREFIX [LV_MIB]]
+#   volumes.sh UNITS PER_UNIT SIZE_MIB [PREFIX [LV_MIB [PLACEMENT...]]]
 # LV_MIB (default SIZE_MIB): the LV, with room for the volume's snapshots
-# after its SIZE_MIB (snapshot.sh). Existing volumes (a node that came back) are kept, not rewritten.
+# after its SIZE_MIB (snapshot.sh). PLACEMENT: one a volume, in order
+# (lib.sh new_lv's; default -). Existing volumes (a node that came back)
+# are kept, not rewritten.
 . /usr/lib/storlab/profiles/lib.sh
-[ $# -ge 3 ] && [ $# -le 5 ] || die "usage: volumes.sh UNITS PER_UNIT SIZE_MIB [PREFIX [LV_MIB]]"
+[ $# -ge 3 ] || die "usage: volumes.sh UNITS PER_UNIT SIZE_MIB [PREFIX [LV_MIB [PLACEMENT...]]]"
 units=$1 per_unit=$2 size_mib=$3 prefix=${4:-} lv_mib=${5:-$3}
+shift $(($# < 5 ? $# : 5))
 for unit in $(seq 1 "$units"); do
     for n in $(seq 1 "$per_unit"); do
         name=${prefix}u${unit}v${n}
+        placement=${1:--}
+        [ $# -gt 0 ] && shift
         if ! lvs "storlab/$name" >/dev/null 2>&1; then
-            run lvcreate -y -Wy -Zn -n "$name" -L "${lv_mib}m" storlab
+            new_lv "$name" "$lv_mib" n "$placement"
             # fio's default buffers are random, not zeros.
             run fio --name=precondition --filename="/dev/storlab/$name" --rw=write --bs=1M \
                 --ioengine=libaio --direct=1 --iodepth=4 --size="${size_mib}M" \

@@ -87,16 +87,29 @@ def _local_stack(topo, domain, node):
         entry["local"] = out["device"][0]
     if profile.needs_volume_group(node):
         base = entry["local"] or f"serial:{topo.node(node).devices[0].name}"
-        out = run_step(domain, node, "volume-group.sh", [base])
+        regions = profile.disk_group.capacity[node] if node in profile.lv_devices else []
+        out = run_step(domain, node, "volume-group.sh", [base] + regions)
         entry["local"] = entry["local"] or out["device"][0]
     for v in profile.all_volume_sets():
         if node not in v.nodes:
             continue
         if not v.has_policy:
+            names = [name for home, _, name in v.names() if home == node]
             run_step(domain, node, "volumes.sh",
-                     [v.units, v.per_unit, v.size_mib, v.prefix, v.base_mib()])
+                     [v.units, v.per_unit, v.size_mib, v.prefix, v.base_mib()]
+                     + [_placement(profile, node, name) for name in names])
         entry["volumes"] += [v.guest_path(name) for home, _, name in v.names() if home == node]
     return entry
+
+
+def _placement(profile, node, lv):
+    """Where LV lv goes on node (lib.sh new_lv's PLACEMENT): "-", or the
+    capacity devices schema/capacity_layout.py picked, striped by the disk
+    group's stripe unit."""
+    devices = profile.lv_devices.get(node, {}).get(lv)
+    if not devices:
+        return "-"
+    return f"{profile.disk_group.stripe_kib}:{','.join(devices)}"
 
 
 def _each_node(nodes, work):
@@ -196,7 +209,8 @@ def _component(topo, domains, volume, holder):
     exported = _component_nqn(topo, volume, holder) if holder != volume["home"] else "-"
     out = run_step(domains[holder], holder, "component.sh",
                    [volume["home"], volume["volume"], v.component_lv_mib(),
-                    int(v.checksum), exported])
+                    int(v.checksum), exported,
+                    _placement(topo.profile, holder, f"c-{volume['home']}-{volume['volume']}")])
     if holder == volume["home"]:
         volume["local"] = out["device"][0]
 
@@ -271,7 +285,8 @@ def _each_volume(volumes, work):
 def _export_copy(topo, domains, volume, holder):
     run_step(domains[holder], holder, "replica-export.sh",
              [volume["volume"], topo.profile.replicas.size_mib,
-              nqn(topo.name, volume["volume"], holder)])
+              nqn(topo.name, volume["volume"], holder),
+              _placement(topo.profile, holder, f"replica-{volume['volume']}")])
 
 
 def _mirror(topo, domains, volume, say):
@@ -286,7 +301,8 @@ def _mirror(topo, domains, volume, say):
         else:
             unreachable.append(peer)
     out = run_step(domains[primary], primary, "replica-mirror.sh",
-                   [volume["volume"], volume["index"], topo.profile.replicas.size_mib] + legs)
+                   [volume["volume"], volume["index"], topo.profile.replicas.size_mib,
+                    _placement(topo.profile, primary, f"replica-{volume['volume']}")] + legs)
     # "missing NQN@[ADDR]:PORT": the holder is the NQN's last field
     volume["missing"] = unreachable + [m.split("@")[0].rsplit(":", 1)[-1]
                                        for m in out.get("missing", [])]

@@ -42,7 +42,7 @@ on it. A node that holds neither needs no disk (an NFS client, say).
 """
 from dataclasses import dataclass, field
 
-from storlab_cli.schema import volumes as volume_schema
+from storlab_cli.schema import capacity_layout, volumes as volume_schema
 from storlab_cli.schema.profile_common import (
     FTT_RANGE, MIB, linked, md_data_offset_bytes, mib_up, node_names, nodes_of, size_of)
 
@@ -118,6 +118,8 @@ class Profile:
     volumes: volume_schema.Volumes | None = None
     volume_sets: dict = field(default_factory=dict)   # name -> Volumes, in file order
     local_bytes: dict = field(default_factory=dict)   # node -> estimated local volume size
+    # node -> {LV name: capacity devices} where volumes have stripe_width
+    lv_devices: dict = field(default_factory=dict)
 
     def all_volume_sets(self):
         """profile.volumes (when given), then the named sets."""
@@ -169,8 +171,35 @@ def parse(loader, raw, topo):
                         "a set name: a lowercase letter, then up to 11 lowercase letters "
                         "or digits")
             profile.volume_sets[name] = volume_schema.parse(loader, value, topo, name)
+    _check_stripes(loader, profile)
     _check_space(loader, profile, topo)
+    profile.lv_devices = capacity_layout.layout(loader, profile, topo)
     return profile
+
+
+def _check_stripes(loader, profile):
+    """A set's stripe_width stripes its components over capacity devices:
+    each node holding one needs a disk group of that many whose own
+    capacity LV is not striped (capacity_layout.py)."""
+    group = profile.disk_group
+    for v in profile.all_volume_sets():
+        if not v.stripe_width:
+            continue
+        key = f"{v.key_path}.stripe_width"
+        if group is None:
+            loader.fail(key, "stripes over a disk group's capacity devices: needs "
+                        "profile.disk_group", v.stripe_width)
+        if group.stripe_width != 1:
+            loader.fail(key, "a volume's stripes replace the disk group's: needs "
+                        f"profile.disk_group.stripe_width = 1, not {group.stripe_width}",
+                        v.stripe_width)
+        for node in sorted({n for holders in v.holders.values() for n in holders}):
+            count = len(group.capacity.get(node, []))
+            if count < v.stripe_width:
+                loader.fail(key, f"node {node} holds components of these volumes but "
+                            + (f"has {count} capacity device{'s' if count != 1 else ''}"
+                               if count else "builds no disk group (profile.disk_group.nodes)"),
+                            v.stripe_width)
 
 
 def _device_list(loader, value, key_path, node):

@@ -10,6 +10,10 @@ policies (schema/profile.py reads the rest of the table):
     method = "mirror"       optional: "mirror" (ftt + 1 copies), "raid5" (3 + 1 pieces,
                             ftt 1) or "raid6" (4 + 2, ftt 2): erasure coding
     checksum = false        optional: a checksum per block on every component
+    stripe_width = 2        optional, 1..12: capacity devices each component is
+                            striped over, below the disk group's cache tier (needs
+                            profile.disk_group with its own stripe_width 1 on
+                            every node holding one: schema/capacity_layout.py)
     snapshots = "redo-log"  optional: the volumes take snapshots while they run:
                             "redo-log" (a chain of copy-on-write overlays, dm-snapshot:
                             reads fall through it) or "redirect-on-write" (dm-thin)
@@ -34,7 +38,7 @@ from storlab_cli.schema.profile_common import (
     FTT_RANGE, MIB, linked, md_data_offset_bytes, mib_up, nodes_of, size_of)
 
 VOLUMES_KEYS = ("units", "per_unit", "size", "nodes", "ftt", "method", "checksum",
-                "snapshots", "snapshot_depth")
+                "stripe_width", "snapshots", "snapshot_depth")
 VOLUME_METHODS = ("mirror", "raid5", "raid6")
 # erasure codes of the studies: method -> (data pieces, parity pieces)
 ERASURE_CODES = {"raid5": (3, 1), "raid6": (4, 2)}
@@ -42,6 +46,8 @@ ERASURE_CODES = {"raid5": (3, 1), "raid6": (4, 2)}
 VOLUME_CHUNK_BYTES = 512 * 1024
 SNAPSHOT_MECHANISMS = ("redo-log", "redirect-on-write")
 SNAPSHOT_DEPTH_RANGE = (1, 8)
+# vSAN's policy allows 1 to 12 stripes a component
+STRIPE_WIDTH_RANGE = (1, 12)
 # dm-snapshot's chunk (a redo log's grain): 4 KiB, a small write's size, as
 # LVM's default; a COW store holds a 16-byte exception per chunk in 4 KiB
 # metadata chunks (1/256 of the data) after a header chunk: 1/128 and 1 MiB bound it
@@ -65,6 +71,7 @@ class Volumes:
     ftt: int = 0
     method: str = "mirror"
     checksum: bool = False
+    stripe_width: int = 0  # 0: not given (LVs on the node's local volume as it is)
     snapshots: str = ""    # "" (none) or one of SNAPSHOT_MECHANISMS
     snapshot_depth: int = 0
     holders: dict = field(default_factory=dict)   # (node, index) -> component nodes, home first
@@ -179,6 +186,9 @@ def parse(loader, value, topo, set_name):
     if not isinstance(checksum, bool):
         loader.fail(f"{path}.checksum", "must be true or false", checksum)
     volumes.ftt, volumes.method, volumes.checksum = ftt, method, checksum
+    if "stripe_width" in table:
+        volumes.stripe_width = loader.integer(table["stripe_width"], f"{path}.stripe_width",
+                                              STRIPE_WIDTH_RANGE)
     if "snapshots" in table:
         volumes.snapshots = loader.choice(table["snapshots"], f"{path}.snapshots",
                                           SNAPSHOT_MECHANISMS, "snapshot mechanism")

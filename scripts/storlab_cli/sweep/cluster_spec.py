@@ -118,6 +118,8 @@ def _local_stack(profile, node):
         if group.mode == "hybrid":
             words.append(f"read-cache-percent={group.read_cache_percent}")
         words += [f"stripe-width={group.stripe_width}", f"stripe={group.stripe_kib}k"]
+        if node.name in profile.lv_devices:
+            words.append("volume-group=per-device")
         capacity = group.capacity[node.name]
         return " ".join(words + capacity), {group.cache, *capacity}
     if profile.needs_volume_group(node.name):
@@ -126,14 +128,27 @@ def _local_stack(profile, node):
     return None, set()
 
 
-def _volume_line(volumes, node, index, name):
+def _on_devices(profile, node, lv):
+    """NODE, or NODE:DEV+DEV... when the LV lv lies on capacity devices
+    node's volume group is made of (schema/capacity_layout.py)."""
+    devices = profile.lv_devices.get(node, {}).get(lv)
+    return f"{node}:{'+'.join(devices)}" if devices else node
+
+
+def _volume_line(profile, volumes, node, index, name):
     """A workload volume: an LV on its node, or its policy's components on
-    the nodes the profile placed them; with snapshots, the room of one redo
-    log or of the thin pool's metadata (the base holds the volume and that
-    room: schema/volumes.py base_mib, layer_snapshot.c)."""
+    the nodes the profile placed them (each on the capacity devices it was
+    given, if any); with snapshots, the room of one redo log or of the thin
+    pool's metadata (the base holds the volume and that room:
+    schema/volumes.py base_mib, layer_snapshot.c)."""
     words = ["volume", node, name, f"{volumes.size_mib}M"]
+    own_lv = f"c-{node}-{name}" if volumes.has_policy else name
+    if volumes.ftt == 0 and own_lv in profile.lv_devices.get(node, {}):
+        words.append("devices=" + "+".join(profile.lv_devices[node][own_lv]))
     if volumes.ftt > 0:
-        words += [f"method={volumes.method}", "on=" + ",".join(volumes.holders[(node, index)])]
+        words += [f"method={volumes.method}",
+                  "on=" + ",".join(_on_devices(profile, h, f"c-{node}-{name}")
+                                   for h in volumes.holders[(node, index)])]
         if volumes.method in volume_schema.ERASURE_CODES:
             words.append(f"chunk={volume_schema.VOLUME_CHUNK_BYTES // 1024}k")
     if volumes.checksum:
@@ -169,10 +184,11 @@ def text(topo, laid_out, sim_host=None):
         lines += [_device_line(topo, node, d) for d in node.devices if d.name in used]
     lines += [f"link {link.a} {link.b} preset={host.link}" for link in topo.links]
     lines += [line for line, _ in stacks if line]
-    lines += [_volume_line(volumes, node, index, name) for volumes in profile.all_volume_sets()
-              for node, index, name in volumes.names()]
+    lines += [_volume_line(profile, volumes, node, index, name)
+              for volumes in profile.all_volume_sets() for node, index, name in volumes.names()]
     if profile.replicas is not None:
-        lines += [" ".join(["replica", r.name, f"{profile.replicas.size_mib}M"] + r.holders)
+        lines += [" ".join(["replica", r.name, f"{profile.replicas.size_mib}M"]
+                           + [_on_devices(profile, h, f"replica-{r.name}") for h in r.holders])
                   for r in profile.replicas.volumes]
     lines += [f"export {x.node} at={x.at_bytes} size={x.size_bytes} {x.kind}={x.name}"
               for x in laid_out]
