@@ -18,7 +18,7 @@ read_lat_mean_us read_lat_p99_us write_lat_mean_us write_lat_p99_us
 dev_iops dev_lat_mean_us member_iops cache_hit_pct dirty_mb
 dev_qd_mean release_late_p99_us host_limit
 stack_cache_hit_pct write_buffer_fill_pct destage_mb_s cpu_util_pct link_util_pct
-start_state""".split()
+start_state data_reduction_pct""".split()
 
 
 def test_columns_are_the_contracts():

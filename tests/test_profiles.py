@@ -33,6 +33,7 @@ count = 3
 '''
 # A local volume big enough for the replica and workload volume tests.
 RAID0 = '[profile.raid]\nlevel = 0\ndevices = ["disk0", "disk1"]\n'
+ALL_FLASH = '[profile.disk_group]\nmode = "all-flash"\ncache = "cache0"\n'
 
 
 def load(tmp_path, profile_text, base=BASE):
@@ -131,6 +132,24 @@ def test_all_flash_disk_group(tmp_path):
 ])
 def test_disk_group_bad_settings(tmp_path, text, expected):
     assert expected in error(tmp_path, f"[profile.disk_group]\n{text}\n")
+
+
+def test_space_efficiency_is_all_flash_and_the_simulators(tmp_path):
+    """space_efficiency: deduplication and compression (or compression
+    alone) on an all-flash group; a lab refuses it in one line, naming the
+    key and why, before anything starts."""
+    topo = load(tmp_path, ALL_FLASH + 'space_efficiency = "dedup-compression"\n')
+    assert topo.profile.disk_group.space_efficiency == "dedup-compression"
+    refusal = topo.lab_refusal()
+    assert "profile.disk_group.space_efficiency = 'dedup-compression': a lab cannot build it" \
+        in refusal and "dm-vdo" in refusal and "\n" not in refusal
+    assert load(tmp_path, ALL_FLASH).lab_refusal() is None
+    assert "profile.disk_group.space_efficiency = 'compression': only with mode = 'all-flash'" \
+        in error(tmp_path, ALL_FLASH.replace("all-flash", "hybrid")
+                 + 'space_efficiency = "compression"\n')
+    assert "profile.disk_group.space_efficiency = 'vdo': unknown space efficiency (known: " \
+        "dedup-compression, compression)" in error(tmp_path, ALL_FLASH
+                                                    + 'space_efficiency = "vdo"\n')
 
 
 def test_raid_and_disk_group_exclude_each_other(tmp_path):
@@ -533,9 +552,6 @@ def test_erasure_codes_place_their_pieces(tmp_path):
 def test_bad_policies(tmp_path, keys, nodes, expected):
     text = RAID0 + '[profile.volumes]\nsize = "8M"\n' + keys
     assert expected in error(tmp_path, text, MESH.format(nodes=nodes))
-
-
-ALL_FLASH = '[profile.disk_group]\nmode = "all-flash"\ncache = "cache0"\n'
 
 
 def test_stripe_width_places_each_component_on_its_capacity_devices(tmp_path):

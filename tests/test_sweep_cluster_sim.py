@@ -498,3 +498,37 @@ def test_stripe_width_spreads_a_volumes_misses_over_its_disks(tmp_path):
     hits = [float(r["stack_cache_hit_pct"]) for r in points]
     assert max(hits) - min(hits) < 1
     assert iops[1] > 1.6 * iops[0] and iops[2] > 1.4 * iops[1]
+
+
+def test_dedup_and_compression_in_the_simulator(tmp_path):
+    """topologies/dedup-allflash-4node.toml (its disk groups deduplicate and
+    compress at destage), random writes with all-unique data and with every
+    block a duplicate, both compressible by 60 %: each node's data
+    reduction layer counts the blocks the write buffer destaged, stores
+    none of the duplicates and the new ones in 2 KiB each, and takes CPU
+    for them. A lab refuses the topology in one line."""
+    topology_file = os.path.join(TOPOLOGIES, "dedup-allflash-4node.toml")
+    out = run_sweep(tmp_path, topology_file,
+                    'target = "volumes"\nnodes = ["node1"]\nrw = "randwrite"\nbs = "4k"\n'
+                    'size = "2G"\niodepth = 4\nbuffer_compress_percentage = 60',
+                    sweep_lines="dedupe_percentage = [0, 100]")
+    for point, duplicates in (("000", False), ("001", True)):
+        spec = (out / "points" / point / "cluster.spec").read_text()
+        assert (f"space-efficiency=dedup-compression dedupe-percent={100 if duplicates else 0} "
+                "compress-percent=60") in spec
+        reduction = layers(out / "points" / point)["node1/data-reduction"]
+        assert reduction["layer"] == "data-reduction"
+        counters = reduction["counters"]
+        assert counters["blocks_written"] > 1000 and counters["cpu_ns"] > 0
+        row = rows(out)[int(point)]
+        if duplicates:
+            assert float(row["data_reduction_pct"]) == 100
+            assert counters["duplicates"] == counters["blocks_written"]
+            assert counters["blocks_stored"] == counters["stored_bytes"] == 0
+        else:
+            assert 49 < float(row["data_reduction_pct"]) <= 50      # 2 KiB of 4, all nodes
+            assert counters["duplicates"] == 0
+            assert counters["stored_bytes"] == 2048 * counters["blocks_stored"] > 0
+    result = storlab("up", topology_file)
+    assert result.returncode != 0 and len(result.stderr.strip().splitlines()) == 1
+    assert "space_efficiency = 'dedup-compression': a lab cannot build it" in result.stderr

@@ -220,6 +220,20 @@ def test_job_files(tmp_path):
     assert "rw=write" in fill.splitlines() and f"size={1 << 30}" in fill.splitlines()
 
 
+def test_what_the_data_is_like_reaches_the_job_file(tmp_path):
+    """fio's dedupe_percentage and buffer_compress_percentage: workload keys,
+    swept like any, 0..100, in the job file only when not fio's default."""
+    sweep = load(tmp_path, SWEEP.replace('"device.battery" = ["ok", "failed"]',
+                                         "dedupe_percentage = [0, 50]\n"
+                                         "buffer_compress_percentage = [60]"))
+    texts = [fio_jobfile.measured(p.workload(sweep.workload), sweep.phases, [], randseed=1)
+             for p in sweep.points[:4:3]]
+    assert "dedupe_percentage=0" not in texts[0] and "buffer_compress_percentage=60" in texts[0]
+    assert "dedupe_percentage=50" in texts[1]
+    refused(tmp_path, SWEEP.replace('size = "64M"', 'size = "64M"\ndedupe_percentage = 101'),
+            "workload.dedupe_percentage = 101: must be 0..100")
+
+
 # Two replicated volumes (homes node1, node2) NFS-exported; node3 holds copies only.
 SHARES_TOPOLOGY = TOPOLOGY.replace("count = 2", "count = 3") + '''
 [profile.replicas]

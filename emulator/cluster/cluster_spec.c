@@ -14,6 +14,9 @@
  *         [volume-group=one|per-device] DEVICE ...   per-device: the node's LVs
  *                                              lie on the capacity devices they
  *                                              name (stripe-width=1 only)
+ *         [space-efficiency=none|dedup-compression|compression]   all-flash: data
+ *         [dedupe-percent=P] [compress-percent=P]   reduction at destage, the data
+ *                                              as the workload's fio keys say
  *   volume NODE NAME SIZE [devices=DEV+...]    an LV on NODE's local volume, or with
  *         [method=mirror|raid5|raid6 on=NODE[:DEV+...],...]  a storage policy: md
  *         [checksum=on|off] [chunk=SIZE]       RAID-1/5/6 on NODE over components on
@@ -450,6 +453,44 @@ local_raid (struct spec *s, unsigned node, const struct local_args *a)
   return t;
 }
 
+/* space-efficiency=dedup-compression|compression on an all-flash disk
+ * group: the data reduction layer over its capacity (*data replaced), what
+ * the data is like from dedupe-percent= and compress-percent= (0..100, the
+ * workload's fio dedupe_percentage and buffer_compress_percentage). */
+static int
+reduction_over (struct spec *s, unsigned node, const struct local_args *a, bool hybrid,
+                struct cl_target **data)
+{
+  const char *mode = arg (a, "space-efficiency");
+  double dedupe = 0, compress = 0;
+  if ((arg (a, "dedupe-percent") && number_value (s, "dedupe-percent", arg (a, "dedupe-percent"),
+                                                  0, 100, &dedupe) < 0)
+      || (arg (a, "compress-percent") && number_value (s, "compress-percent",
+                                                       arg (a, "compress-percent"), 0, 100,
+                                                       &compress) < 0))
+    return -1;
+  if (mode == NULL || strcmp (mode, "none") == 0) {
+    if (arg (a, "dedupe-percent") || arg (a, "compress-percent"))
+      return fail (s, "local disk-group: dedupe-percent= and compress-percent= need "
+                   "space-efficiency=");
+    return 0;
+  }
+  bool dedup = strcmp (mode, "dedup-compression") == 0;
+  if (!dedup && strcmp (mode, "compression") != 0)
+    return fail (s, "local disk-group: space-efficiency=%s (known: none, dedup-compression, "
+                 "compression)", mode);
+  if (hybrid)
+    return fail (s, "local disk-group: space-efficiency=%s needs mode=all-flash (a hybrid "
+                 "group's capacity devices are disks)", mode);
+  char name[96], why[256];
+  snprintf (name, sizeof name, "%s/data-reduction", s->c->node[node].name);
+  *data = cl_data_reduction_new (s->c, s->c->node[node].name, name, *data, &s->c->node[node].cpu,
+                                 dedup, (unsigned) dedupe, (unsigned) compress, why, sizeof why);
+  if (*data == NULL)
+    return fail (s, "local disk-group: %s", why);
+  return 0;
+}
+
 /* The lab's disk group (disk-group.sh): the capacity devices as one LV of
  * whole striped segments, dm-cache (writethrough) on the read-cache part
  * of the cache device, dm-writecache on the rest, on top. */
@@ -457,7 +498,9 @@ static struct cl_target *
 local_disk_group (struct spec *s, unsigned node, const struct local_args *a)
 {
   static const char *const known[] = { "mode", "cache", "cache-size", "read-cache-percent",
-                                       "stripe-width", "stripe", "volume-group", NULL };
+                                       "stripe-width", "stripe", "volume-group",
+                                       "space-efficiency", "dedupe-percent", "compress-percent",
+                                       NULL };
   if (known_args (s, a, "local disk-group", known) < 0)
     return NULL;
   const char *mode = arg (a, "mode"), *cache_name = arg (a, "cache");
@@ -531,6 +574,8 @@ local_disk_group (struct spec *s, unsigned node, const struct local_args *a)
   }
   snprintf (name, sizeof name, "%s/capacity", node_name);
   struct cl_target *data = cl_linear_new (s->c, node_name, name, set, sets, why, sizeof why);
+  if (data && reduction_over (s, node, a, hybrid, &data) < 0)
+    return NULL;
   uint64_t read_bytes = hybrid ? cache_bytes * (uint64_t) percent / 100 / LVM_EXTENT_BYTES
     * LVM_EXTENT_BYTES : 0;
   uint64_t write_bytes = (cache_bytes - read_bytes) / LVM_EXTENT_BYTES * LVM_EXTENT_BYTES;
@@ -580,7 +625,14 @@ local_disk_group (struct spec *s, unsigned node, const struct local_args *a)
       const char *device = strchr (a->device[i]->name, '/') + 1;
       snprintf (nd->pv[i].device, sizeof nd->pv[i].device, "%s", device);
       nd->pv[i].base_bytes = i * extents * LVM_EXTENT_BYTES + REGION_SKIP_BYTES;
-      nd->pv[i].size_bytes = extents * LVM_EXTENT_BYTES - REGION_SKIP_BYTES;
+      /* the last region ends with the group (less a data reduction's metadata) */
+      nd->pv[i].size_bytes = sl_min_u64 (extents * LVM_EXTENT_BYTES - REGION_SKIP_BYTES,
+                                         group->capacity_bytes > nd->pv[i].base_bytes
+                                         ? group->capacity_bytes - nd->pv[i].base_bytes : 0);
+      if (nd->pv[i].size_bytes < LVM_PE_START_BYTES) {
+        fail (s, "local disk-group: device %s's region holds nothing", device);
+        return NULL;
+      }
     }
   }
   else if (vg && strcmp (vg, "one") != 0) {

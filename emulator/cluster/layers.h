@@ -65,6 +65,16 @@ struct cl_target *cl_integrity_new (struct cluster *c, const char *node, const c
 /* The bytes below that hold data_bytes of data and their metadata. */
 uint64_t cl_integrity_backing_bytes (uint64_t data_bytes);
 
+/* layer_data_reduction.c: an all-flash disk group's deduplication (dedup)
+ * and compression at destage, over its capacity: dedupe_percent of the
+ * blocks duplicates, every block shrinking by compress_percent; the CPU it
+ * takes on cpu (the node's host).  Listed: its counters say what it saved. */
+struct cl_cpu;
+struct cl_target *cl_data_reduction_new (struct cluster *c, const char *node, const char *name,
+                                         struct cl_target *below, struct cl_cpu *cpu, bool dedup,
+                                         unsigned dedupe_percent, unsigned compress_percent,
+                                         char *err, size_t err_bytes);
+
 /* layer_writecache.c: dm-writecache: writes land in a buffer on the cache
  * region and go to the origin later (watermark writeback). */
 struct cl_writecache_config {

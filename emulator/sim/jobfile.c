@@ -534,6 +534,10 @@ static const struct {
   { "fsync", (const char *const[]) { "0", NULL }, "flushes between writes are not modelled" },
   { "fdatasync", (const char *const[]) { "0", NULL }, "flushes between writes are not modelled" },
   { "end_fsync", NULL, "one flush after the job ends does not change its statistics" },
+  { "dedupe_percentage", NULL, "what the data is like: a model sees no data (a cluster "
+    "spec's dedupe-percent= says it to a disk group that deduplicates)" },
+  { "buffer_compress_percentage", NULL, "what the data is like: a model sees no data (a "
+    "cluster spec's compress-percent= says it to a disk group that compresses)" },
   { "allow_file_create", NULL, "no files" },
   { "unlink", NULL, "no files" },
 };

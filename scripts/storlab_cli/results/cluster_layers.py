@@ -9,12 +9,15 @@ simulator's device windows are).
     cpu_util_pct           the busiest host's CPU (or the one host they all share)
     link_util_pct          the busiest link direction
     start_state            warm (caches started steady, --warm) or empty
+    data_reduction_pct     what the disk groups' deduplication and compression saved
+                           of the blocks they destaged (100: nothing stored)
 """
 from storlab_cli.errors import UserError
 
 MB = 1_000_000
 METRIC_COLUMNS = ("stack_cache_hit_pct", "write_buffer_fill_pct", "destage_mb_s",
-                  "cpu_util_pct", "link_util_pct", "start_state")
+                  "cpu_util_pct", "link_util_pct", "start_state", "data_reduction_pct")
+BLOCK_BYTES = 4096          # the data reduction layer's blocks
 
 
 def _layers(model, kind):
@@ -43,4 +46,8 @@ def metrics(doc, source):
     row["cpu_util_pct"] = max((h["utilisation_pct"] for h in hosts), default=None)
     row["link_util_pct"] = max((link[d]["utilisation_pct"] for link in model.get("links", [])
                                 for d in ("a_to_b", "b_to_a")), default=None)
+    reductions = [layer["counters"] for layer in _layers(model, "data-reduction")]
+    logical = sum(r["blocks_written"] for r in reductions) * BLOCK_BYTES
+    row["data_reduction_pct"] = (100.0 * (1 - sum(r["stored_bytes"] for r in reductions)
+                                          / logical) if logical else None)
     return row

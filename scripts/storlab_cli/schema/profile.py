@@ -15,6 +15,11 @@ builds in the guests, validated strictly before anything starts.
     read_cache_percent = 70 hybrid only, 10..90: the read cache's share, the rest buffers writes
     stripe_width = 1        1..len(capacity): capacity devices an extent is striped over
     stripe_kib = 64         stripe unit, 4..4096, a power of two
+    space_efficiency = "dedup-compression"   all-flash only, simulator only: deduplication
+                            and compression at destage ("compression": compression alone);
+                            the data is as a sweep's workload says (dedupe_percentage,
+                            buffer_compress_percentage). A lab refuses it (Debian 12's
+                            kernel has no dm-vdo)
     nodes = ["node1", ...]  optional; the nodes that build it (default every node)
 
     [profile.replicas]      replicated volumes, each mirrored synchronously to ftt other nodes
@@ -52,7 +57,8 @@ DISK_GROUP_MODES = ("hybrid", "all-flash")
 PROFILE_KEYS = ("raid", "disk_group", "replicas", "nfs", "volumes", "volume_sets")
 RAID_KEYS = ("level", "chunk_kib", "devices", "nodes")
 DISK_GROUP_KEYS = ("mode", "cache", "capacity", "cache_size", "read_cache_percent",
-                   "stripe_width", "stripe_kib", "nodes")
+                   "stripe_width", "stripe_kib", "space_efficiency", "nodes")
+SPACE_EFFICIENCY = ("dedup-compression", "compression")
 REPLICAS_KEYS = ("ftt", "primary", "primaries", "peers", "size")
 NFS_KEYS = ("mount_point",)
 DEFAULT_CHUNK_KIB = 64
@@ -80,6 +86,7 @@ class DiskGroup:
     read_cache_percent: int
     stripe_width: int
     stripe_kib: int
+    space_efficiency: str = ""     # "" (none) or one of SPACE_EFFICIENCY
 
 
 @dataclass
@@ -296,7 +303,15 @@ def _disk_group(loader, value, topo):
                         f"{MIN_CACHE_PART_BYTES // MIB} MiB (node {node.name}: "
                         f"{size // MIB} MiB)", table.get("cache_size", f"{size // MIB}M"))
         cache_mib[node.name] = size // (4 * MIB) * 4
-    return DiskGroup(mode, cache, capacity, cache_mib, read_percent, stripe_width, stripe_kib)
+    space_efficiency = ""
+    if "space_efficiency" in table:
+        space_efficiency = loader.choice(table["space_efficiency"], f"{path}.space_efficiency",
+                                         SPACE_EFFICIENCY, "space efficiency")
+        if mode != "all-flash":
+            loader.fail(f"{path}.space_efficiency", "only with mode = 'all-flash' (a hybrid "
+                        "group's capacity devices are disks)", space_efficiency)
+    return DiskGroup(mode, cache, capacity, cache_mib, read_percent, stripe_width, stripe_kib,
+                     space_efficiency)
 
 
 def _replicas(loader, value, topo):

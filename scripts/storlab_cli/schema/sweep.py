@@ -18,6 +18,8 @@
     rw = "randrw"                    read write randread randwrite rw randrw
     rwmixread = 50                   0..100
     random_percent = 100             fio percentage_random, 0..100
+    dedupe_percentage = 0            fio's: what the written data is like, 0..100 (a
+    buffer_compress_percentage = 0   disk group's space_efficiency reduces it: simulator)
     bs = "8k"
     iodepth = 32                     outstanding I/O per worker, 1..1024
     size = "256M"                    working set per worker (its own region of the target)
@@ -70,9 +72,12 @@ RW_MODES = ("read", "write", "randread", "randwrite", "rw", "randrw")
 TOP_KEYS = ("name", "description", "backend", "topology", "predict", "workload", "phases",
             "sweep", "plot")
 WORKLOAD_KEYS = ("target", "nodes", "active_nodes", "units", "workers", "rw", "rwmixread", "random_percent",
-                 "bs", "iodepth", "size", "volume_set")
+                 "bs", "iodepth", "size", "volume_set", "dedupe_percentage",
+                 "buffer_compress_percentage")
 SWEEPABLE = ("active_nodes", "units", "workers", "rw", "rwmixread", "random_percent", "bs", "iodepth", "size",
-             "volume_set")
+             "volume_set", "dedupe_percentage", "buffer_compress_percentage")
+# fio's keys for what the written data is like (deduplication, compression)
+DATA_KEYS = ("dedupe_percentage", "buffer_compress_percentage")
 PHASE_KEYS = ("precondition", "ramp_s", "duration_s", "interval_s")
 PLOT_KEYS = ("x", "series")
 EXTRA_KEYS = ("label", "events")
@@ -92,7 +97,7 @@ HOST_PATH_KEYS = ("file", "stats", "ctl")
 WORKLOAD_DEFAULTS = {"active_nodes": None, "units": 1, "workers": 1, "rw": "randread", "rwmixread": 50,
                      "random_percent": 100, "bs": "4k", "iodepth": 1, "size": "64M",
                      # target "volumes": which set ("": profile.volumes, else a profile.volume_sets key)
-                     "volume_set": ""}
+                     "volume_set": "", "dedupe_percentage": 0, "buffer_compress_percentage": 0}
 PHASE_DEFAULTS = {"precondition": True, "ramp_s": 2, "duration_s": 10, "interval_s": 1}
 
 
@@ -217,7 +222,7 @@ class _SweepLoader(Loader):
             return self.integer(value, key_path, (1, 64))
         if key == "iodepth":
             return self.integer(value, key_path, (1, 1024))
-        if key in ("rwmixread", "random_percent"):
+        if key in ("rwmixread", "random_percent") + DATA_KEYS:
             return self.integer(value, key_path, (0, 100))
         if key == "rw":
             return self.choice(value, key_path, RW_MODES, "rw mode")

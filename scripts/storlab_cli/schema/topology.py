@@ -174,6 +174,12 @@ class Topology:
         if len(self.nodes) > hi:
             return (f"{self.path}: {len(self.nodes)} nodes: a lab holds at most {hi} (a "
                     "topology this large is for the simulator: storlab sweep --backend sim)")
+        group = self.profile.disk_group if self.profile else None
+        if group is not None and group.space_efficiency:
+            return (f"{self.path}: profile.disk_group.space_efficiency = "
+                    f"'{group.space_efficiency}': a lab cannot build it (Debian 12's kernel, "
+                    "6.1, has no dm-vdo and no other block-level deduplication): it is for "
+                    "the simulator (storlab sweep --backend sim)")
         return None
 
     def node(self, name):

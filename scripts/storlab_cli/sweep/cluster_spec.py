@@ -100,10 +100,12 @@ def _device_line(topo, node, device):
     return " ".join(["device", node.name, device.name, device.plugin] + params)
 
 
-def _local_stack(profile, node):
+def _local_stack(profile, node, workload):
     """The node's local volume (schema/profile.py's rule: its RAID, else its
     disk group, else its first disk when it holds LVs) as (its spec line,
-    the devices it is built from), or (None, no devices)."""
+    the devices it is built from), or (None, no devices). A disk group that
+    deduplicates or compresses takes what the data is like from the
+    workload's fio keys."""
     raid, group = profile.raid, profile.disk_group
     if raid is not None and node.name in raid.devices:
         names = raid.devices[node.name]
@@ -120,6 +122,10 @@ def _local_stack(profile, node):
         words += [f"stripe-width={group.stripe_width}", f"stripe={group.stripe_kib}k"]
         if node.name in profile.lv_devices:
             words.append("volume-group=per-device")
+        if group.space_efficiency:
+            words += [f"space-efficiency={group.space_efficiency}",
+                      f"dedupe-percent={(workload or {}).get('dedupe_percentage', 0)}",
+                      f"compress-percent={(workload or {}).get('buffer_compress_percentage', 0)}"]
         capacity = group.capacity[node.name]
         return " ".join(words + capacity), {group.cache, *capacity}
     if profile.needs_volume_group(node.name):
@@ -161,11 +167,12 @@ def _volume_line(profile, volumes, node, index, name):
     return " ".join(words)
 
 
-def text(topo, laid_out, sim_host=None):
+def text(topo, laid_out, sim_host=None, workload=None):
     """The spec: every node (host preset), the devices its stack uses, the
     topology's links, local volumes, the LVs in the lab's order (workload
     volumes, then replica copies), then the exports in ascending order.
-    sim_host: the topology's [sim] already resolved (SimHost.resolved)."""
+    sim_host: the topology's [sim] already resolved (SimHost.resolved);
+    workload: the point's (what its data is like)."""
     host = sim_host or SimHost().resolved()
     profile = topo.profile
     lines = [FORMAT, f"# topology {topo.name}"]
@@ -178,7 +185,7 @@ def text(topo, laid_out, sim_host=None):
         if host.per_io_us is not None:
             words.append(f"per-io-us={host.per_io_us:g}")
         lines.append(" ".join(words))
-    stacks = [_local_stack(profile, node) for node in topo.nodes]
+    stacks = [_local_stack(profile, node, workload) for node in topo.nodes]
     for node, (_, used) in zip(topo.nodes, stacks):
         # a device outside the stack is never reached: left out, modelled or not
         lines += [_device_line(topo, node, d) for d in node.devices if d.name in used]

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 from storlab_cli.schema.sizes import parse_size_bytes
+from storlab_cli.schema.sweep import DATA_KEYS
 
 # fio's own percentiles are not used (cluster figures come from merged
 # bins), but these make a single unit's JSON readable on its own.
@@ -48,6 +49,8 @@ def measured(workload, phases, workers, randseed, log_prefix=None):
              f"iodepth={workload['iodepth']}", f"size={workload['size']}",
              "time_based=1", f"ramp_time={phases['ramp_s']}", f"runtime={phases['duration_s']}",
              f"randseed={randseed}", f"percentile_list={PERCENTILES}"]
+    # what the data is like, when it is not fio's default (random, unique)
+    lines += [f"{key}={workload[key]}" for key in DATA_KEYS if workload.get(key)]
     if log_prefix is not None and phases["interval_s"] > 0:
         lines += [f"write_iops_log={log_prefix}", f"write_lat_log={log_prefix}",
                   f"log_avg_msec={phases['interval_s'] * 1000}"]

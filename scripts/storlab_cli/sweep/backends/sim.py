@@ -123,7 +123,7 @@ class SimBackend:
         spec_path = os.path.join(point_dir, CLUSTER_SPEC)
         job_path = os.path.join(point_dir, CLUSTER_JOB)
         with open(spec_path, "w", encoding="utf-8") as f:
-            f.write(cluster_spec.text(self.topo, laid_out, self.host))
+            f.write(cluster_spec.text(self.topo, laid_out, self.host, workload))
         workers = cluster_spec.job_workers(laid_out)
         with open(job_path, "w", encoding="utf-8") as f:
             # each section carries its own randseed; [global]'s is the first unit's
