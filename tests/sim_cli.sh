@@ -289,8 +289,10 @@ check "$TEST_DIR/cluster.json" "(lambda m: m['start_state'] == 'warm' and [l['na
 expect_error "missing SPEC and JOBFILE" cluster
 expect_error "missing JOBFILE" cluster "$TEST_DIR/c.spec"
 expect_error "unknown option '--event-ms'" cluster --event-ms 5 "$TEST_DIR/c.spec" "$TEST_DIR/c.fio"
-expect_error "a cluster takes snapshot events only (snapshot, snapshot delete)" cluster --event 1s:battery\ ok "$TEST_DIR/c.spec" "$TEST_DIR/c.fio"
-expect_error "snapshot events are a cluster's" raid preset=vsa-raid10-8x-sas10k member-size=1G --event 1s:snapshot "$TEST_DIR/raid.fio"
+expect_error "a cluster takes its own events only (snapshot, snapshot delete, node NODE down|up)" cluster --event 1s:battery\ ok "$TEST_DIR/c.spec" "$TEST_DIR/c.fio"
+expect_error "snapshot and node events are a cluster's" raid preset=vsa-raid10-8x-sas10k member-size=1G --event 1s:snapshot "$TEST_DIR/raid.fio"
+expect_error "--event '1s:node n1 sideways': node NODE down|up" cluster --event "1s:node n1 sideways" "$TEST_DIR/c.spec" "$TEST_DIR/c.fio"
+expect_error "--event '1s:node n9 down': refused at 1 s: no node 'n9'" cluster --event "1s:node n9 down" "$TEST_DIR/c.spec" "$TEST_DIR/c.fio"
 expect_error "--warm: only for 'storlab-sim cluster'" hdd --warm "$TEST_DIR/qd1.fio"
 expect_error "unexpected argument 'rpm=7200'" cluster "$TEST_DIR/c.spec" "$TEST_DIR/c.fio" rpm=7200
 sed 's/^local n1 disk d0$/local n1 disk d9/' "$TEST_DIR/c.spec" > "$TEST_DIR/bad.spec"

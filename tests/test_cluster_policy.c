@@ -12,6 +12,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +194,90 @@ test_checksum_without_copies (void **state)
 }
 
 static void
+node_event (struct run *r, const char *node, bool down)
+{
+  char err[256] = "";
+  if (sl_cluster_node_event (r->c, node, down, err, sizeof err) != 0)
+    fail_msg ("node %s %s refused: %s", node, down ? "down" : "up", err);
+}
+
+static void
+run_to_idle (struct run *r)
+{
+  while (sl_engine_run_next (r->engine))
+    ;
+}
+
+/* A node holding a copy goes down: writes go on to the other copy only,
+ * md's bitmap marks the 64 MiB chunks they touched; back up, the copy is
+ * written again and md resyncs the marked chunks alone (read from the
+ * copy that stayed, written to the one back), at most 200000 KiB/s. */
+static void
+test_node_down_degrades_and_up_resyncs (void **state)
+{
+  (void) state;
+  struct run r = run_new (policy_spec (3, "160M", "method=mirror on=n1,n2"));
+  burst (&r, SL_OP_WRITE, 10, 0, 64 * KIB, 4 * KIB);
+  assert_int_equal (ops_of (&r, "n2/d0", SL_OP_WRITE), 10);
+  node_event (&r, "n2", true);
+  /* writes in the first and third chunks; reads stay on n1's copy */
+  burst (&r, SL_OP_WRITE, 10, 0, 64 * KIB, 4 * KIB);
+  burst (&r, SL_OP_WRITE, 1, 130 * MIB, 0, 4 * KIB);
+  assert_int_equal (ops_of (&r, "n1/d0", SL_OP_WRITE), 21);
+  assert_int_equal (ops_of (&r, "n2/d0", SL_OP_WRITE), 10);
+  uint64_t up_ns = burst (&r, SL_OP_READ, 4, 0, 64 * KIB, 4 * KIB);
+  assert_int_equal (ops_of (&r, "n2/d0", SL_OP_READ), 0);
+  node_event (&r, "n2", false);
+  /* written again at once; the resync runs in the background */
+  burst (&r, SL_OP_WRITE, 1, 100 * MIB, 0, 4 * KIB);
+  assert_int_equal (ops_of (&r, "n2/d0", SL_OP_WRITE), 11);
+  uint64_t before = bytes_of (&r, "n2/d0", SL_OP_WRITE);
+  run_to_idle (&r);
+  /* chunk 0 (64 MiB) and chunk 2 (what the 160 MiB volume has of it) */
+  uint64_t member = cl_target_find (r.c, "n1/volume/v")->capacity_bytes;
+  uint64_t stale = 64 * MIB + (member - 128 * MIB);
+  assert_int_equal (bytes_of (&r, "n2/d0", SL_OP_WRITE) - before, stale);
+  assert_int_equal (bytes_of (&r, "n1/d0", SL_OP_READ), 4 * 4 * KIB + stale);
+  /* no faster than sync_speed_max */
+  /* (the last 64 KiB block may start one block's time before the rate's end) */
+  if (cl_now_ns (r.c) - up_ns < (stale - 64 * KIB) * NS_PER_S / (200000ull * 1024))
+    fail_msg ("resync of %" PRIu64 " bytes done in %" PRIu64 " ns", stale, cl_now_ns (r.c) - up_ns);
+  run_free (&r);
+}
+
+/* RAID-5 with one piece's node down: a read of that piece is rebuilt from
+ * the other three; a second node down would lose two pieces: refused,
+ * nothing changed; so are a node running the workers and an unknown one. */
+static void
+test_node_down_erasure_coding (void **state)
+{
+  (void) state;
+  struct run r = run_new (policy_spec (4, "96M", "method=raid5 on=n1,n2,n3,n4"));
+  /* the second chunk of the first row is n2's */
+  burst (&r, SL_OP_READ, 1, CHUNK, 0, 4 * KIB);
+  assert_int_equal (ops_of (&r, "n2/d0", SL_OP_READ), 1);
+  node_event (&r, "n2", true);
+  burst (&r, SL_OP_READ, 1, CHUNK, 0, 4 * KIB);
+  assert_int_equal (ops_of (&r, "n2/d0", SL_OP_READ), 1);
+  assert_int_equal (ops_of (&r, "n1/d0", SL_OP_READ) + ops_of (&r, "n3/d0", SL_OP_READ)
+                    + ops_of (&r, "n4/d0", SL_OP_READ), 3);
+  char err[256] = "";
+  assert_int_equal (sl_cluster_node_event (r.c, "n3", true, err, sizeof err), -1);
+  assert_string_equal (err, "node n3 down: n1/volume/v would lose 2 of its 4 components (it "
+                       "tolerates 1)");
+  assert_int_equal (sl_cluster_node_event (r.c, "n1", true, err, sizeof err), -1);
+  assert_non_null (strstr (err, "node n1 runs workers of this run"));
+  assert_int_equal (sl_cluster_node_event (r.c, "n9", true, err, sizeof err), -1);
+  assert_string_equal (err, "no node 'n9'");
+  assert_int_equal (sl_cluster_node_event (r.c, "n2", true, err, sizeof err), -1);
+  assert_string_equal (err, "node n2 is down already");
+  /* n3 stayed up: its piece is still read */
+  burst (&r, SL_OP_READ, 1, 2 * CHUNK, 0, 4 * KIB);
+  assert_int_equal (ops_of (&r, "n3/d0", SL_OP_READ), 2);
+  run_free (&r);
+}
+
+static void
 test_bad_policies (void **state)
 {
   (void) state;
@@ -220,6 +305,8 @@ main (void)
     cmocka_unit_test (test_erasure_coding_fan_out),
     cmocka_unit_test (test_checksum_metadata_io),
     cmocka_unit_test (test_checksum_without_copies),
+    cmocka_unit_test (test_node_down_degrades_and_up_resyncs),
+    cmocka_unit_test (test_node_down_erasure_coding),
     cmocka_unit_test (test_bad_policies),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);

@@ -532,3 +532,31 @@ def test_dedup_and_compression_in_the_simulator(tmp_path):
     result = storlab("up", topology_file)
     assert result.returncode != 0 and len(result.stderr.strip().splitlines()) == 1
     assert "space_efficiency = 'dedup-compression': a lab cannot build it" in result.stderr
+
+
+def test_node_events_in_the_simulator(tmp_path):
+    """node1's mirrored volumes (ftt 1: u1v1's copies on node1 and node2),
+    random writes; node2 goes down at 1 s and comes back at 2 s of a 3 s
+    run: its disk takes no writes while it is down, then md's resync of the
+    64 MiB bitmap chunk those writes touched (all 8 MiB of the copy, read
+    from node1's); the events are in the run's record."""
+    path = tmp_path / "failures.toml"
+    path.write_text(POLICY_TOPOLOGY.replace("count = 4", "count = 3") + "ftt = 1\n")
+    workload = ('target = "volumes"\nnodes = ["node1"]\nworkers = 2\nrw = "randwrite"\n'
+                'bs = "4k"\nsize = "8M"')
+    out = run_sweep(tmp_path, str(path), workload, sweep_lines="iodepth = [4]\n"
+                    '[[sweep.points]]\nlabel = "node2 fails"\niodepth = 4\n'
+                    'events = [{ at_s = 1, command = "node node2 down" }, '
+                    '{ at_s = 2, command = "node node2 up" }]')
+    steady, failing = layers(out / "points" / "000"), layers(out / "points" / "001")
+    doc = json.loads((out / "points" / "001" / "sim-cluster.json").read_text())
+    assert [e["command"] for e in doc["storlab"]["events"]] == ["node node2 down",
+                                                                "node node2 up"]
+    # writes node2 missed (a third of the run) and its resync's 8 MiB
+    guest = failing["node1/front/volume/u1v1"]["ops"]["write"]["count"]
+    resync_blocks = (8 << 20) // (64 << 10)            # md's 64 KiB resync blocks
+    assert failing["node1/disk0"]["ops"]["read"]["count"] == resync_blocks
+    assert failing["node1/disk0"]["ops"]["read"]["bytes"] == 8 << 20
+    assert failing["node2/disk0"]["ops"]["write"]["count"] - resync_blocks < 0.8 * guest
+    assert steady["node2/disk0"]["ops"]["write"]["bytes"] < 8 << 20
+    assert steady["node1/disk0"]["ops"]["read"]["count"] == 0

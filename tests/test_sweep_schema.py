@@ -378,3 +378,86 @@ def test_snapshot_events(tmp_path):
 ])
 def test_bad_snapshot_events(tmp_path, sweep_text, needle, backend):
     refused(tmp_path, sweep_text, needle, backend, SNAPSHOT_TOPOLOGY)
+
+
+# node1's two volumes mirrored (ftt 1): u1v1 on node1 and node2, u1v2 on node1 and node3
+NODE_TOPOLOGY = '''
+name = "lab"
+[[defaults.devices]]
+name = "disk"
+plugin = "memory"
+[defaults.devices.params]
+size = "256M"
+[nodes]
+count = 4
+[links]
+mode = "full-mesh"
+[profile.volumes]
+per_unit = 2
+size = "8M"
+ftt = 1
+nodes = ["node1"]
+'''
+NODE_SWEEP = SWEEP.replace('target = "lun0"', 'target = "volumes"\nnodes = ["node1"]') \
+    .replace('size = "64M"', 'size = "8M"').replace('"device.battery" = ["ok", "failed"]', "")
+
+
+def node_events(*events):
+    items = ", ".join(f'{{ at_s = {at}, command = "{command}" }}' for at, command in events)
+    return f'\n[[sweep.points]]\nlabel = "a node fails"\niodepth = 16\nevents = [{items}]\n'
+
+
+def test_node_events(tmp_path):
+    """A node event names a node, no device; it may fail a node holding
+    components and bring it back."""
+    sweep = load(tmp_path, NODE_SWEEP + node_events((5, "node node2 down"),
+                                                    (15, "node  node2 up")),
+                 topology_text=NODE_TOPOLOGY)
+    events = sweep.points[-1].events
+    assert [(e.command, e.is_node, e.is_profile, e.node) for e in events] == [
+        ("node node2 down", True, True, ("node2", True)),
+        ("node node2 up", True, True, ("node2", False))]
+    plan = sweep_plan.make(sweep, topology.load(sweep.topology_path))
+    assert plan.event_devices == {"node1": {}}
+
+
+@pytest.mark.parametrize("events, needle, backend", [
+    ([(5, "node node2 sideways")], 'a node event is "node NODE down" or "node NODE up"', None),
+    ([(5, "node node9 down")], "event 'node node9 down': no node 'node9'", None),
+    ([(5, "node node1 down")], "node1 runs the sweep's workload (workload.nodes)", None),
+    ([(5, "node node2 up")], "event 'node node2 up': node2 is up already then", None),
+    ([(5, "node node2 down"), (6, "node node2 down")], "node2 is down already then", None),
+    # each mirror loses one copy: tolerated
+    ([(5, "node node2 down"), (6, "node node3 down")], None, None),
+    ([(5, "node node2 down"), (6, "node node2 up"), (7, "node node3 down")], None, None),
+    # node4 holds nothing: down and up do no harm
+    ([(5, "node node4 down"), (6, "node node2 down")], None, None),
+])
+def test_bad_node_events(tmp_path, events, needle, backend):
+    text = NODE_SWEEP + node_events(*events)
+    if needle is None:
+        sweep = load(tmp_path, text, backend, NODE_TOPOLOGY)
+        sweep_plan.make(sweep, topology.load(sweep.topology_path))
+    else:
+        refused(tmp_path, text, needle, backend, NODE_TOPOLOGY)
+
+
+def test_node_events_keep_each_array_within_what_it_tolerates(tmp_path):
+    """RAID-5 3+1 over all four nodes: one piece down is tolerated, two are
+    not; the home's own array does no I/O once the home is down."""
+    topo = NODE_TOPOLOGY.replace("ftt = 1", 'method = "raid5"')
+    refused(tmp_path, NODE_SWEEP + node_events((5, "node node2 down"), (6, "node node3 down")),
+            "event 'node node3 down': node1's array over node1, node2, node3, node4 would lose "
+            "2 components (node2, node3); it tolerates 1", None, topo)
+
+
+def test_node_events_need_a_profile_target_and_no_snapshots_beside_them_in_a_lab(tmp_path):
+    refused(tmp_path, SWEEP + node_events((5, "node node2 down")),
+            'a node event fails a node of the storage profile: needs workload.target = '
+            '"volumes" or "share"')
+    topo = NODE_TOPOLOGY.replace("ftt = 1", 'ftt = 1\nsnapshots = "redo-log"')
+    text = NODE_SWEEP + node_events((5, "node node2 down"), (6, "snapshot"))
+    refused(tmp_path, text, "in a lab a point's node events and snapshot events do not mix",
+            "lab", topo)
+    sweep = load(tmp_path, text, "sim", topo)
+    sweep_plan.make(sweep, topology.load(sweep.topology_path), "sim")

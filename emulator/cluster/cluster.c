@@ -230,6 +230,40 @@ sl_cluster_snapshot_event (struct cluster *c, bool take, char *err, size_t err_b
   return 0;
 }
 
+int
+sl_cluster_node_event (struct cluster *c, const char *node, bool down, char *err,
+                       size_t err_bytes)
+{
+  int n = cl_node_find (c, node);
+  if (n < 0) {
+    snprintf (err, err_bytes, "no node '%s'", node);
+    return -1;
+  }
+  struct cl_node *nd = &c->node[n];
+  if (nd->down == down) {
+    snprintf (err, err_bytes, "node %s is %s already", node, down ? "down" : "up");
+    return -1;
+  }
+  for (unsigned i = 0; down && i < c->export_count; i++)
+    if (c->exports[i].node == (unsigned) n) {
+      snprintf (err, err_bytes, "node %s runs workers of this run (a node down here holds "
+                "components only)", node);
+      return -1;
+    }
+  /* every array first: none changes when one would fail */
+  for (struct cl_target *t = c->targets; t; t = t->next_all) {
+    char why[192];
+    if (cl_md_node_check (t, (unsigned) n, down, why, sizeof why) != 0) {
+      snprintf (err, err_bytes, "node %s down: %s", node, why);
+      return -1;
+    }
+  }
+  nd->down = down;
+  for (struct cl_target *t = c->targets; t; t = t->next_all)
+    cl_md_node_event (t, (unsigned) n, down);
+  return 0;
+}
+
 /* ------------------------------------------------------------ output -- */
 
 static void

@@ -54,4 +54,13 @@ void sl_cluster_warm_finish (struct cluster *c);
  * as its depth, or none to delete). */
 int sl_cluster_snapshot_event (struct cluster *c, bool take, char *err, size_t err_bytes);
 
+/* A node event (storlab-sim --event AT:node NODE down|up), as `storlab node
+ * LAB NODE down|up` in a lab: down fails the components the node holds in
+ * every array over it (I/O goes on degraded, the arrays' bitmaps mark what
+ * they miss); up re-adds them and resyncs what was marked.  -1 with err
+ * for an unknown node, one already so, one running workers, or an array
+ * that would lose more components than it tolerates (nothing changes). */
+int sl_cluster_node_event (struct cluster *c, const char *node, bool down, char *err,
+                           size_t err_bytes);
+
 #endif

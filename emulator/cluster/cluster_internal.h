@@ -33,6 +33,7 @@ struct cl_node {
   struct cl_pv *pv;                    /* NULL: the local volume is the one PV */
   unsigned pv_count;
   uint64_t pv_stripe_bytes;            /* an LV striped over several: its stripe unit */
+  bool down;                           /* a node event took it down */
 };
 
 /* What one node's workload drives, at [base, base + size) of the model. */

@@ -1012,6 +1012,7 @@ st_volume (struct spec *s, char **w, unsigned n)
     : cl_volume_md_new (s->c, w[1], base_name, level, chunk_bytes, leg, count, why, sizeof why);
   if (base == NULL)
     return fail (s, "%s: %s", what, why);
+  cl_md_set_member_nodes (base, holder);
   return snapshots_over (s, what, w[1], name, base, redo_log, volume_bytes, (unsigned) depth,
                          room_bytes);
 }
@@ -1034,6 +1035,7 @@ st_replica (struct spec *s, char **w, unsigned n)
   if (cl_target_find (s->c, name))
     return fail (s, "%s: named twice", what);
   struct cl_target *legs[4];
+  unsigned holders[4];
   char *devices[4 + 3];
   for (unsigned i = 3; i < n; i++)
     devices[i] = holder_devices (w[i]);
@@ -1054,9 +1056,12 @@ st_replica (struct spec *s, char **w, unsigned n)
                           false, devices[i]);
     if (legs[i - 3] == NULL)
       return -1;
+    holders[i - 3] = (unsigned) holder;
   }
-  if (cl_mirror_new (s->c, w[3], name, 0, legs, n - 3, why, sizeof why) == NULL)
+  struct cl_target *mirror = cl_mirror_new (s->c, w[3], name, 0, legs, n - 3, why, sizeof why);
+  if (mirror == NULL)
     return fail (s, "%s: %s", what, why);
+  cl_md_set_member_nodes (mirror, holders);
   return 0;
 }
 

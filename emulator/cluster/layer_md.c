@@ -7,7 +7,18 @@
  * Mirrored reads go to the copy with the fewest I/Os in flight (md's
  * read_balance prefers an idle or nearest copy); a replicated volume's
  * remote legs are write-mostly in the lab (replica-mirror.sh), so
- * cl_mirror_new's reads always go to its first, local leg. */
+ * cl_mirror_new's reads always go to its first, local leg.
+ *
+ * A member on a node that goes down (cl_md_node_event) fails: md plans
+ * around it (a mirror writes the others, RAID-5/6 reconstructs from the
+ * rest), and its write-intent bitmap (mdadm's internal bitmap, chunks of
+ * 64 MiB of each member) marks what it misses.  When the node comes back
+ * the member is re-added and md resyncs the marked chunks only, the way
+ * its resync does (drivers/md/raid1.c: RESYNC_BLOCK_SIZE 64 KiB, at most
+ * RESYNC_DEPTH 32 in flight; raid5's stripe-by-stripe resync is taken the
+ * same), no faster than sync_speed_max (200000 KiB/s, md's default); the
+ * member is written but not read until it is done.  md's slowing of a
+ * resync while the array is busy (sync_speed_min) is not modelled. */
 #define _GNU_SOURCE
 #include "layers.h"
 
@@ -18,16 +29,29 @@
 #include "cluster_internal.h"
 #include "raid/raid_map.h"
 
+#define BITMAP_CHUNK_BYTES (64ull * 1024 * 1024)
+#define RESYNC_BLOCK_BYTES (64u * 1024u)
+#define RESYNC_DEPTH 32u
+#define SYNC_SPEED_MAX_BYTES_PER_S (200000ull * 1024)
+
 struct md {
   struct sl_raid_layout layout;
-  struct raid_member_view view;        /* no member fails in the simulator yet */
+  struct raid_member_view view;        /* failed members, the one being resynced */
   uint64_t data_offset_bytes;
   bool read_first;                     /* write-mostly legs after the first */
   uint32_t turn;
   uint32_t member_count;
   struct cl_target **member;
   uint32_t *in_flight;
-  uint64_t member_reads, member_writes, rmw_reads;
+  unsigned *member_node;               /* node holding each, or NULL: not set */
+  uint8_t **stale;                     /* per member: bitmap chunks it missed (NULL: none) */
+  uint64_t bitmap_chunks;
+  uint32_t resync_waiting_mask;        /* back, waiting for the resync in progress */
+  uint64_t resync_chunk, resync_offset_bytes;   /* where the resync is */
+  uint32_t resync_in_flight;
+  uint64_t resync_next_ns;             /* sync_speed_max: the next block's earliest start */
+  bool resync_timer;
+  uint64_t member_reads, member_writes, rmw_reads, degraded_writes, resync_bytes;
 };
 
 /* One logical I/O under way: its plan and the phase it is in. */
@@ -35,8 +59,12 @@ struct md_op {
   struct raid_plan plan;
   size_t phase1_start;
   uint32_t phase;
+  bool resync;                         /* a resync block's, not a submitter's */
   void *submitters_owner;              /* io->owner holds the op meanwhile */
 };
+
+static void resync_block_done (struct cl_target *t, struct cl_io *io);
+static void mark_stale (struct md *m, uint64_t offset, uint64_t length);
 
 static uint32_t
 pick_copy (void *arg, uint32_t first, uint32_t copies, uint32_t readable_mask)
@@ -75,9 +103,13 @@ member_done (struct cl_io *child)
     return;
   }
   io->owner = op->submitters_owner;
+  bool resync = op->resync;
   raid_plan_free (&op->plan);
   free (op);
-  cl_io_complete (io);
+  if (resync)
+    resync_block_done (t, io);
+  else
+    cl_io_complete (io);
 }
 
 /* Every I/O of the phase is submitted before any can complete (completions
@@ -111,6 +143,37 @@ start_phase (struct cl_target *t, struct cl_io *io)
   }
 }
 
+/* The bitmap chunks a write of [offset, +length) of the array touches on
+ * every member: its rows' span of each member. */
+static void
+chunk_span (const struct md *m, uint64_t offset, uint64_t length, uint64_t *first,
+            uint64_t *last)
+{
+  uint64_t row_bytes = (uint64_t) sl_raid_data_members (m->layout.level, m->layout.members)
+    * m->layout.stripe_bytes;
+  if (m->layout.level == 1)
+    row_bytes = m->layout.stripe_bytes;     /* a mirror's member is the array */
+  uint64_t from = m->layout.level == 1 ? offset : offset / row_bytes * m->layout.stripe_bytes;
+  uint64_t to = m->layout.level == 1 ? offset + length
+    : (offset + length + row_bytes - 1) / row_bytes * m->layout.stripe_bytes;
+  *first = from / BITMAP_CHUNK_BYTES;
+  *last = (to - 1) / BITMAP_CHUNK_BYTES;
+}
+
+static void
+mark_stale (struct md *m, uint64_t offset, uint64_t length)
+{
+  if (length == 0)
+    return;
+  uint64_t first, last;
+  chunk_span (m, offset, length, &first, &last);
+  m->degraded_writes++;
+  for (uint32_t i = 0; i < m->member_count; i++)
+    if (m->view.failed_mask & (1u << i))
+      for (uint64_t k = first; k <= last && k < m->bitmap_chunks; k++)
+        m->stale[i][k] = 1;
+}
+
 static void
 done_now (struct cl_io *io)
 {
@@ -130,6 +193,8 @@ md_submit (struct cl_target *t, struct cl_io *io)
     break;
   case SL_OP_WRITE:
     rc = raid_plan_write (&op->plan, &m->layout, &m->view, io->offset_bytes, io->length_bytes);
+    if (m->view.failed_mask)
+      mark_stale (m, io->offset_bytes, io->length_bytes);
     break;
   case SL_OP_FLUSH:
     for (uint32_t i = 0; i < m->member_count && rc == 0; i++)
@@ -175,14 +240,21 @@ md_write_counters (struct cl_target *t, FILE *out)
   struct md *m = t->self;
   fprintf (out, "\"level\": %" PRIu32 ", \"members\": %" PRIu32 ", \"chunk_bytes\": %" PRIu64
            ", \"member_reads\": %" PRIu64 ", \"member_writes\": %" PRIu64
-           ", \"rmw_reads\": %" PRIu64, m->layout.level, m->layout.members,
-           m->layout.stripe_bytes, m->member_reads, m->member_writes, m->rmw_reads);
+           ", \"rmw_reads\": %" PRIu64 ", \"failed_members\": %d, \"degraded_writes\": %" PRIu64
+           ", \"resync_bytes\": %" PRIu64, m->layout.level, m->layout.members,
+           m->layout.stripe_bytes, m->member_reads, m->member_writes, m->rmw_reads,
+           __builtin_popcount (m->view.failed_mask), m->degraded_writes, m->resync_bytes);
 }
 
 static void
 md_destroy (struct cl_target *t)
 {
   struct md *m = t->self;
+  if (m->stale)
+    for (uint32_t i = 0; i < m->member_count; i++)
+      free (m->stale[i]);
+  free (m->stale);
+  free (m->member_node);
   free (m->member);
   free (m->in_flight);
   free (m);
@@ -314,4 +386,213 @@ cl_volume_md_new (struct cluster *c, const char *node, const char *name, unsigne
 {
   return md_new (c, &md_ops, node, name, level, chunk_bytes, 0, members, count, false, false,
                  err, err_bytes);
+}
+
+/* ------------------------------------------------- failure and resync -- */
+
+static bool is_md (const struct cl_target *t);
+
+void
+cl_md_set_member_nodes (struct cl_target *t, const unsigned *nodes)
+{
+  if (!is_md (t))
+    return;                            /* one copy: no md */
+  struct md *m = t->self;
+  m->member_node = cl_xcalloc (m->member_count, sizeof *m->member_node);
+  memcpy (m->member_node, nodes, m->member_count * sizeof *nodes);
+  m->bitmap_chunks = (m->layout.member_bytes + BITMAP_CHUNK_BYTES - 1) / BITMAP_CHUNK_BYTES;
+}
+
+static void resync_pump (struct cl_target *t);
+
+static void
+resync_timer_event (struct sl_engine *e, void *arg, uint64_t unused)
+{
+  (void) e;
+  (void) unused;
+  struct cl_target *t = arg;
+  struct md *m = t->self;
+  m->resync_timer = false;
+  resync_pump (t);
+}
+
+/* The next stale chunk of the member being resynced at or after the
+ * resync's place; false when there is none. */
+static bool
+next_stale (struct md *m)
+{
+  uint32_t member = (uint32_t) m->view.rebuilding;
+  while (m->resync_chunk < m->bitmap_chunks && !m->stale[member][m->resync_chunk]) {
+    m->resync_chunk++;
+    m->resync_offset_bytes = m->resync_chunk * BITMAP_CHUNK_BYTES;
+  }
+  return m->resync_chunk < m->bitmap_chunks;
+}
+
+/* The member's resync is done: it is read again; the next member back
+ * starts its own. */
+static void
+resync_finish (struct cl_target *t)
+{
+  struct md *m = t->self;
+  m->view.rebuilding = -1;
+  for (uint32_t i = 0; i < m->member_count; i++)
+    if (m->resync_waiting_mask & (1u << i)) {
+      m->resync_waiting_mask &= ~(1u << i);
+      m->view.rebuilding = (int) i;
+      m->resync_chunk = 0;
+      m->resync_offset_bytes = 0;
+      resync_pump (t);
+      return;
+    }
+}
+
+/* Issues resync blocks of the stale chunks, up to RESYNC_DEPTH in flight,
+ * paced to sync_speed_max. */
+static void
+resync_pump (struct cl_target *t)
+{
+  struct md *m = t->self;
+  if (m->view.rebuilding < 0 || m->resync_timer)
+    return;
+  uint32_t member = (uint32_t) m->view.rebuilding;
+  while (m->resync_in_flight < RESYNC_DEPTH) {
+    if (!next_stale (m)) {
+      if (m->resync_in_flight == 0)
+        resync_finish (t);
+      return;
+    }
+    uint64_t now = cl_now_ns (t->cluster);
+    if (m->resync_next_ns > now) {
+      m->resync_timer = true;
+      cl_schedule (t->cluster, m->resync_next_ns, resync_timer_event, t, 0);
+      return;
+    }
+    uint64_t chunk_end = sl_min_u64 ((m->resync_chunk + 1) * BITMAP_CHUNK_BYTES,
+                                     m->layout.member_bytes);
+    uint64_t length = sl_min_u64 (RESYNC_BLOCK_BYTES, chunk_end - m->resync_offset_bytes);
+    struct md_op *op = cl_xcalloc (1, sizeof *op);
+    op->resync = true;
+    if (raid_plan_rebuild (&op->plan, &m->layout, &m->view, pick_copy, m, member,
+                           m->resync_offset_bytes, length) < 0)
+      abort ();
+    raid_plan_finish (&op->plan);
+    m->resync_offset_bytes += length;
+    if (m->resync_offset_bytes >= chunk_end) {
+      m->stale[member][m->resync_chunk] = 0;
+      m->resync_chunk++;
+      m->resync_offset_bytes = m->resync_chunk * BITMAP_CHUNK_BYTES;
+    }
+    m->resync_bytes += length;
+    m->resync_next_ns = sl_max_u64 (now, m->resync_next_ns)
+      + length * NS_PER_S / SYNC_SPEED_MAX_BYTES_PER_S;
+    if (op->plan.count == 0) {
+      raid_plan_free (&op->plan);
+      free (op);
+      continue;
+    }
+    struct cl_io *io = cl_io_new (t->cluster);
+    io->op = SL_OP_WRITE;
+    io->target = t;
+    io->start_ns = now;
+    io->owner = op;
+    op->phase1_start = raid_plan_phase1_start (&op->plan);
+    op->phase = op->phase1_start > 0 ? 0 : 1;
+    m->resync_in_flight++;
+    start_phase (t, io);
+  }
+}
+
+static void
+resync_block_done (struct cl_target *t, struct cl_io *io)
+{
+  struct md *m = t->self;
+  cl_io_free (t->cluster, io);
+  m->resync_in_flight--;
+  resync_pump (t);
+}
+
+/* Members on node: a mask. */
+static uint32_t
+members_on (const struct md *m, unsigned node)
+{
+  uint32_t mask = 0;
+  for (uint32_t i = 0; m->member_node && i < m->member_count; i++)
+    if (m->member_node[i] == node)
+      mask |= 1u << i;
+  return mask;
+}
+
+static uint32_t
+tolerated (const struct md *m)
+{
+  switch (m->layout.level) {
+  case 1: return m->member_count - 1;
+  case 5: return 1;
+  case 6: return 2;
+  default: return 0;
+  }
+}
+
+int
+cl_md_node_check (const struct cl_target *t, unsigned node, bool down, char *err,
+                  size_t err_bytes)
+{
+  if (!is_md (t))
+    return 0;
+  const struct md *m = t->self;
+  uint32_t mask = members_on (m, node);
+  if (!down || mask == 0)
+    return 0;
+  /* an array whose home is down (or going) does no I/O */
+  int home = cl_node_find (t->cluster, t->node);
+  if (home < 0 || (unsigned) home == node || t->cluster->node[home].down)
+    return 0;
+  uint32_t failed = (uint32_t) __builtin_popcount (m->view.failed_mask | mask);
+  if (failed > tolerated (m)) {
+    snprintf (err, err_bytes, "%s would lose %u of its %u components (it tolerates %u)",
+              t->name, failed, m->member_count, tolerated (m));
+    return -1;
+  }
+  return 0;
+}
+
+void
+cl_md_node_event (struct cl_target *t, unsigned node, bool down)
+{
+  if (!is_md (t))
+    return;
+  struct md *m = t->self;
+  uint32_t mask = members_on (m, node);
+  if (mask == 0)
+    return;
+  if (down) {
+    if (m->stale == NULL)
+      m->stale = cl_xcalloc (m->member_count, sizeof *m->stale);
+    for (uint32_t i = 0; i < m->member_count; i++)
+      if ((mask & (1u << i)) && m->stale[i] == NULL) {
+        m->stale[i] = cl_xcalloc (m->bitmap_chunks ? m->bitmap_chunks : 1, 1);
+        t->cluster->memory_bytes += m->bitmap_chunks;
+      }
+    m->view.failed_mask |= mask;
+    /* a member failing while it was being resynced starts over when back */
+    if (m->view.rebuilding >= 0 && (mask & (1u << m->view.rebuilding))) {
+      m->view.rebuilding = -1;
+      resync_finish (t);
+    }
+    m->resync_waiting_mask &= ~mask;
+    return;
+  }
+  m->view.failed_mask &= ~mask;
+  for (uint32_t i = 0; i < m->member_count; i++)
+    if (mask & (1u << i))
+      m->resync_waiting_mask |= 1u << i;
+  if (m->view.rebuilding < 0)
+    resync_finish (t);
+}
+
+static bool
+is_md (const struct cl_target *t)
+{
+  return t->ops == &md_ops;
 }

@@ -30,6 +30,15 @@ struct cl_target *cl_md_new (struct cluster *c, const char *node, const char *na
 struct cl_target *cl_stripe_new (struct cluster *c, const char *node, const char *name,
                                  uint64_t stripe_bytes, struct cl_target *const *members,
                                  unsigned count, char *err, size_t err_bytes);
+/* The nodes holding an md's members (one each, in order): a node going
+ * down fails its members (cl_md_node_event), coming back resyncs what its
+ * bitmap says they missed.  cl_md_node_check: -1 with err when the array
+ * would lose more than it tolerates; 0 for a target that is no md. */
+void cl_md_set_member_nodes (struct cl_target *t, const unsigned *nodes);
+int cl_md_node_check (const struct cl_target *t, unsigned node, bool down, char *err,
+                      size_t err_bytes);
+void cl_md_node_event (struct cl_target *t, unsigned node, bool down);
+
 /* A replicated volume: md RAID-1 over legs, the first local, the others
  * write-mostly (reads always from the first). */
 struct cl_target *cl_mirror_new (struct cluster *c, const char *node, const char *name,

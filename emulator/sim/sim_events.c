@@ -45,7 +45,22 @@ parse_command (struct sl_sim_event *ev, char *err, size_t err_bytes)
 {
   const char *word = ev->command;
   if (strcmp (word, "snapshot") == 0 || strcmp (word, "snapshot delete") == 0) {
-    ev->snapshot = word[8] ? SL_SIM_SNAPSHOT_DELETE : SL_SIM_SNAPSHOT_TAKE;
+    ev->cluster_event = word[8] ? SL_SIM_SNAPSHOT_DELETE : SL_SIM_SNAPSHOT_TAKE;
+    return 0;
+  }
+  if (strncmp (word, "node", 4) == 0 && strchr (" \t", word[4]) && word[4]) {
+    char name[64], state[8], extra;
+    if (sscanf (word + 4, " %63s %7s %c", name, state, &extra) != 2
+        || (strcmp (state, "down") != 0 && strcmp (state, "up") != 0)) {
+      snprintf (err, err_bytes, "--event '%s': node NODE down|up", ev->spec);
+      return -1;
+    }
+    ev->cluster_event = strcmp (state, "down") == 0 ? SL_SIM_NODE_DOWN : SL_SIM_NODE_UP;
+    ev->node = strdup (name);
+    if (ev->node == NULL) {
+      snprintf (err, err_bytes, "--event '%s': out of memory", ev->spec);
+      return -1;
+    }
     return 0;
   }
   size_t length = strcspn (word, " \t");
@@ -62,8 +77,8 @@ parse_command (struct sl_sim_event *ev, char *err, size_t err_bytes)
   }
   if (!sim_takes (word, length)) {
     snprintf (err, err_bytes, "--event '%s': unknown command '%.*s' (storlab-sim takes: %s;"
-              " a cluster: snapshot, snapshot delete)", ev->spec, (int) length, word,
-              sim_commands);
+              " a cluster: snapshot, snapshot delete, node NODE down|up)", ev->spec,
+              (int) length, word, sim_commands);
     return -1;
   }
   char reply[SL_RAID_COMMAND_LINE_BYTES];
@@ -144,10 +159,14 @@ run_event (struct sl_engine *e, void *arg, uint64_t index)
     return;
   ev->done = true;
   ev->done_ns = sl_engine_now_ns (e);
-  if (ev->snapshot) {
+  if (ev->cluster_event) {
     char why[256];
-    if (sl_cluster_snapshot_event (evs->cluster, ev->snapshot == SL_SIM_SNAPSHOT_TAKE, why,
-                                   sizeof why) != 0) {
+    int rc = ev->node
+      ? sl_cluster_node_event (evs->cluster, ev->node, ev->cluster_event == SL_SIM_NODE_DOWN,
+                               why, sizeof why)
+      : sl_cluster_snapshot_event (evs->cluster, ev->cluster_event == SL_SIM_SNAPSHOT_TAKE, why,
+                                   sizeof why);
+    if (rc != 0) {
       snprintf (evs->error, sizeof evs->error, "--event '%s': refused at %.9g s: %s", ev->spec,
                 seconds (ev->at_ns), why);
       evs->failed = true;
@@ -171,10 +190,11 @@ sl_sim_events_check_kind (const struct sl_sim_events *evs, bool cluster, char *e
                           size_t err_bytes)
 {
   for (size_t i = 0; i < evs->count; i++)
-    if ((evs->items[i].snapshot != 0) != cluster) {
+    if ((evs->items[i].cluster_event != 0) != cluster) {
       snprintf (err, err_bytes, cluster
-                ? "--event '%s': a cluster takes snapshot events only (snapshot, snapshot delete)"
-                : "--event '%s': snapshot events are a cluster's (storlab-sim cluster)",
+                ? "--event '%s': a cluster takes its own events only (snapshot, snapshot "
+                "delete, node NODE down|up)"
+                : "--event '%s': snapshot and node events are a cluster's (storlab-sim cluster)",
                 evs->items[i].spec);
       return -1;
     }
@@ -216,6 +236,7 @@ sl_sim_events_free (struct sl_sim_events *evs)
   for (size_t i = 0; i < evs->count; i++) {
     free (evs->items[i].spec);
     free (evs->items[i].command);
+    free (evs->items[i].node);
   }
   free (evs->items);
   evs->items = NULL;

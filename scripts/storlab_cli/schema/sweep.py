@@ -41,6 +41,9 @@
     events = [ { at_s = 60, command = "snapshot" } ]   target "volumes" whose set has
                                      snapshots: one of each volume the point drives
                                      ("snapshot delete": each one's oldest)
+    events = [ { at_s = 10, command = "node node3 down" } ]   a profile target: a node
+                                     holding components or copies fails ("node NODE up":
+                                     it comes back and resyncs), as `storlab node` does
 
     [plot]
     x = "iodepth"                    default: the first swept key
@@ -105,11 +108,26 @@ PHASE_DEFAULTS = {"precondition": True, "ramp_s": 2, "duration_s": 10, "interval
 class Event:
     at_s: float
     command: str
-    device: str | None         # None: a snapshot event (SNAPSHOT_EVENTS)
+    device: str | None         # None: a profile's event (snapshot, node)
 
     @property
     def is_snapshot(self):
+        return self.command in SNAPSHOT_EVENTS
+
+    @property
+    def is_node(self):
+        return self.command.split()[0] == "node"
+
+    @property
+    def is_profile(self):
+        """An event of the profile's stack (snapshot, node), not of a device."""
         return self.device is None
+
+    @property
+    def node(self):
+        """A node event's node and whether it goes down: ("node3", True)."""
+        _, name, state = self.command.split()
+        return name, state == "down"
 
 
 @dataclass
@@ -389,10 +407,23 @@ class _SweepLoader(Loader):
                 self.fail(f"{key_path}.command", "snapshots are of workload volumes: needs "
                           f"workload.target = \"{TARGET_VOLUMES}\"", command)
             return Event(float(at_s), command, None)
+        if verb == "node":
+            words = command.split()
+            if len(words) != 3 or words[2] not in ("down", "up"):
+                self.fail(f"{key_path}.command", "a node event is \"node NODE down\" or "
+                          "\"node NODE up\"", command)
+            if "device" in table:
+                self.fail(f"{key_path}.device", "a node event acts on a node, not on a device",
+                          table["device"])
+            if workload["target"] not in PROFILE_TARGETS:
+                self.fail(f"{key_path}.command", "a node event fails a node of the storage "
+                          "profile: needs workload.target = \"volumes\" or \"share\"", command)
+            return Event(float(at_s), " ".join(words), None)
         if verb not in ("battery", "policy", "fail-member", "replace-member"):
             self.fail(f"{key_path}.command", "not a live control command (battery STATE, "
-                      "policy POLICY, fail-member N, replace-member N) or a snapshot event "
-                      "(snapshot, snapshot delete)", command)
+                      "policy POLICY, fail-member N, replace-member N), a snapshot event "
+                      "(snapshot, snapshot delete) or a node event (node NODE down|up)",
+                      command)
         device = self.string(table.get("device", workload["target"]), f"{key_path}.device")
         if device in PROFILE_TARGETS:
             self.fail(f"{key_path}.device", "needs the raid device's name", device)

@@ -117,6 +117,50 @@ def _check_snapshot_event(sweep, topo, point, event):
                         f"than {volumes.key_path}.snapshot_depth = {volumes.snapshot_depth}")
 
 
+def _arrays(topo):
+    """(home, component nodes, failures tolerated) of every array the profile
+    builds: each policy volume with copies or pieces, each replicated volume."""
+    profile = topo.profile
+    out = [(home, holders, v.ftt) for v in profile.all_volume_sets() if v.ftt > 0
+           for (home, _), holders in v.holders.items()]
+    if profile.replicas is not None:
+        out += [(r.primary, r.holders, profile.replicas.ftt) for r in profile.replicas.volumes]
+    return out
+
+
+def _check_node_events(sweep, topo, point, active, backend):
+    """A point's node events, in time order: nodes of the topology that run
+    none of the sweep's workload, each down before it comes up, and no
+    array left with more of its components down than it tolerates (an
+    array whose home is down does no I/O)."""
+    where = f"{sweep.path}: point {point.index}"
+    names = [n.name for n in topo.nodes]
+    events = sorted((e for e in point.events if e.is_node), key=lambda e: e.at_s)
+    if events and backend == "lab" and any(e.is_snapshot for e in point.events):
+        raise UserError(f"{where}: in a lab a point's node events and snapshot events do not "
+                        "mix (each changes the lab's state): give them points of their own")
+    down = set()
+    for event in events:
+        node, going_down = event.node
+        what = f"{where}: event {event.command!r}"
+        if node not in names:
+            raise UserError(f"{what}: no node '{node}' in {topo.path} (nodes: {', '.join(names)})")
+        if node in active:
+            raise UserError(f"{what}: {node} runs the sweep's workload (workload.nodes); a node "
+                            "event fails a node that holds components or copies only")
+        if going_down == (node in down):
+            raise UserError(f"{what}: {node} is {'down' if going_down else 'up'} already then")
+        if not going_down:
+            down.discard(node)
+            continue
+        down.add(node)
+        for home, holders, ftt in _arrays(topo):
+            lost = [h for h in holders if h in down]
+            if home not in down and len(lost) > ftt:
+                raise UserError(f"{what}: {home}'s array over {', '.join(holders)} would lose "
+                                f"{len(lost)} components ({', '.join(lost)}); it tolerates {ftt}")
+
+
 def make(sweep, topo, backend=None):
     backend = backend or sweep.backend
     names = [n.name for n in topo.nodes]
@@ -139,6 +183,8 @@ def make(sweep, topo, backend=None):
                     _check_snapshot_event(sweep, topo, point, event)
     if target == TARGET_SHARE:
         _check_shares(sweep, topo, active)
+    for point in sweep.points:
+        _check_node_events(sweep, topo, point, active, backend)
     devices, event_devices = {}, {}
     for name in active:
         topo_node = topo.node(name)
@@ -172,8 +218,8 @@ def make(sweep, topo, backend=None):
                 controlled[target] = devices[name]
         for point in sweep.points:
             for event in point.events:
-                if event.is_snapshot:
-                    continue                   # the volumes' events, checked above
+                if event.is_profile:
+                    continue                   # the profile's events, checked above
                 device = _device(topo_node, event.device)
                 if device is None:
                     raise UserError(f"{sweep.path}: point {point.index}: event device "

@@ -76,7 +76,7 @@ class SimBackend:
         argv = [paths.simulator(), "cluster"]
         if self.sweep.phases["interval_s"] > 0:
             argv.append(f"--interval-ms={self.sweep.phases['interval_s'] * 1000}")
-        for event in point.events:           # snapshot events (plan.py lets no other here)
+        for event in point.events:           # the profile's events (plan.py lets no other here)
             argv += ["--event", f"{event.at_s * 1000:.0f}ms:{event.command}"]
         if self.sweep.phases["precondition"]:
             # The lab preconditions by writing the whole working set first
