@@ -178,11 +178,15 @@ class LabBackend:
 
     def _node_event(self, event, sent_s, events):
         """`storlab node LAB NODE down|up` (lifecycle.py) in a thread of its
-        own, so the point's stats and fio keep their timing while a node
-        boots; what it did goes to events when done."""
+        own, after the point's earlier node events, so the point's stats
+        and fio keep their timing while a node boots; what it did goes to
+        events when done."""
         node, down = event.node
+        previous = self.node_events[-1] if self.node_events else None
 
         def work():
+            if previous is not None:
+                previous.join()          # a point's node events happen in their order
             try:
                 (lifecycle.node_down if down else lifecycle.node_up)(self.topo.name, node)
                 reply = "ok"
