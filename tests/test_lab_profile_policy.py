@@ -72,38 +72,6 @@ def test_a_sweep_on_a_volume_set(policy_lab, tmp_path):
     assert "volume node3 mirror-u1v1 16M method=mirror on=node3,node4" in spec
 
 
-def test_a_sweep_fails_a_node_and_brings_it_back(policy_lab, tmp_path):
-    """events = [node node4 down at 1 s, node node4 up at 2 s] while node3's
-    fio writes its mirror (copies on node3 and node4): the point runs on
-    degraded, node4 boots again in the background (the point waits for it
-    at its end), and every array over node4 resyncs: node3's mirror, and
-    node1's and node2's RAID-5 (a piece each on node4)."""
-    sweep_file = tmp_path / "sweep.toml"
-    sweep_file.write_text(
-        f'name = "node-event"\ntopology = "{os.path.join(TOPOLOGIES, "profile-policy.toml")}"\n'
-        '[workload]\ntarget = "volumes"\nnodes = ["node3"]\nvolume_set = "mirror"\n'
-        'rw = "randwrite"\nbs = "4k"\nsize = "8M"\n'
-        "[phases]\nramp_s = 1\nduration_s = 4\n[sweep]\niodepth = [4]\n"
-        '[[sweep.points]]\nlabel = "node4 fails"\niodepth = 4\n'
-        'events = [ { at_s = 1, command = "node node4 down" }, '
-        '{ at_s = 2, command = "node node4 up" } ]\n')
-    out = tmp_path / "results"
-    started = time.monotonic()
-    result = storlab("sweep", str(sweep_file), "--out", str(out), "--no-predict", timeout=900)
-    assert result.returncode == 0, result.stderr
-    events = json.loads((out / "points" / "001" / "events.json").read_text())
-    assert sorted((e["node"], e["command"], e["reply"]) for e in events) == \
-        [("node4", "node node4 down", "ok"), ("node4", "node node4 up", "ok")]
-    fio = json.loads((out / "points" / "001" / "fio-node3-u1.json").read_text())
-    assert fio["jobs"][0]["error"] == 0 and fio["jobs"][0]["write"]["total_ios"] > 0
-    deadline = time.monotonic() + 300
-    wait_in_sync(policy_lab, "node3", "md101", 2, deadline)
-    for home in ("node1", "node2"):
-        wait_in_sync(policy_lab, home, "md100", 4, deadline)
-    print(f"\nsweep with node4 down and up, arrays back in sync: "
-          f"{time.monotonic() - started:.1f} s")
-
-
 def test_a_small_write_reads_and_writes_data_and_parity(policy_lab):
     """2000 random 4 KiB writes on node1's volume (24 MiB, 512 KiB chunks):
     md's read-modify-write reads the old data and parity (2 reads; fewer

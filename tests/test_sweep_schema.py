@@ -412,7 +412,7 @@ def test_node_events(tmp_path):
     components and bring it back."""
     sweep = load(tmp_path, NODE_SWEEP + node_events((5, "node node2 down"),
                                                     (15, "node  node2 up")),
-                 topology_text=NODE_TOPOLOGY)
+                 "sim", NODE_TOPOLOGY)
     events = sweep.points[-1].events
     assert [(e.command, e.is_node, e.is_profile, e.node) for e in events] == [
         ("node node2 down", True, True, ("node2", True)),
@@ -422,16 +422,16 @@ def test_node_events(tmp_path):
 
 
 @pytest.mark.parametrize("events, needle, backend", [
-    ([(5, "node node2 sideways")], 'a node event is "node NODE down" or "node NODE up"', None),
-    ([(5, "node node9 down")], "event 'node node9 down': no node 'node9'", None),
-    ([(5, "node node1 down")], "node1 runs the sweep's workload (workload.nodes)", None),
-    ([(5, "node node2 up")], "event 'node node2 up': node2 is up already then", None),
-    ([(5, "node node2 down"), (6, "node node2 down")], "node2 is down already then", None),
+    ([(5, "node node2 sideways")], 'a node event is "node NODE down" or "node NODE up"', "sim"),
+    ([(5, "node node9 down")], "event 'node node9 down': no node 'node9'", "sim"),
+    ([(5, "node node1 down")], "node1 runs the sweep's workload (workload.nodes)", "sim"),
+    ([(5, "node node2 up")], "event 'node node2 up': node2 is up already then", "sim"),
+    ([(5, "node node2 down"), (6, "node node2 down")], "node2 is down already then", "sim"),
     # each mirror loses one copy: tolerated
-    ([(5, "node node2 down"), (6, "node node3 down")], None, None),
-    ([(5, "node node2 down"), (6, "node node2 up"), (7, "node node3 down")], None, None),
+    ([(5, "node node2 down"), (6, "node node3 down")], None, "sim"),
+    ([(5, "node node2 down"), (6, "node node2 up"), (7, "node node3 down")], None, "sim"),
     # node4 holds nothing: down and up do no harm
-    ([(5, "node node4 down"), (6, "node node2 down")], None, None),
+    ([(5, "node node4 down"), (6, "node node2 down")], None, "sim"),
 ])
 def test_bad_node_events(tmp_path, events, needle, backend):
     text = NODE_SWEEP + node_events(*events)
@@ -448,16 +448,17 @@ def test_node_events_keep_each_array_within_what_it_tolerates(tmp_path):
     topo = NODE_TOPOLOGY.replace("ftt = 1", 'method = "raid5"')
     refused(tmp_path, NODE_SWEEP + node_events((5, "node node2 down"), (6, "node node3 down")),
             "event 'node node3 down': node1's array over node1, node2, node3, node4 would lose "
-            "2 components (node2, node3); it tolerates 1", None, topo)
+            "2 components (node2, node3); it tolerates 1", "sim", topo)
 
 
-def test_node_events_need_a_profile_target_and_no_snapshots_beside_them_in_a_lab(tmp_path):
+def test_node_events_need_a_profile_target_and_the_simulator(tmp_path):
     refused(tmp_path, SWEEP + node_events((5, "node node2 down")),
             'a node event fails a node of the storage profile: needs workload.target = '
             '"volumes" or "share"')
     topo = NODE_TOPOLOGY.replace("ftt = 1", 'ftt = 1\nsnapshots = "redo-log"')
     text = NODE_SWEEP + node_events((5, "node node2 down"), (6, "snapshot"))
-    refused(tmp_path, text, "in a lab a point's node events and snapshot events do not mix",
+    refused(tmp_path, text, "event 'node node2 down': a lab sweep takes no node events (in a "
+            "lab: `storlab node LAB NODE down|up`; the simulator models them: --backend sim)",
             "lab", topo)
     sweep = load(tmp_path, text, "sim", topo)
     sweep_plan.make(sweep, topology.load(sweep.topology_path), "sim")

@@ -41,9 +41,9 @@
     events = [ { at_s = 60, command = "snapshot" } ]   target "volumes" whose set has
                                      snapshots: one of each volume the point drives
                                      ("snapshot delete": each one's oldest)
-    events = [ { at_s = 10, command = "node node3 down" } ]   a profile target: a node
-                                     holding components or copies fails ("node NODE up":
-                                     it comes back and resyncs), as `storlab node` does
+    events = [ { at_s = 10, command = "node node3 down" } ]   a profile target, the
+                                     simulator: a node holding components or copies fails
+                                     ("node NODE up": it comes back and resyncs)
 
     [plot]
     x = "iodepth"                    default: the first swept key

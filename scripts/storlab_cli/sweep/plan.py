@@ -129,16 +129,17 @@ def _arrays(topo):
 
 
 def _check_node_events(sweep, topo, point, active, backend):
-    """A point's node events, in time order: nodes of the topology that run
-    none of the sweep's workload, each down before it comes up, and no
-    array left with more of its components down than it tolerates (an
-    array whose home is down does no I/O)."""
+    """A point's node events (the simulator's), in time order: nodes of the
+    topology that run none of the sweep's workload, each down before it
+    comes up, and no array left with more of its components down than it
+    tolerates (an array whose home is down does no I/O)."""
     where = f"{sweep.path}: point {point.index}"
     names = [n.name for n in topo.nodes]
     events = sorted((e for e in point.events if e.is_node), key=lambda e: e.at_s)
-    if events and backend == "lab" and any(e.is_snapshot for e in point.events):
-        raise UserError(f"{where}: in a lab a point's node events and snapshot events do not "
-                        "mix (each changes the lab's state): give them points of their own")
+    if events and backend == "lab":
+        raise UserError(f"{where}: event {events[0].command!r}: a lab sweep takes no node events "
+                        "(in a lab: `storlab node LAB NODE down|up`; the simulator models them: "
+                        "--backend sim)")
     down = set()
     for event in events:
         node, going_down = event.node

@@ -11,7 +11,6 @@ import glob
 import json
 import os
 import subprocess
-import threading
 import time
 
 from storlab_cli import paths
@@ -44,8 +43,6 @@ class LabBackend:
         self.domains = {}
         self.running = []          # (domain, pid) of fio processes now in the guests
         self.point_snapshots = []  # (node, volume, id) the running point's events took
-        self.node_events = []      # threads carrying out the running point's node events
-        self.nodes_down = set()    # nodes the running point's events took down
         self.state = None
 
     # ---- lab lifecycle -----------------------------------------------------------
@@ -176,42 +173,6 @@ class LabBackend:
         return [(node, name) for node in sweep_plan.point_nodes(self.plan, workload)
                 for unit in range(1, workload["units"] + 1) for name in volumes.unit_names(unit)]
 
-    def _node_event(self, event, sent_s, events):
-        """`storlab node LAB NODE down|up` (lifecycle.py) in a thread of its
-        own, after the point's earlier node events, so the point's stats
-        and fio keep their timing while a node boots; what it did goes to
-        events when done."""
-        node, down = event.node
-        previous = self.node_events[-1] if self.node_events else None
-
-        def work():
-            if previous is not None:
-                previous.join()          # a point's node events happen in their order
-            try:
-                (lifecycle.node_down if down else lifecycle.node_up)(self.topo.name, node)
-                reply = "ok"
-            except UserError as e:
-                reply = f"error {e}"
-            events.append({"t_s": round(sent_s, 3), "node": node, "command": event.command,
-                           "reply": reply})
-        (self.nodes_down.add if down else self.nodes_down.discard)(node)
-        thread = threading.Thread(target=work, name=f"storlab {event.command}", daemon=True)
-        self.node_events.append(thread)
-        thread.start()
-
-    def _end_node_events(self):
-        """Waits for the point's node events, brings back the nodes they
-        left down (the next point starts with every node), and rereads the
-        lab's state they changed."""
-        for thread in self.node_events:
-            thread.join()
-        self.node_events = []
-        while self.nodes_down:
-            node = self.nodes_down.pop()
-            self.say(f"  bringing {node} back up after the point")
-            lifecycle.node_up(self.topo.name, node)
-        self.state = lifecycle.load_state(self.topo.name)
-
     def _drop_point_snapshots(self):
         """The snapshots a point's events took and left, deleted after its
         measured window (newest first), so every point starts from the chain
@@ -328,9 +289,6 @@ class LabBackend:
                 if event.is_snapshot:
                     events.extend(self._snapshot_event(event, workload, sent_s))
                     return
-                if event.is_node:
-                    self._node_event(event, sent_s, events)
-                    return
                 for node in self.plan.nodes:
                     reply = self._control(node, event.device, event.command)
                     events.append({"t_s": round(sent_s, 3), "node": node,
@@ -346,13 +304,7 @@ class LabBackend:
             results = self._wait_all(started, timeout_s, timers)
             snapshots["after"] = self._snapshot()
         finally:
-            self._end_node_events()
             self._drop_point_snapshots()
-        failed = [e for e in events if str(e.get("reply", "")).startswith("error ")
-                  and "device" not in e]
-        if failed:
-            raise UserError(f"point {point.index}: event {failed[0]['command']!r} failed: "
-                            f"{failed[0]['reply'][6:]}")
         for (node, unit), result in sorted(results.items()):
             out = self._check((node, unit), result, f"point {point.index}")
             with open(os.path.join(point_dir, f"fio-{node}-u{unit}.json"), "wb") as f:
