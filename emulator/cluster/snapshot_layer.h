@@ -1,6 +1,7 @@
 /* snapshot_layer.h — the snapshot layer's state, shared by its target
  * (layer_snapshot.c) and its two mechanisms: redo-log (snapshot_redo_log.c,
- * dm-snapshot) and redirect-on-write (snapshot_thin.c, dm-thin).  Every I/O
+ * dm-snapshot) and redirect-on-write (snapshot_thin.c, dm-thin), which write
+ * through a shared copy path (snapshot_copy.c).  Every I/O
  * of the layer goes to its base: the volume, then its snapshots' room. */
 #ifndef STORLAB_CLUSTER_SNAPSHOT_LAYER_H
 #define STORLAB_CLUSTER_SNAPSHOT_LAYER_H
@@ -70,7 +71,8 @@ struct snapshot_layer {
   uint64_t merge_reads, merge_writes;
 };
 
-/* A done callback for the layer's own background I/O: frees it. */
+/* snapshot_copy.c.  A done callback for the layer's own background I/O:
+ * frees it. */
 void cl_snapshot_io_free (struct cl_io *io);
 /* A completed read of the layer's own sent down again as a write of the
  * same length at offset, done with done (a copy's second half). */
