@@ -49,6 +49,7 @@ import concurrent.futures
 from storlab_cli.lab import snapshots
 from storlab_cli.lab.guest_scripts import run_step
 from storlab_cli.schema import topology, volumes as volume_schema
+from storlab_cli.schema.capacity_layout import component_lv, replica_lv
 from storlab_cli.schema.profile_common import linked
 from storlab_cli.errors import UserError
 
@@ -106,7 +107,7 @@ def _placement(profile, node, lv):
     """Where LV lv goes on node (lib.sh new_lv's PLACEMENT): "-", or the
     capacity devices schema/capacity_layout.py picked, striped by the disk
     group's stripe unit."""
-    devices = profile.lv_devices.get(node, {}).get(lv)
+    devices = profile.lv_devices_of(node, lv)
     if not devices:
         return "-"
     return f"{profile.disk_group.stripe_kib}:{','.join(devices)}"
@@ -200,17 +201,16 @@ def _set_of(topo, volume):
 
 
 def _component_nqn(topo, volume, holder):
-    return nqn(topo.name, f"c-{volume['home']}-{volume['volume']}", holder)
+    return nqn(topo.name, component_lv(volume["home"], volume["volume"]), holder)
 
 
 def _component(topo, domains, volume, holder):
     """holder's component of volume; the home's own is its array's first leg."""
-    v = _set_of(topo, volume)
+    v, lv = _set_of(topo, volume), component_lv(volume["home"], volume["volume"])
     exported = _component_nqn(topo, volume, holder) if holder != volume["home"] else "-"
     out = run_step(domains[holder], holder, "component.sh",
                    [volume["home"], volume["volume"], v.component_lv_mib(),
-                    int(v.checksum), exported,
-                    _placement(topo.profile, holder, f"c-{volume['home']}-{volume['volume']}")])
+                    int(v.checksum), exported, _placement(topo.profile, holder, lv)])
     if holder == volume["home"]:
         volume["local"] = out["device"][0]
 
@@ -286,7 +286,7 @@ def _export_copy(topo, domains, volume, holder):
     run_step(domains[holder], holder, "replica-export.sh",
              [volume["volume"], topo.profile.replicas.size_mib,
               nqn(topo.name, volume["volume"], holder),
-              _placement(topo.profile, holder, f"replica-{volume['volume']}")])
+              _placement(topo.profile, holder, replica_lv(volume["volume"]))])
 
 
 def _mirror(topo, domains, volume, say):
@@ -302,7 +302,7 @@ def _mirror(topo, domains, volume, say):
             unreachable.append(peer)
     out = run_step(domains[primary], primary, "replica-mirror.sh",
                    [volume["volume"], volume["index"], topo.profile.replicas.size_mib,
-                    _placement(topo.profile, primary, f"replica-{volume['volume']}")] + legs)
+                    _placement(topo.profile, primary, replica_lv(volume["volume"]))] + legs)
     # "missing NQN@[ADDR]:PORT": the holder is the NQN's last field
     volume["missing"] = unreachable + [m.split("@")[0].rsplit(":", 1)[-1]
                                        for m in out.get("missing", [])]

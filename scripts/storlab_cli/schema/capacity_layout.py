@@ -24,6 +24,17 @@ EXTENT_BYTES = 4 * MIB
 PE_START_BYTES = MIB
 
 
+def component_lv(home, volume):
+    """The LV of a component of volume (homed on home) on the node holding
+    it, as scripts/profiles/component.sh names it."""
+    return f"c-{home}-{volume}"
+
+
+def replica_lv(volume):
+    """A replicated volume's copy on each holder (lib.sh ensure_replica_lv)."""
+    return f"replica-{volume}"
+
+
 def split_nodes(profile):
     """The nodes whose volume group lies on their capacity devices: those
     holding an LV of a set with stripe_width."""
@@ -52,11 +63,11 @@ def _lvs_of(profile, node):
             lvs += [(name, v.base_mib(), v.stripe_width or 1)
                     for home, _, name in v.names() if home == node]
     if profile.replicas is not None:
-        lvs += [(f"replica-{r.name}", profile.replicas.size_mib, 1)
+        lvs += [(replica_lv(r.name), profile.replicas.size_mib, 1)
                 for r in profile.replicas.held_by(node)]
     for v in profile.all_volume_sets():
         if v.has_policy:
-            lvs += [(f"c-{home}-{name}", v.component_lv_mib(), v.stripe_width or 1)
+            lvs += [(component_lv(home, name), v.component_lv_mib(), v.stripe_width or 1)
                     for home, index, name in v.names() if node in v.holders[(home, index)]]
     return lvs
 

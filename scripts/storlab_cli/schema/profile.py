@@ -136,6 +136,11 @@ class Profile:
         """The set a workload's volume_set names ("": profile.volumes), or None."""
         return self.volumes if name == "" else self.volume_sets.get(name)
 
+    def lv_devices_of(self, node, lv):
+        """The capacity devices LV lv of node lies on, or None (its volume
+        group is its local volume as it is: capacity_layout.py)."""
+        return self.lv_devices.get(node, {}).get(lv)
+
     def needs_volume_group(self, node):
         """Whether node holds a replica copy or workload volumes (LVs)."""
         return bool((self.replicas is not None and self.replicas.held_by(node))

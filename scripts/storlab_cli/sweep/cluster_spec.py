@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from storlab_cli.errors import UserError
 from storlab_cli.lab.nbdkit import STORLAB_PLUGINS
 from storlab_cli.schema import volumes as volume_schema
+from storlab_cli.schema.capacity_layout import component_lv, replica_lv
 from storlab_cli.schema.profile_common import md_data_offset_bytes
 from storlab_cli.schema.sizes import parse_size_bytes
 from storlab_cli.schema.sweep import HOST_PATH_KEYS, TARGET_VOLUMES
@@ -123,9 +124,10 @@ def _local_stack(profile, node, workload):
         if node.name in profile.lv_devices:
             words.append("volume-group=per-device")
         if group.space_efficiency:
+            data = workload or {}
             words += [f"space-efficiency={group.space_efficiency}",
-                      f"dedupe-percent={(workload or {}).get('dedupe_percentage', 0)}",
-                      f"compress-percent={(workload or {}).get('buffer_compress_percentage', 0)}"]
+                      f"dedupe-percent={data.get('dedupe_percentage', 0)}",
+                      f"compress-percent={data.get('buffer_compress_percentage', 0)}"]
         capacity = group.capacity[node.name]
         return " ".join(words + capacity), {group.cache, *capacity}
     if profile.needs_volume_group(node.name):
@@ -137,7 +139,7 @@ def _local_stack(profile, node, workload):
 def _on_devices(profile, node, lv):
     """NODE, or NODE:DEV+DEV... when the LV lv lies on capacity devices
     node's volume group is made of (schema/capacity_layout.py)."""
-    devices = profile.lv_devices.get(node, {}).get(lv)
+    devices = profile.lv_devices_of(node, lv)
     return f"{node}:{'+'.join(devices)}" if devices else node
 
 
@@ -148,12 +150,12 @@ def _volume_line(profile, volumes, node, index, name):
     pool's metadata (the base holds the volume and that room:
     schema/volumes.py base_mib, layer_snapshot.c)."""
     words = ["volume", node, name, f"{volumes.size_mib}M"]
-    own_lv = f"c-{node}-{name}" if volumes.has_policy else name
-    if volumes.ftt == 0 and own_lv in profile.lv_devices.get(node, {}):
-        words.append("devices=" + "+".join(profile.lv_devices[node][own_lv]))
+    own = profile.lv_devices_of(node, component_lv(node, name) if volumes.has_policy else name)
+    if volumes.ftt == 0 and own:
+        words.append("devices=" + "+".join(own))
     if volumes.ftt > 0:
         words += [f"method={volumes.method}",
-                  "on=" + ",".join(_on_devices(profile, h, f"c-{node}-{name}")
+                  "on=" + ",".join(_on_devices(profile, h, component_lv(node, name))
                                    for h in volumes.holders[(node, index)])]
         if volumes.method in volume_schema.ERASURE_CODES:
             words.append(f"chunk={volume_schema.VOLUME_CHUNK_BYTES // 1024}k")
@@ -195,7 +197,7 @@ def text(topo, laid_out, sim_host=None, workload=None):
               for volumes in profile.all_volume_sets() for node, index, name in volumes.names()]
     if profile.replicas is not None:
         lines += [" ".join(["replica", r.name, f"{profile.replicas.size_mib}M"]
-                           + [_on_devices(profile, h, f"replica-{r.name}") for h in r.holders])
+                           + [_on_devices(profile, h, replica_lv(r.name)) for h in r.holders])
                   for r in profile.replicas.volumes]
     lines += [f"export {x.node} at={x.at_bytes} size={x.size_bytes} {x.kind}={x.name}"
               for x in laid_out]
