@@ -250,10 +250,14 @@ sl_cluster_node_event (struct cluster *c, const char *node, bool down, char *err
                 "components only)", node);
       return -1;
     }
-  /* every array first: none changes when one would fail */
-  for (struct cl_target *t = c->targets; t; t = t->next_all) {
+  /* every array first: none changes when one would fail (an array whose
+   * home is down, or going, does no I/O) */
+  for (struct cl_target *t = c->targets; down && t; t = t->next_all) {
     char why[192];
-    if (cl_md_node_check (t, (unsigned) n, down, why, sizeof why) != 0) {
+    if (cl_md_node_check (t, (unsigned) n, why, sizeof why) == 0)
+      continue;
+    int home = cl_node_find (c, t->node);
+    if (home >= 0 && home != n && !c->node[home].down) {
       snprintf (err, err_bytes, "node %s down: %s", node, why);
       return -1;
     }

@@ -95,7 +95,7 @@ spec_size (struct spec *s, const char *key, const char *value, uint64_t *out)
 
 int
 spec_number (struct spec *s, const char *key, const char *value, double lo, double hi,
-              double *out)
+             double *out)
 {
   char *end;
   errno = 0;
@@ -144,7 +144,7 @@ spec_check_stage (struct spec *s, const char *what, unsigned stage, const char *
 {
   if (stage < s->stage)
     return spec_fail (s, "%s after %s: statements come in the order node, device, link, local, "
-                 "volume/replica, export", what, before);
+                      "volume/replica, export", what, before);
   s->stage = stage;
   return 0;
 }
@@ -180,7 +180,7 @@ st_node (struct spec *s, char **w, unsigned n)
   struct cluster *c = s->c;
   if (strlen (w[1]) >= CL_NAME_BYTES || strchr (w[1], '/'))
     return spec_fail (s, "node %s: a name of at most %u characters without '/'", w[1],
-                 CL_NAME_BYTES - 1);
+                      CL_NAME_BYTES - 1);
   if (cl_node_find (c, w[1]) >= 0)
     return spec_fail (s, "node %s: named twice", w[1]);
   if (c->node_count == CL_MAX_NODES)
@@ -210,7 +210,7 @@ st_node (struct spec *s, char **w, unsigned n)
     }
     else
       return spec_fail (s, "node %s: unknown key '%s' (known: host, cores, per-io-us, "
-                   "per-remote-io-us)", w[1], key);
+                        "per-remote-io-us)", w[1], key);
   }
   struct cl_node *node = &c->node[c->node_count++];
   snprintf (node->name, sizeof node->name, "%s", w[1]);
@@ -271,12 +271,12 @@ st_device (struct spec *s, char **w, unsigned n)
   const struct sl_device_kind *kind = sl_device_kind_find (w[3]);
   if (kind == NULL)
     return spec_fail (s, "device %s: unknown kind '%s' (known: %s)", w[2], w[3],
-                 sl_device_kind_names ());
+                      sl_device_kind_names ());
   char full[96];
   snprintf (full, sizeof full, "%s/%s", w[1], w[2]);
   if (strlen (w[2]) >= CL_NAME_BYTES || strchr (w[2], '/') || cl_target_find (s->c, full))
     return spec_fail (s, "device %s: a new name of at most %u characters without '/'", w[2],
-                 CL_NAME_BYTES - 1);
+                      CL_NAME_BYTES - 1);
   struct sl_model model = build_device (s, kind, w, n);
   if (model.ops == NULL)
     return -1;
@@ -325,7 +325,7 @@ st_link (struct spec *s, char **w, unsigned n)
     }
     else
       return spec_fail (s, "link %s %s: unknown key '%s' (known: preset, latency-us, "
-                   "bandwidth-mb-s)", w[1], w[2], key);
+                        "bandwidth-mb-s)", w[1], w[2], key);
   }
   struct cluster *c = s->c;
   if (c->link_count % 64 == 0) {
@@ -397,7 +397,7 @@ st_export (struct spec *s, char **w, unsigned n)
       : cl_link_find (c, (unsigned) node, (unsigned) server, &a_to_b);
     if (server != node && link == NULL)
       return spec_fail (s, "export %s: no link to %s, which serves %s", w[1], volume->node,
-                   target_name);
+                        target_name);
     /* the node serving the share mounts it directly (the lab's bind mount,
      * nfs-export.sh): NFS only from the other nodes */
     snprintf (name, sizeof name, "%s/nfs/%s", w[1], target_name);
@@ -435,7 +435,7 @@ statement (struct spec *s, char **w, unsigned n)
     if (strcmp (w[0], table[i].word) == 0)
       return table[i].fn (s, w, n);
   return spec_fail (s, "unknown statement '%s' (known: pool, node, device, link, local, volume, "
-               "replica, export)", w[0]);
+                    "replica, export)", w[0]);
 }
 
 static int
@@ -472,8 +472,8 @@ parse (struct spec *s, char *text)
     uint64_t used = heap_bytes () - s->heap_start_bytes;
     if (s->budget_bytes && used > s->budget_bytes)
       return spec_fail (s, "the cluster's models need more than %" PRIu64 " MiB by this line (%"
-                   PRIu64 " MiB); this host has %" PRIu64 " MiB for them: fewer nodes, or"
-                   " smaller devices", s->budget_bytes >> 20, used >> 20, s->budget_bytes >> 20);
+                        PRIu64 " MiB); this host has %" PRIu64 " MiB for them: fewer nodes, or"
+                        " smaller devices", s->budget_bytes >> 20, used >> 20, s->budget_bytes >> 20);
   }
   if (!header)
     return spec_fail (s, "empty: the first statement is 'storlab-cluster 1'");

@@ -96,6 +96,14 @@ stored_block_bytes (const struct reduction *r)
   return r->compressible ? COMPRESSED_BYTES : BLOCK_BYTES;
 }
 
+/* The blocks [*first, *end) io touches. */
+static void
+block_span (const struct cl_io *io, uint64_t *first, uint64_t *end)
+{
+  *first = io->offset_bytes / BLOCK_BYTES;
+  *end = (io->offset_bytes + io->length_bytes + BLOCK_BYTES - 1) / BLOCK_BYTES;
+}
+
 static uint64_t
 sectors_bytes (uint64_t bytes)
 {
@@ -132,8 +140,8 @@ static void
 submit_blocks (struct cl_target *t, struct cl_io *io, cl_done_fn done)
 {
   struct reduction *r = t->self;
-  uint64_t first = io->offset_bytes / BLOCK_BYTES;
-  uint64_t end = (io->offset_bytes + io->length_bytes + BLOCK_BYTES - 1) / BLOCK_BYTES;
+  uint64_t first, end;
+  block_span (io, &first, &end);
   uint64_t run = first;
   for (uint64_t b = first; b < end; b++) {
     if (!duplicate (r, b))
@@ -216,8 +224,8 @@ reduction_submit (struct cl_target *t, struct cl_io *io)
                      cl_part_done, NULL);
     return;
   }
-  uint64_t first = io->offset_bytes / BLOCK_BYTES;
-  uint64_t end = (io->offset_bytes + io->length_bytes + BLOCK_BYTES - 1) / BLOCK_BYTES;
+  uint64_t first, end;
+  block_span (io, &first, &end);
   uint64_t fresh = 0;
   for (uint64_t b = first; b < end; b++)
     fresh += !duplicate (r, b);

@@ -149,13 +149,13 @@ static void
 chunk_span (const struct md *m, uint64_t offset, uint64_t length, uint64_t *first,
             uint64_t *last)
 {
-  uint64_t row_bytes = (uint64_t) sl_raid_data_members (m->layout.level, m->layout.members)
-    * m->layout.stripe_bytes;
-  if (m->layout.level == 1)
-    row_bytes = m->layout.stripe_bytes;     /* a mirror's member is the array */
-  uint64_t from = m->layout.level == 1 ? offset : offset / row_bytes * m->layout.stripe_bytes;
-  uint64_t to = m->layout.level == 1 ? offset + length
-    : (offset + length + row_bytes - 1) / row_bytes * m->layout.stripe_bytes;
+  uint64_t from = offset, to = offset + length;     /* a mirror's member is the array */
+  if (m->layout.level != 1) {
+    uint64_t row_bytes = (uint64_t) sl_raid_data_members (m->layout.level, m->layout.members)
+      * m->layout.stripe_bytes;
+    from = offset / row_bytes * m->layout.stripe_bytes;
+    to = (offset + length + row_bytes - 1) / row_bytes * m->layout.stripe_bytes;
+  }
   *first = from / BITMAP_CHUNK_BYTES;
   *last = (to - 1) / BITMAP_CHUNK_BYTES;
 }
@@ -523,30 +523,22 @@ members_on (const struct md *m, unsigned node)
   return mask;
 }
 
+/* The members it may lose: those beyond its data's (for the levels that
+ * hold a node's components, 1, 5 and 6, what each tolerates). */
 static uint32_t
 tolerated (const struct md *m)
 {
-  switch (m->layout.level) {
-  case 1: return m->member_count - 1;
-  case 5: return 1;
-  case 6: return 2;
-  default: return 0;
-  }
+  return m->member_count - sl_raid_data_members (m->layout.level, m->layout.members);
 }
 
 int
-cl_md_node_check (const struct cl_target *t, unsigned node, bool down, char *err,
-                  size_t err_bytes)
+cl_md_node_check (const struct cl_target *t, unsigned node, char *err, size_t err_bytes)
 {
   if (!is_md (t))
     return 0;
   const struct md *m = t->self;
   uint32_t mask = members_on (m, node);
-  if (!down || mask == 0)
-    return 0;
-  /* an array whose home is down (or going) does no I/O */
-  int home = cl_node_find (t->cluster, t->node);
-  if (home < 0 || (unsigned) home == node || t->cluster->node[home].down)
+  if (mask == 0)
     return 0;
   uint32_t failed = (uint32_t) __builtin_popcount (m->view.failed_mask | mask);
   if (failed > tolerated (m)) {
@@ -575,18 +567,14 @@ cl_md_node_event (struct cl_target *t, unsigned node, bool down)
         t->cluster->memory_bytes += m->bitmap_chunks;
       }
     m->view.failed_mask |= mask;
-    /* a member failing while it was being resynced starts over when back */
-    if (m->view.rebuilding >= 0 && (mask & (1u << m->view.rebuilding))) {
-      m->view.rebuilding = -1;
-      resync_finish (t);
-    }
     m->resync_waiting_mask &= ~mask;
+    /* a member failing while it was being resynced starts over when back */
+    if (m->view.rebuilding >= 0 && (mask & (1u << m->view.rebuilding)))
+      resync_finish (t);
     return;
   }
   m->view.failed_mask &= ~mask;
-  for (uint32_t i = 0; i < m->member_count; i++)
-    if (mask & (1u << i))
-      m->resync_waiting_mask |= 1u << i;
+  m->resync_waiting_mask |= mask;
   if (m->view.rebuilding < 0)
     resync_finish (t);
 }

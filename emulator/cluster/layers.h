@@ -32,11 +32,11 @@ struct cl_target *cl_stripe_new (struct cluster *c, const char *node, const char
                                  unsigned count, char *err, size_t err_bytes);
 /* The nodes holding an md's members (one each, in order): a node going
  * down fails its members (cl_md_node_event), coming back resyncs what its
- * bitmap says they missed.  cl_md_node_check: -1 with err when the array
- * would lose more than it tolerates; 0 for a target that is no md. */
+ * bitmap says they missed.  cl_md_node_check: -1 with err when node going
+ * down would make the array lose more than it tolerates (whether its home
+ * still runs is the caller's to weigh); 0 for a target that is no md. */
 void cl_md_set_member_nodes (struct cl_target *t, const unsigned *nodes);
-int cl_md_node_check (const struct cl_target *t, unsigned node, bool down, char *err,
-                      size_t err_bytes);
+int cl_md_node_check (const struct cl_target *t, unsigned node, char *err, size_t err_bytes);
 void cl_md_node_event (struct cl_target *t, unsigned node, bool down);
 
 /* A replicated volume: md RAID-1 over legs, the first local, the others

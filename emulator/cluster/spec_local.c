@@ -89,7 +89,7 @@ local_raid (struct spec *s, unsigned node, const struct local_args *a)
   uint64_t chunk_bytes, offset_bytes = 0;
   if (spec_number (s, "level", level, 0, 10, &l) < 0 || spec_size (s, "chunk", chunk, &chunk_bytes) < 0
       || (arg (a, "data-offset") && spec_size (s, "data-offset", arg (a, "data-offset"),
-                                                &offset_bytes) < 0))
+                                               &offset_bytes) < 0))
     return NULL;
   char name[96], why[256];
   snprintf (name, sizeof name, "%s/md0", s->c->node[node].name);
@@ -111,30 +111,66 @@ reduction_over (struct spec *s, unsigned node, const struct local_args *a, bool 
   const char *mode = arg (a, "space-efficiency");
   double dedupe = 0, compress = 0;
   if ((arg (a, "dedupe-percent") && spec_number (s, "dedupe-percent", arg (a, "dedupe-percent"),
-                                                  0, 100, &dedupe) < 0)
+                                                 0, 100, &dedupe) < 0)
       || (arg (a, "compress-percent") && spec_number (s, "compress-percent",
-                                                       arg (a, "compress-percent"), 0, 100,
-                                                       &compress) < 0))
+                                                      arg (a, "compress-percent"), 0, 100,
+                                                      &compress) < 0))
     return -1;
   if (mode == NULL || strcmp (mode, "none") == 0) {
     if (arg (a, "dedupe-percent") || arg (a, "compress-percent"))
       return spec_fail (s, "local disk-group: dedupe-percent= and compress-percent= need "
-                   "space-efficiency=");
+                        "space-efficiency=");
     return 0;
   }
   bool dedup = strcmp (mode, "dedup-compression") == 0;
   if (!dedup && strcmp (mode, "compression") != 0)
     return spec_fail (s, "local disk-group: space-efficiency=%s (known: none, dedup-compression, "
-                 "compression)", mode);
+                      "compression)", mode);
   if (hybrid)
     return spec_fail (s, "local disk-group: space-efficiency=%s needs mode=all-flash (a hybrid "
-                 "group's capacity devices are disks)", mode);
+                      "group's capacity devices are disks)", mode);
   char name[96], why[256];
   snprintf (name, sizeof name, "%s/data-reduction", s->c->node[node].name);
   *data = cl_data_reduction_new (s->c, s->c->node[node].name, name, *data, &s->c->node[node].cpu,
                                  dedup, (unsigned) dedupe, (unsigned) compress, why, sizeof why);
   if (*data == NULL)
     return spec_fail (s, "local disk-group: %s", why);
+  return 0;
+}
+
+/* volume-group=one (the group is the node's one PV) or per-device: the
+ * node's volume group made of each capacity device's region of the group
+ * (volume-group.sh), the capacity being one device after another; each
+ * region less its first MiB (so the group's own first sectors carry no PV
+ * label). */
+static int
+volume_group (struct spec *s, unsigned node, const struct local_args *a,
+              const struct cl_target *group, double width, uint64_t extents,
+              uint64_t stripe_bytes)
+{
+  const char *vg = arg (a, "volume-group");
+  if (vg == NULL || strcmp (vg, "one") == 0)
+    return 0;
+  if (strcmp (vg, "per-device") != 0)
+    return spec_fail (s, "local disk-group: volume-group=%s (known: one, per-device)", vg);
+  if (width != 1)
+    return spec_fail (s, "local disk-group: volume-group=per-device needs stripe-width=1 (each "
+                      "device's region one range of the group)");
+  struct cl_node *nd = &s->c->node[node];
+  nd->pv = cl_xcalloc (a->devices, sizeof *nd->pv);
+  nd->pv_count = a->devices;
+  nd->pv_stripe_bytes = stripe_bytes;
+  for (unsigned i = 0; i < a->devices; i++) {
+    const char *device = strchr (a->device[i]->name, '/') + 1;
+    snprintf (nd->pv[i].device, sizeof nd->pv[i].device, "%s", device);
+    nd->pv[i].base_bytes = i * extents * LVM_EXTENT_BYTES + REGION_SKIP_BYTES;
+    /* the last region ends with the group (less a data reduction's metadata) */
+    nd->pv[i].size_bytes = sl_min_u64 (extents * LVM_EXTENT_BYTES - REGION_SKIP_BYTES,
+                                       group->capacity_bytes > nd->pv[i].base_bytes
+                                       ? group->capacity_bytes - nd->pv[i].base_bytes : 0);
+    if (nd->pv[i].size_bytes < LVM_PE_START_BYTES)
+      return spec_fail (s, "local disk-group: device %s's region holds nothing", device);
+  }
   return 0;
 }
 
@@ -172,16 +208,16 @@ local_disk_group (struct spec *s, unsigned node, const struct local_args *a)
   double percent = DEFAULT_READ_CACHE_PERCENT, width = 1;
   uint64_t cache_bytes = cache->capacity_bytes - LVM_PE_START_BYTES, stripe_bytes = DEFAULT_STRIPE_BYTES;
   if ((arg (a, "read-cache-percent") && spec_number (s, "read-cache-percent",
-                                                      arg (a, "read-cache-percent"), 1, 99, &percent) < 0)
+                                                     arg (a, "read-cache-percent"), 1, 99, &percent) < 0)
       || (arg (a, "stripe-width") && spec_number (s, "stripe-width", arg (a, "stripe-width"), 1,
-                                                   a->devices, &width) < 0)
+                                                  a->devices, &width) < 0)
       || (arg (a, "stripe") && spec_size (s, "stripe", arg (a, "stripe"), &stripe_bytes) < 0)
       || (arg (a, "cache-size") && spec_size (s, "cache-size", arg (a, "cache-size"),
-                                               &cache_bytes) < 0))
+                                              &cache_bytes) < 0))
     return NULL;
   if (cache_bytes + LVM_PE_START_BYTES > cache->capacity_bytes) {
     spec_fail (s, "local disk-group: cache-size=%s larger than %s (%" PRIu64 " bytes)",
-          arg (a, "cache-size"), cache->name, cache->capacity_bytes);
+               arg (a, "cache-size"), cache->name, cache->capacity_bytes);
     return NULL;
   }
   char name[96], why[256];
@@ -194,7 +230,7 @@ local_disk_group (struct spec *s, unsigned node, const struct local_args *a)
                           : 0);
   if (extents < 2) {
     spec_fail (s, "local disk-group: capacity devices of less than two LVM extents (%u MiB)",
-          LVM_EXTENT_BYTES >> 20);
+               LVM_EXTENT_BYTES >> 20);
     return NULL;
   }
   struct cl_target *extents_of[64];
@@ -253,39 +289,8 @@ local_disk_group (struct spec *s, unsigned node, const struct local_args *a)
     spec_fail (s, "local disk-group: %s", why);
     return NULL;
   }
-  const char *vg = arg (a, "volume-group");
-  if (vg && strcmp (vg, "per-device") == 0) {
-    /* the node's volume group made of each capacity device's region of the
-     * group (volume-group.sh): the capacity is one device after another;
-     * each region less its first MiB (so the group's own first sectors
-     * carry no PV label) */
-    if (width != 1) {
-      spec_fail (s, "local disk-group: volume-group=per-device needs stripe-width=1 (each "
-            "device's region one range of the group)");
-      return NULL;
-    }
-    struct cl_node *nd = &s->c->node[node];
-    nd->pv = cl_xcalloc (a->devices, sizeof *nd->pv);
-    nd->pv_count = a->devices;
-    nd->pv_stripe_bytes = stripe_bytes;
-    for (unsigned i = 0; i < a->devices; i++) {
-      const char *device = strchr (a->device[i]->name, '/') + 1;
-      snprintf (nd->pv[i].device, sizeof nd->pv[i].device, "%s", device);
-      nd->pv[i].base_bytes = i * extents * LVM_EXTENT_BYTES + REGION_SKIP_BYTES;
-      /* the last region ends with the group (less a data reduction's metadata) */
-      nd->pv[i].size_bytes = sl_min_u64 (extents * LVM_EXTENT_BYTES - REGION_SKIP_BYTES,
-                                         group->capacity_bytes > nd->pv[i].base_bytes
-                                         ? group->capacity_bytes - nd->pv[i].base_bytes : 0);
-      if (nd->pv[i].size_bytes < LVM_PE_START_BYTES) {
-        spec_fail (s, "local disk-group: device %s's region holds nothing", device);
-        return NULL;
-      }
-    }
-  }
-  else if (vg && strcmp (vg, "one") != 0) {
-    spec_fail (s, "local disk-group: volume-group=%s (known: one, per-device)", vg);
+  if (volume_group (s, node, a, group, width, extents, stripe_bytes) < 0)
     return NULL;
-  }
   return group;
 }
 

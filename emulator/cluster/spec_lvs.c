@@ -13,6 +13,38 @@
 #include "layers.h"
 #include "raid/raid.h"
 
+/* The physical volumes devices names ("disk0+disk1") on node nd, each
+ * once, into on; how many, or 0 (recorded) for a name it has not. */
+static unsigned
+named_pvs (struct spec *s, struct cl_node *nd, const char *name, const char *devices,
+           struct cl_pv **on)
+{
+  unsigned count = 0;
+  char list[256];
+  snprintf (list, sizeof list, "%s", devices);
+  for (char *save = NULL, *device = strtok_r (list, "+", &save); device;
+       device = strtok_r (NULL, "+", &save)) {
+    struct cl_pv *pv = NULL;
+    for (unsigned i = 0; i < nd->pv_count && pv == NULL; i++)
+      if (strcmp (nd->pv[i].device, device) == 0)
+        pv = &nd->pv[i];
+    if (pv == NULL) {
+      spec_fail (s, "%s: node %s has no capacity device '%s' in its volume group", name,
+                 nd->name, device);
+      return 0;
+    }
+    for (unsigned k = 0; k < count; k++)
+      if (on[k] == pv) {
+        spec_fail (s, "%s: device %s named twice", name, device);
+        return 0;
+      }
+    on[count++] = pv;
+  }
+  if (count == 0)
+    spec_fail (s, "%s: names no device", name);
+  return count;
+}
+
 /* An LV of size_bytes on node's local volume, after those before it; on a
  * volume group made of the node's capacity devices (volume-group=
  * per-device), on the ones devices names ("disk0+disk1"): striped over
@@ -32,7 +64,7 @@ new_lv (struct spec *s, unsigned node, const char *name, uint64_t size_bytes, bo
   if (nd->pv == NULL) {
     if (devices) {
       spec_fail (s, "%s: on devices %s, but node %s's volume group is its local volume (its local "
-            "statement has no volume-group=per-device)", name, devices, nd->name);
+                 "statement has no volume-group=per-device)", name, devices, nd->name);
       return NULL;
     }
     struct cl_target *lv = cl_slice_new (s->c, nd->name, name, nd->local, nd->local_used_bytes,
@@ -46,35 +78,13 @@ new_lv (struct spec *s, unsigned node, const char *name, uint64_t size_bytes, bo
   }
   if (devices == NULL) {
     spec_fail (s, "%s: node %s's volume group is made of its capacity devices: name the LV's "
-          "(devices=, or NODE:DEVICE+...)", name, nd->name);
+               "(devices=, or NODE:DEVICE+...)", name, nd->name);
     return NULL;
   }
   struct cl_pv *on[64];
-  unsigned count = 0;
-  char list[256];
-  snprintf (list, sizeof list, "%s", devices);
-  for (char *save = NULL, *device = strtok_r (list, "+", &save); device;
-       device = strtok_r (NULL, "+", &save)) {
-    struct cl_pv *pv = NULL;
-    for (unsigned i = 0; i < nd->pv_count && pv == NULL; i++)
-      if (strcmp (nd->pv[i].device, device) == 0)
-        pv = &nd->pv[i];
-    for (unsigned k = 0; k < count && pv; k++)
-      if (on[k] == pv) {
-        spec_fail (s, "%s: device %s named twice", name, device);
-        return NULL;
-      }
-    if (pv == NULL) {
-      spec_fail (s, "%s: node %s has no capacity device '%s' in its volume group", name, nd->name,
-            device);
-      return NULL;
-    }
-    on[count++] = pv;
-  }
-  if (count == 0) {
-    spec_fail (s, "%s: names no device", name);
+  unsigned count = named_pvs (s, nd, name, devices, on);
+  if (count == 0)
     return NULL;
-  }
   /* lvcreate -i: whole extents, the same on every stripe */
   uint64_t extents = extents_bytes / LVM_EXTENT_BYTES;
   uint64_t share_bytes = (extents + count - 1) / count * LVM_EXTENT_BYTES;
@@ -83,8 +93,8 @@ new_lv (struct spec *s, unsigned node, const char *name, uint64_t size_bytes, bo
     uint64_t usable = (on[k]->size_bytes - LVM_PE_START_BYTES) / LVM_EXTENT_BYTES * LVM_EXTENT_BYTES;
     if (on[k]->used_bytes + share_bytes > usable) {
       spec_fail (s, "%s: node %s's device %s has %" PRIu64 " MiB free, the LV needs %" PRIu64
-            " MiB there", name, nd->name, on[k]->device, (usable - on[k]->used_bytes) >> 20,
-            share_bytes >> 20);
+                 " MiB there", name, nd->name, on[k]->device, (usable - on[k]->used_bytes) >> 20,
+                 share_bytes >> 20);
       return NULL;
     }
   }
@@ -146,7 +156,7 @@ leg_to (struct spec *s, const char *what, unsigned home, unsigned holder, const 
   struct cl_link *link = cl_link_find (s->c, home, holder, &a_to_b);
   if (link == NULL) {
     spec_fail (s, "%s: no link between %s and %s", what, s->c->node[home].name,
-          s->c->node[holder].name);
+               s->c->node[holder].name);
     return NULL;
   }
   leg = cl_remote_new (s->c, s->c->node[home].name, hop_name, "nvme-tcp", link, a_to_b,
@@ -223,7 +233,7 @@ spec_volume (struct spec *s, char **w, unsigned n)
     return -1;
   if (n < 4)
     return spec_fail (s, "volume: NODE NAME SIZE [method=mirror|raid5|raid6 on=NODE,...] "
-                 "[checksum=on|off] [chunk=SIZE]");
+                      "[checksum=on|off] [chunk=SIZE]");
   int node = spec_node_of (s, w[1]);
   uint64_t size;
   if (node < 0 || spec_size (s, "size", w[3], &size) < 0)
@@ -272,7 +282,7 @@ spec_volume (struct spec *s, char **w, unsigned n)
     }
     else
       return spec_fail (s, "%s: unknown key '%s' (known: method, on, devices, checksum, chunk, "
-                   "snapshots, depth, room)", what, key);
+                        "snapshots, depth, room)", what, key);
   }
   if ((depth || room_bytes) && snapshots == NULL)
     return spec_fail (s, "%s: depth= and room= need snapshots=", what);
@@ -312,7 +322,7 @@ spec_volume (struct spec *s, char **w, unsigned n)
     return spec_fail (s, "%s: method=%s needs on=NODE,... (a node per component)", what, method);
   if (devices)
     return spec_fail (s, "%s: devices= is for a volume without method= (a component's devices "
-                 "follow its node in on=NODE:DEVICE+...)", what);
+                      "follow its node in on=NODE:DEVICE+...)", what);
   unsigned holder[SL_RAID_MAX_MEMBERS], count;
   char *on_devices[SL_RAID_MAX_MEMBERS];
   if (holders_of (s, what, on, holder, on_devices, SL_RAID_MAX_MEMBERS, &count) < 0)
@@ -321,7 +331,7 @@ spec_volume (struct spec *s, char **w, unsigned n)
   unsigned want = level == 5 ? 4 : level == 6 ? 6 : 0;
   if (want && count != want)
     return spec_fail (s, "%s: method=%s places %u components (one per node), on= lists %u", what,
-                 method, want, count);
+                      method, want, count);
   if (level == 1 && (count < 1 || count > 4))
     return spec_fail (s, "%s: method=mirror keeps 1 to 4 copies (ftt 0-3), on= lists %u", what, count);
   if (level != 1 && (chunk_bytes == 0 || chunk_bytes % 4096))
