@@ -62,6 +62,8 @@ block_hash_free (struct block_hash *h)
 uint32_t
 block_hash_find (const struct block_hash *h, uint64_t key)
 {
+  if (h->count == 0)
+    return BLOCK_HASH_NONE;            /* an empty buffer: no miss on the table */
   return h->buckets[bucket_of (h, key)] - 1;           /* 0 - 1: BLOCK_HASH_NONE */
 }
 

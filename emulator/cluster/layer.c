@@ -90,6 +90,13 @@ depth_change (struct cl_target_stats *s, uint64_t now_ns, int delta)
 void
 cl_submit (struct cl_target *t, struct cl_io *io)
 {
+  /* a bare slice is an offset: through it to what it slices (layer.h) */
+  for (; t->slice_of; t = t->slice_of)
+    if (io->op != SL_OP_FLUSH) {
+      io->length_bytes = sl_min_u64 (io->length_bytes, t->capacity_bytes
+                                     - sl_min_u64 (io->offset_bytes, t->capacity_bytes));
+      io->offset_bytes += t->slice_offset_bytes;
+    }
   uint64_t now = cl_now_ns (t->cluster);
   io->target = t;
   io->start_ns = now;

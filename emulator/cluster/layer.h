@@ -98,6 +98,10 @@ struct cl_target {
   char node[32];                       /* the node it belongs to, "" for links */
   uint64_t capacity_bytes;
   bool listed;                         /* a record of its own in the output */
+  /* A bare slice (unlisted): an offset into slice_of and nothing else, so
+   * cl_submit sends its I/Os straight there (a level less per request). */
+  struct cl_target *slice_of;
+  uint64_t slice_offset_bytes;
   struct cl_target_stats stats;
   struct cl_target *next_all;          /* the cluster's list, for output and free */
 };

@@ -160,5 +160,11 @@ cl_slice_new (struct cluster *c, const char *node, const char *name, struct cl_t
   struct slice *s = cl_xcalloc (1, sizeof *s);
   s->below = below;
   s->offset_bytes = offset_bytes;
-  return cl_target_new (c, &ops, s, node, name, length_bytes, listed);
+  struct cl_target *t = cl_target_new (c, &ops, s, node, name, length_bytes, listed);
+  if (!listed) {
+    /* nothing of its own to count: cl_submit goes through it */
+    t->slice_of = below;
+    t->slice_offset_bytes = offset_bytes;
+  }
+  return t;
 }

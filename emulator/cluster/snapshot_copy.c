@@ -17,10 +17,13 @@ cl_snapshot_io_free (struct cl_io *io)
 void
 cl_snapshot_write_back (struct cl_io *io, uint64_t offset, cl_done_fn done)
 {
+  /* to the layer below by name: io->target is where the read ended up,
+   * which is not the same address space when below is a bare slice */
+  struct snapshot_layer *s = ((struct cl_target *) io->owner)->self;
   io->op = SL_OP_WRITE;
   io->offset_bytes = offset;
   io->done = done;
-  cl_submit (io->target, io);
+  cl_submit (s->below, io);
 }
 
 /* A copy's write is done: the piece goes to the new place (scratch[1]) at

@@ -74,8 +74,9 @@ struct snapshot_layer {
 /* snapshot_copy.c.  A done callback for the layer's own background I/O:
  * frees it. */
 void cl_snapshot_io_free (struct cl_io *io);
-/* A completed read of the layer's own sent down again as a write of the
- * same length at offset, done with done (a copy's second half). */
+/* A completed read of the layer's own (its owner the snapshot target) sent
+ * below again as a write of the same length at offset, done with done (a
+ * copy's second half). */
 void cl_snapshot_write_back (struct cl_io *io, uint64_t offset, cl_done_fn done);
 /* A write's piece (length at within of its unit) to a unit's new place to:
  * when copy and the piece does not cover the unit, the unit copied from

@@ -1,4 +1,5 @@
-/* engine.c — event queue, request lifecycle and the two clocks.
+/* engine.c — request lifecycle and the two clocks over the event queue
+ * (event_queue.c).
  *
  * Everything a model sees happens at a nominal engine time: events run in
  * (time, sequence) order and set the clock to their own time, whichever
@@ -13,14 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-struct event {
-  uint64_t when_ns;
-  uint64_t sequence;           /* FIFO among equal times: deterministic runs */
-  sl_event_fn fn;
-  void *arg;
-  uint64_t arg_u64;
-};
 
 /* A real-time request thread parks here until the model has decided its
  * completion time. */
@@ -45,9 +38,7 @@ struct sl_engine {
   uint64_t now_ns;
   uint64_t epoch_ns;           /* monotonic time of engine time 0 (real time) */
 
-  struct event *heap;
-  size_t heap_len, heap_cap;
-  uint64_t next_sequence;
+  struct sl_event_queue events;
 
   /* real time */
   pthread_mutex_t lock;
@@ -68,59 +59,6 @@ struct sl_engine {
   uint64_t gap_ns[GAP_SAMPLES];
   unsigned gap_count, gap_next, gaps_since_recompute;
 };
-
-/* ---------------------------------------------------------------- heap -- */
-
-static int
-event_before (const struct event *a, const struct event *b)
-{
-  return a->when_ns < b->when_ns
-    || (a->when_ns == b->when_ns && a->sequence < b->sequence);
-}
-
-static void
-heap_push (struct sl_engine *e, struct event ev)
-{
-  if (e->heap_len == e->heap_cap) {
-    size_t cap = e->heap_cap ? e->heap_cap * 2 : 256;
-    struct event *h = realloc (e->heap, cap * sizeof *h);
-    if (h == NULL)
-      abort ();                /* out of memory mid-model: nothing sane to do */
-    e->heap = h;
-    e->heap_cap = cap;
-  }
-  size_t i = e->heap_len++;
-  while (i > 0) {
-    size_t parent = (i - 1) / 2;
-    if (!event_before (&ev, &e->heap[parent]))
-      break;
-    e->heap[i] = e->heap[parent];
-    i = parent;
-  }
-  e->heap[i] = ev;
-}
-
-static struct event
-heap_pop (struct sl_engine *e)
-{
-  struct event top = e->heap[0];
-  struct event last = e->heap[--e->heap_len];
-  size_t i = 0, n = e->heap_len;
-  for (;;) {
-    size_t child = 2 * i + 1;
-    if (child >= n)
-      break;
-    if (child + 1 < n && event_before (&e->heap[child + 1], &e->heap[child]))
-      child++;
-    if (!event_before (&e->heap[child], &last))
-      break;
-    e->heap[i] = e->heap[child];
-    i = child;
-  }
-  if (n > 0)
-    e->heap[i] = last;
-  return top;
-}
 
 /* ------------------------------------------------------------ lifecycle -- */
 
@@ -165,7 +103,7 @@ sl_engine_free (struct sl_engine *e)
     e->free_requests = r->model_next;
     free (r);
   }
-  free (e->heap);
+  sl_event_queue_free (&e->events);
   pthread_cond_destroy (&e->driver_wake);
   pthread_condattr_destroy (&e->driver_wake_attr);
   pthread_mutex_destroy (&e->lock);
@@ -177,7 +115,7 @@ uint64_t sl_engine_now_ns (const struct sl_engine *e) { return e->now_ns; }
 uint64_t sl_engine_epoch_ns (const struct sl_engine *e) { return e->epoch_ns; }
 struct sl_device_stats *sl_engine_stats (struct sl_engine *e) { return e->stats; }
 struct sl_model *sl_engine_model (struct sl_engine *e) { return &e->model; }
-size_t sl_engine_pending_events (const struct sl_engine *e) { return e->heap_len; }
+size_t sl_engine_pending_events (const struct sl_engine *e) { return sl_event_queue_len (&e->events); }
 
 static uint64_t
 wall_engine_ns (const struct sl_engine *e)
@@ -193,7 +131,7 @@ sl_engine_schedule (struct sl_engine *e, uint64_t when_ns,
 {
   if (when_ns < e->now_ns)
     when_ns = e->now_ns;       /* the past is gone: run it now */
-  heap_push (e, (struct event) { when_ns, e->next_sequence++, fn, arg, arg_u64 });
+  sl_event_queue_push (&e->events, e->now_ns, when_ns, fn, arg, arg_u64);
   if (e->driver_started && when_ns < e->driver_sleep_until_ns)
     pthread_cond_signal (&e->driver_wake);
 }
@@ -258,13 +196,10 @@ sl_engine_submit (struct sl_engine *e, struct sl_request *r)
 bool
 sl_engine_run_next (struct sl_engine *e)
 {
-  if (e->heap_len == 0)
+  struct sl_event ev;
+  if (!sl_event_queue_pop (&e->events, e->now_ns, &ev))
     return false;
-  struct event ev = heap_pop (e);
-  /* the next events' subjects (an I/O, a request) were last touched
-   * long ago: start fetching them while this one runs */
-  for (size_t i = 0; i < 3 && i < e->heap_len; i++)
-    __builtin_prefetch (e->heap[i].arg);
+  sl_event_queue_prefetch (&e->events);
   if (ev.when_ns > e->now_ns)
     e->now_ns = ev.when_ns;
   ev.fn (e, ev.arg, ev.arg_u64);
@@ -274,7 +209,8 @@ sl_engine_run_next (struct sl_engine *e)
 void
 sl_engine_run_until (struct sl_engine *e, uint64_t until_ns)
 {
-  while (e->heap_len > 0 && e->heap[0].when_ns <= until_ns)
+  while (sl_event_queue_len (&e->events) > 0
+         && sl_event_queue_next_ns (&e->events, e->now_ns) <= until_ns)
     sl_engine_run_next (e);
   if (until_ns > e->now_ns)
     e->now_ns = until_ns;
@@ -290,12 +226,12 @@ driver_main (void *arg)
   pthread_mutex_lock (&e->lock);
   while (!e->stopping) {
     sl_engine_run_until (e, wall_engine_ns (e));
-    if (e->heap_len == 0) {
+    if (sl_event_queue_len (&e->events) == 0) {
       e->driver_sleep_until_ns = UINT64_MAX;
       pthread_cond_wait (&e->driver_wake, &e->lock);
     }
     else {
-      uint64_t wake = e->heap[0].when_ns;
+      uint64_t wake = sl_event_queue_next_ns (&e->events, e->now_ns);
       e->driver_sleep_until_ns = wake;
       uint64_t abs_ns = wake + e->epoch_ns;
       struct timespec ts = { .tv_sec = (time_t) (abs_ns / 1000000000u),

@@ -23,13 +23,12 @@
 #include <stdint.h>
 
 #include "clock.h"
+#include "event_queue.h"
 #include "model.h"
 #include "request.h"
 #include "stats.h"
 
 struct sl_engine;
-
-typedef void (*sl_event_fn) (struct sl_engine *e, void *arg, uint64_t arg_u64);
 
 /* stats: where the engine keeps this device's statistics (a record in a
  * shared stats file, or caller memory); the engine initialises it.
