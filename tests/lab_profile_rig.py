@@ -133,10 +133,10 @@ def device_writes(path):
     return count[1] - count[0]
 
 
-def disk_ops(lab):
+def disk_ops(lab, nodes=4):
     """Every node's disk0 reads and writes so far (the plugin's own counters)."""
     ops = {}
-    for n in range(1, 5):
+    for n in range(1, nodes + 1):
         stats = subprocess.run([paths.stats_tool(), os.path.join(RUN_BASE, lab,
                                                                  f"node{n}-disk0.stats")],
                                capture_output=True, text=True, timeout=60, check=True)
