@@ -148,6 +148,33 @@ test_disk_group_stripe_mapping (void **state)
   run_free (&r);
 }
 
+/* A read goes down as itself through the layers that only pass it on (the
+ * front end after its CPU, the write buffer it misses): each still counts
+ * it, with the time from its own arrival, as it would a child of its own;
+ * the volume (an offset, no record) counts nothing. */
+static void
+test_a_read_passed_down_counts_at_every_layer (void **state)
+{
+  (void) state;
+  struct run r = run_new ("storlab-cluster 1\nnode n1 host=tcg\n"
+                          "device n1 cache ssd preset=intel-s3700-400g size=1G fixed-latency-us=50\n"
+                          DISK ("n1", "d0")
+                          "local n1 disk-group mode=all-flash cache=cache stripe-width=1 stripe=64k"
+                          " d0\nvolume n1 v 64M\nexport n1 at=0 size=64M volume=v\n");
+  assert_int_equal (burst (&r, SL_OP_READ, 1, 0, 0, 4 * KIB), 263000 + 100000);
+  const char *names[] = { "n1/front/volume/v", "n1/diskgroup", "n1/d0" };
+  const uint64_t latency_ns[] = { 263000 + 100000, 100000, 100000 };
+  for (unsigned i = 0; i < 3; i++) {
+    const struct cl_target_stats *s = layer (&r, names[i]);
+    assert_int_equal (s->op[SL_OP_READ].count, 1);
+    assert_int_equal (s->op[SL_OP_READ].bytes, 4 * KIB);
+    assert_int_equal (s->op[SL_OP_READ].latency_sum_ns, latency_ns[i]);
+    assert_int_equal (s->queue_depth, 0);
+  }
+  assert_int_equal (ops_of (&r, "n1/volume/v", SL_OP_READ), 0);
+  run_free (&r);
+}
+
 /* A volume group made of the capacity devices' regions of the disk group
  * (volume-group=per-device, a volume set's stripe_width): an LV lies on the
  * devices it names, striped by the group's stripe unit over several, each
@@ -335,6 +362,7 @@ main (void)
     cmocka_unit_test (test_md_raid10_mapping),
     cmocka_unit_test (test_md_raid5_small_write),
     cmocka_unit_test (test_disk_group_stripe_mapping),
+    cmocka_unit_test (test_a_read_passed_down_counts_at_every_layer),
     cmocka_unit_test (test_volumes_on_capacity_devices),
     cmocka_unit_test (test_replica_fan_out),
     cmocka_unit_test (test_link_bandwidth_saturates),

@@ -190,22 +190,13 @@ struct front {
 };
 
 static void
-front_below_done (struct cl_io *child)
-{
-  struct cl_io *io = child->parent;
-  cl_io_free (child->target->cluster, child);
-  cl_io_complete (io);
-}
-
-static void
 front_cpu_done (struct sl_engine *e, void *arg, uint64_t unused)
 {
   (void) e;
   (void) unused;
   struct cl_io *io = arg;
   struct front *f = io->target->self;
-  cl_submit_child (f->below, io, io->op, io->flags, io->offset_bytes, io->length_bytes,
-                   front_below_done, NULL);
+  cl_submit_only (f->below, io, io->op, io->flags, io->offset_bytes, io->length_bytes, NULL);
 }
 
 static void

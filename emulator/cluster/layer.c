@@ -130,16 +130,27 @@ cl_submit_child (struct cl_target *t, struct cl_io *parent, enum sl_op op, uint3
   cl_submit (t, io);
 }
 
-void
-cl_io_complete (struct cl_io *io)
+static void
+count_completion (struct cl_target *t, const struct cl_io *io, uint64_t now_ns)
 {
-  struct cl_target *t = io->target;
-  uint64_t now = cl_now_ns (t->cluster);
-  depth_change (&t->stats, now, -1);
+  depth_change (&t->stats, now_ns, -1);
   struct cl_op_count *o = &t->stats.op[io->op < SL_OP_COUNT ? io->op : SL_OP_READ];
   o->count++;
   o->bytes += io->length_bytes;
-  o->latency_sum_ns += now - io->start_ns;
+  o->latency_sum_ns += now_ns - io->start_ns;
+}
+
+void
+cl_io_complete (struct cl_io *io)
+{
+  uint64_t now = cl_now_ns (io->target->cluster);
+  count_completion (io->target, io, now);
+  while (io->passes > 0) {             /* innermost first, as children would */
+    const struct cl_pass *p = &io->passed[--io->passes];
+    io->target = p->target;
+    io->start_ns = p->start_ns;
+    count_completion (io->target, io, now);
+  }
   io->done (io);
 }
 
@@ -149,6 +160,20 @@ complete_event (struct sl_engine *e, void *arg, uint64_t unused)
   (void) e;
   (void) unused;
   cl_io_complete (arg);
+}
+
+void
+cl_submit_only (struct cl_target *t, struct cl_io *io, enum sl_op op, uint32_t flags,
+                uint64_t offset_bytes, uint64_t length_bytes, void *owner)
+{
+  if (op != io->op || flags != io->flags || length_bytes != io->length_bytes
+      || io->passes == CL_PASSES) {
+    cl_submit_child (t, io, op, flags, offset_bytes, length_bytes, cl_part_done, owner);
+    return;
+  }
+  io->passed[io->passes++] = (struct cl_pass) { io->target, io->start_ns };
+  io->offset_bytes = offset_bytes;
+  cl_submit (t, io);
 }
 
 void

@@ -110,14 +110,6 @@ struct slice {
 };
 
 static void
-slice_done (struct cl_io *child)
-{
-  struct cl_io *io = child->parent;
-  cl_io_free (child->target->cluster, child);
-  cl_io_complete (io);
-}
-
-static void
 slice_submit (struct cl_target *t, struct cl_io *io)
 {
   struct slice *s = t->self;
@@ -125,7 +117,7 @@ slice_submit (struct cl_target *t, struct cl_io *io)
     : sl_min_u64 (io->length_bytes, t->capacity_bytes - sl_min_u64 (io->offset_bytes,
                                                                     t->capacity_bytes));
   uint64_t offset = io->op == SL_OP_FLUSH ? 0 : s->offset_bytes + io->offset_bytes;
-  cl_submit_child (s->below, io, io->op, io->flags, offset, length, slice_done, NULL);
+  cl_submit_only (s->below, io, io->op, io->flags, offset, length, NULL);
 }
 
 static void

@@ -297,13 +297,13 @@ read_piece (struct readcache *rc, struct cl_io *io, uint64_t chunk, uint64_t off
   if (*entry & CHUNK_CACHED) {
     rc->read_hits++;
     *entry |= CHUNK_REFERENCED;
-    cl_submit_child (rc->cache, io, SL_OP_READ, 0,
-                     (uint64_t) slot * rc->chunk_bytes + offset_bytes % rc->chunk_bytes,
-                     length_bytes, cl_part_done, rc);
+    cl_submit_only (rc->cache, io, SL_OP_READ, 0,
+                    (uint64_t) slot * rc->chunk_bytes + offset_bytes % rc->chunk_bytes,
+                    length_bytes, rc);
     return;
   }
   rc->read_misses++;
-  cl_submit_child (rc->origin, io, SL_OP_READ, 0, offset_bytes, length_bytes, cl_part_done, rc);
+  cl_submit_only (rc->origin, io, SL_OP_READ, 0, offset_bytes, length_bytes, rc);
   if (slot == NO_SLOT)                 /* not already on its way in */
     count_miss (rc, chunk);
 }

@@ -349,6 +349,16 @@ part_issue (struct writecache *wc, struct cl_io *io, struct part *p)
   p->open = false;
 }
 
+/* A read's last part: the read itself goes on when it is all of it. */
+static void
+last_read_part_issue (struct writecache *wc, struct cl_io *io, struct part *p)
+{
+  if (p->open)
+    cl_submit_only (p->in_buffer ? wc->buffer : wc->origin, io, io->op, 0, p->offset_bytes,
+                    p->end_bytes - p->offset_bytes, wc);
+  p->open = false;
+}
+
 /* Adds bytes [lo, hi) of block b, at slot in the buffer or in place on
  * the origin, to the part, or issues the part and starts the next. */
 static void
@@ -383,7 +393,7 @@ writecache_read (struct writecache *wc, struct cl_io *io, uint64_t end_bytes)
       wc->read_misses_blocks++;
     part_add (wc, io, &p, in_buffer, slot, b, lo, hi);
   }
-  part_issue (wc, io, &p);
+  last_read_part_issue (wc, io, &p);
 }
 
 /* ------------------------------------------------------------ writes -- */
