@@ -1,9 +1,9 @@
 """Lab integration for storage policies: workload volumes RAID-5 3+1 across
 four nodes with checksums and a mirrored set beside them, fio verify at
-depth 32, the device I/Os of a small write counted against the formula, a
-sweep on a volume set, and a node going down during I/O and coming back;
-snapshot chains of depth 3 of both mechanisms verified point by point, and
-a sweep's snapshot event."""
+depth 32, the device I/Os of a small write counted against the formula (for
+RAID-5 and for the mirror), a sweep on a volume set, and a node going down
+during I/O and coming back; snapshot chains of depth 3 of both mechanisms
+verified point by point, and a sweep's snapshot event."""
 import json
 import os
 import shlex
@@ -92,6 +92,24 @@ def test_a_small_write_reads_and_writes_data_and_parity(policy_lab):
     assert 2000 <= reads <= 2 * 2000, reads
     # every node holds a piece: all four disks took writes
     assert all(after[n][1] > before[n][1] for n in after)
+
+
+def test_a_mirrored_write_lands_on_every_copy(policy_lab):
+    """1000 random 4 KiB writes on node3's mirrored volume (ftt 1): a device
+    write on each of its two copies' disks per guest write, node3's own and
+    node4's over NVMe/TCP (md's bitmap adds a few), and no reads."""
+    before = disk_ops(policy_lab)
+    guest(policy_lab, "node3", "fio", "--name=mirror",
+          "--filename=/dev/storlab-policy/mirror-u1v1", "--ioengine=libaio", "--direct=1", "--rw=randwrite", "--bs=4k", "--size=16M",
+          "--io_size=4000k", "--iodepth=8", "--randrepeat=0", "--output-format=terse")
+    after = disk_ops(policy_lab)
+    writes = {n: after[n][1] - before[n][1] for n in after}
+    reads = sum(after[n][0] - before[n][0] for n in ("node3", "node4"))
+    print(f"\nmirror, ftt 1: 1000 guest writes -> {writes['node3']} + {writes['node4']} "
+          f"device writes, {reads} device reads")
+    for copy in ("node3", "node4"):
+        assert 1000 <= writes[copy] <= 1000 * 1.05, writes
+    assert reads == 0, reads
 
 
 def test_a_node_down_degrades_the_arrays_and_io_goes_on(policy_lab):
