@@ -88,15 +88,23 @@ depth_change (struct cl_target_stats *s, uint64_t now_ns, int delta)
 }
 
 void
+cl_slice_range (const struct cl_target *t, const struct cl_io *io, uint64_t *offset_bytes,
+                uint64_t *length_bytes)
+{
+  bool flush = io->op == SL_OP_FLUSH;
+  uint64_t offset = flush ? 0 : t->slice_offset_bytes + io->offset_bytes;
+  uint64_t length = flush ? 0 : sl_min_u64 (io->length_bytes, t->capacity_bytes
+                                            - sl_min_u64 (io->offset_bytes, t->capacity_bytes));
+  *offset_bytes = offset;              /* after both are known: the caller's may be io's own */
+  *length_bytes = length;
+}
+
+void
 cl_submit (struct cl_target *t, struct cl_io *io)
 {
   /* a bare slice is an offset: through it to what it slices (layer.h) */
-  for (; t->slice_of; t = t->slice_of)
-    if (io->op != SL_OP_FLUSH) {
-      io->length_bytes = sl_min_u64 (io->length_bytes, t->capacity_bytes
-                                     - sl_min_u64 (io->offset_bytes, t->capacity_bytes));
-      io->offset_bytes += t->slice_offset_bytes;
-    }
+  for (; t->slice_of && !t->listed; t = t->slice_of)
+    cl_slice_range (t, io, &io->offset_bytes, &io->length_bytes);
   uint64_t now = cl_now_ns (t->cluster);
   io->target = t;
   io->start_ns = now;

@@ -111,8 +111,9 @@ struct cl_target {
   char node[32];                       /* the node it belongs to, "" for links */
   uint64_t capacity_bytes;
   bool listed;                         /* a record of its own in the output */
-  /* A bare slice (unlisted): an offset into slice_of and nothing else, so
-   * cl_submit sends its I/Os straight there (a level less per request). */
+  /* A slice: an offset into slice_of (cl_slice_new).  A bare one
+   * (unlisted) is nothing else, so cl_submit sends its I/Os straight
+   * there (a level less per request). */
   struct cl_target *slice_of;
   uint64_t slice_offset_bytes;
   struct cl_target_stats stats;
@@ -134,6 +135,10 @@ void cl_submit_child (struct cl_target *t, struct cl_io *parent, enum sl_op op,
 struct cl_io *cl_submit_own (struct cl_target *t, enum sl_op op, uint32_t flags,
                              uint64_t offset_bytes, uint64_t length_bytes, cl_done_fn done,
                              void *owner, uint64_t scratch0, uint64_t scratch1);
+/* Where io, on slice t, lies in what t slices: its offset there and its
+ * length within t (0 and 0 for a FLUSH). */
+void cl_slice_range (const struct cl_target *t, const struct cl_io *io, uint64_t *offset_bytes,
+                     uint64_t *length_bytes);
 /* The one I/O a layer sends below for io, with nothing of its own to do
  * at its completion (a child done with cl_part_done) and nothing after it
  * in the submit: when it is io but for its offset, io itself goes down and

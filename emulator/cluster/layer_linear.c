@@ -104,35 +104,22 @@ cl_linear_new (struct cluster *c, const char *node, const char *name,
 
 /* ------------------------------------------------------------ slices -- */
 
-struct slice {
-  struct cl_target *below;
-  uint64_t offset_bytes;
-};
-
+/* A listed slice (a record of its own): an offset into t->slice_of, its
+ * I/O passed on; an unlisted one cl_submit goes straight through. */
 static void
 slice_submit (struct cl_target *t, struct cl_io *io)
 {
-  struct slice *s = t->self;
-  uint64_t length = io->op == SL_OP_FLUSH ? 0
-    : sl_min_u64 (io->length_bytes, t->capacity_bytes - sl_min_u64 (io->offset_bytes,
-                                                                    t->capacity_bytes));
-  uint64_t offset = io->op == SL_OP_FLUSH ? 0 : s->offset_bytes + io->offset_bytes;
-  cl_submit_only (s->below, io, io->op, io->flags, offset, length, NULL);
+  uint64_t offset, length;
+  cl_slice_range (t, io, &offset, &length);
+  cl_submit_only (t->slice_of, io, io->op, io->flags, offset, length, NULL);
 }
 
 static void
 slice_warm (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes)
 {
-  struct slice *s = t->self;
   if (offset_bytes < t->capacity_bytes)
-    cl_warm (s->below, s->offset_bytes + offset_bytes,
+    cl_warm (t->slice_of, t->slice_offset_bytes + offset_bytes,
              sl_min_u64 (length_bytes, t->capacity_bytes - offset_bytes));
-}
-
-static void
-slice_destroy (struct cl_target *t)
-{
-  free (t->self);
 }
 
 struct cl_target *
@@ -147,16 +134,10 @@ cl_slice_new (struct cluster *c, const char *node, const char *name, struct cl_t
     return NULL;
   }
   static const struct cl_target_ops ops = {
-    .kind = "volume", .submit = slice_submit, .warm = slice_warm, .destroy = slice_destroy,
+    .kind = "volume", .submit = slice_submit, .warm = slice_warm,
   };
-  struct slice *s = cl_xcalloc (1, sizeof *s);
-  s->below = below;
-  s->offset_bytes = offset_bytes;
-  struct cl_target *t = cl_target_new (c, &ops, s, node, name, length_bytes, listed);
-  if (!listed) {
-    /* nothing of its own to count: cl_submit goes through it */
-    t->slice_of = below;
-    t->slice_offset_bytes = offset_bytes;
-  }
+  struct cl_target *t = cl_target_new (c, &ops, NULL, node, name, length_bytes, listed);
+  t->slice_of = below;
+  t->slice_offset_bytes = offset_bytes;
   return t;
 }

@@ -342,21 +342,16 @@ struct part {
 static void
 part_issue (struct writecache *wc, struct cl_io *io, struct part *p)
 {
-  if (p->open)
-    cl_submit_child (p->in_buffer ? wc->buffer : wc->origin, io, io->op,
-                     io->op == SL_OP_WRITE ? io->flags : 0, p->offset_bytes,
-                     p->end_bytes - p->offset_bytes, cl_part_done, wc);
+  if (!p->open)
+    return;
   p->open = false;
-}
-
-/* A read's last part: the read itself goes on when it is all of it. */
-static void
-last_read_part_issue (struct writecache *wc, struct cl_io *io, struct part *p)
-{
-  if (p->open)
-    cl_submit_only (p->in_buffer ? wc->buffer : wc->origin, io, io->op, 0, p->offset_bytes,
-                    p->end_bytes - p->offset_bytes, wc);
-  p->open = false;
+  struct cl_target *below = p->in_buffer ? wc->buffer : wc->origin;
+  uint64_t length = p->end_bytes - p->offset_bytes;
+  if (io->op == SL_OP_WRITE)
+    cl_submit_child (below, io, SL_OP_WRITE, io->flags, p->offset_bytes, length, cl_part_done,
+                     wc);
+  else    /* a read does nothing after its parts: one that is all of it goes on itself */
+    cl_submit_only (below, io, io->op, 0, p->offset_bytes, length, wc);
 }
 
 /* Adds bytes [lo, hi) of block b, at slot in the buffer or in place on
@@ -393,7 +388,7 @@ writecache_read (struct writecache *wc, struct cl_io *io, uint64_t end_bytes)
       wc->read_misses_blocks++;
     part_add (wc, io, &p, in_buffer, slot, b, lo, hi);
   }
-  last_read_part_issue (wc, io, &p);
+  part_issue (wc, io, &p);
 }
 
 /* ------------------------------------------------------------ writes -- */
