@@ -156,7 +156,7 @@ static void
 test_a_read_passed_down_counts_at_every_layer (void **state)
 {
   (void) state;
-  struct run r = run_new ("storlab-cluster 1\nnode n1 host=tcg\n"
+  struct run r = run_new ("storlab-cluster 1\nnode n1 per-io-us=263\n"
                           "device n1 cache ssd preset=intel-s3700-400g size=1G fixed-latency-us=50\n"
                           DISK ("n1", "d0")
                           "local n1 disk-group mode=all-flash cache=cache stripe-width=1 stripe=64k"
@@ -276,17 +276,67 @@ test_link_bandwidth_saturates (void **state)
 
 /* ------------------------------------------------------------- hosts -- */
 
-/* tcg: 263 us of the guest's one vCPU per I/O; at QD1 that adds to the
- * device's 100 us; eight at once queue on the one core. */
+/* 263 us of one core per I/O: at QD1 that adds to the device's 100 us;
+ * eight at once queue on the one core. */
 static void
 test_host_cpu_per_io (void **state)
 {
   (void) state;
-  struct run r = run_new ("storlab-cluster 1\nnode n1 host=tcg\n" DISK ("n1", "d0")
+  struct run r = run_new ("storlab-cluster 1\nnode n1 cores=1 per-io-us=263\n" DISK ("n1", "d0")
                           "local n1 disk d0\nvolume n1 v 64M\nexport n1 at=0 size=64M volume=v\n");
   assert_int_equal (burst (&r, SL_OP_READ, 1, 0, 0, 4 * KIB), 263000 + 100000);
   uint64_t start = sl_engine_now_ns (r.engine);
   assert_int_equal (burst (&r, SL_OP_READ, 8, 0, 64 * KIB, 4 * KIB) - start, 8 * 263000 + 100000);
+  run_free (&r);
+}
+
+/* A guest pays for each step of an I/O (the tcg preset's figures, by
+ * step): its front end 10 us, the request it sends its disk 20 us and
+ * the hypervisor's 30 us before the disk sees it (the disk's own latency
+ * stays its 100 us), and 40 us to wake a vCPU that was idle when the next
+ * I/O came; with a pool, the hypervisor's work takes a host core. */
+static void
+test_host_costs_by_step (void **state)
+{
+  (void) state;
+  const char *node = "node n1 cores=1 per-io-us=10 per-device-io-us=20 idle-wake-us=40"
+    " hypervisor-per-device-io-us=30\n" DISK ("n1", "d0")
+    "local n1 disk d0\nvolume n1 v 64M\nexport n1 at=0 size=64M volume=v\n";
+  char spec[1024];
+  for (int pooled = 0; pooled < 2; pooled++) {
+    snprintf (spec, sizeof spec, "storlab-cluster 1\n%s%s", pooled ? "pool cores=1\n" : "", node);
+    struct run r = run_new (spec);
+    /* at 0 the core has done nothing yet: nothing to wake from */
+    assert_int_equal (burst (&r, SL_OP_READ, 1, 0, 0, 4 * KIB), 10000 + 20000 + 30000 + 100000);
+    uint64_t start = sl_engine_now_ns (r.engine);
+    assert_int_equal (burst (&r, SL_OP_READ, 1, 0, 0, 4 * KIB) - start,
+                      40000 + 10000 + 20000 + 30000 + 100000);
+    assert_int_equal (layer (&r, "n1/d0")->op[SL_OP_READ].latency_sum_ns, 2 * 100000);
+    assert_int_equal (r.c->node[0].cpu.busy_ns, 10000 + 20000 + 40000 + 10000 + 20000);
+    /* the pool runs the vCPU's work and the hypervisor's */
+    assert_int_equal (r.c->pool.busy_ns, pooled ? 100000 + 2 * 30000 : 0);
+    run_free (&r);
+  }
+}
+
+/* A share on a peer: the client's kernel sends the NFS request (50 us),
+ * each message passes the sender's hypervisor (5 us) and the link (1 ms),
+ * the server serves it (70 us) on its disk (100 us). */
+static void
+test_host_costs_of_a_hop (void **state)
+{
+  (void) state;
+  struct run r = run_new ("storlab-cluster 1\n"
+                          "node n1 per-io-us=0 per-remote-io-us=70 hypervisor-per-message-us=5\n"
+                          "node n2 per-io-us=0 per-hop-io-us=50 hypervisor-per-message-us=5\n"
+                          DISK ("n1", "d0") DISK ("n2", "d0")
+                          "link n1 n2 latency-us=1000 bandwidth-mb-s=1e7\n"
+                          "local n1 disk d0\nlocal n2 disk d0\nreplica r 64M n1 n2\n"
+                          "export n2 at=0 size=64M share=r\n");
+  assert_int_equal (burst (&r, SL_OP_READ, 1, 0, 0, 4 * KIB),
+                    50000 + 5000 + 1000000 + 70000 + 100000 + 5000 + 1000000);
+  assert_int_equal (r.c->node[1].cpu.busy_ns, 50000);
+  assert_int_equal (r.c->node[0].cpu.busy_ns, 70000);
   run_free (&r);
 }
 
@@ -296,7 +346,7 @@ static void
 test_host_pool_is_shared (void **state)
 {
   (void) state;
-  const char *two = "node n1 host=tcg\nnode n2 host=tcg\n" DISK ("n1", "d0") DISK ("n2", "d0")
+  const char *two = "node n1 cores=1 per-io-us=263\nnode n2 cores=1 per-io-us=263\n" DISK ("n1", "d0") DISK ("n2", "d0")
     "local n1 disk d0\nlocal n2 disk d0\nvolume n1 v 64M\nvolume n2 v 64M\n"
     "export n1 at=0 size=64M volume=v\nexport n2 at=64M size=64M volume=v\n";
   char spec[2048];
@@ -367,6 +417,8 @@ main (void)
     cmocka_unit_test (test_replica_fan_out),
     cmocka_unit_test (test_link_bandwidth_saturates),
     cmocka_unit_test (test_host_cpu_per_io),
+    cmocka_unit_test (test_host_costs_by_step),
+    cmocka_unit_test (test_host_costs_of_a_hop),
     cmocka_unit_test (test_host_pool_is_shared),
     cmocka_unit_test (test_same_run_same_figures),
   };

@@ -312,10 +312,16 @@ write_hosts (const struct cluster *c, uint64_t now_ns, FILE *out)
     double capacity_ns = (double) now_ns * cpu->config.cores;
     fprintf (out, "%s{\"node\": ", i ? ", " : "");
     sl_json_write_string (out, c->node[i].name, sizeof (c->node[i].name));
+    const struct cl_host_config *h = &cpu->config;
     fprintf (out, ", \"cores\": %" PRIu32 ", \"per_io_ns\": %" PRIu64
-             ", \"per_remote_io_ns\": %" PRIu64 ", \"ios\": %" PRIu64 ", \"busy_ns\": %"
-             PRIu64 ", \"utilisation_pct\": %.2f}", cpu->config.cores, cpu->config.per_io_ns,
-             cpu->config.per_remote_io_ns, cpu->ios, cpu->busy_ns,
+             ", \"per_device_io_ns\": %" PRIu64 ", \"per_hop_io_ns\": %" PRIu64
+             ", \"per_remote_io_ns\": %" PRIu64 ", \"idle_wake_ns\": %" PRIu64
+             ", \"hypervisor_per_device_io_ns\": %" PRIu64
+             ", \"hypervisor_per_message_ns\": %" PRIu64, h->cores, h->per_io_ns,
+             h->per_device_io_ns, h->per_hop_io_ns, h->per_remote_io_ns, h->idle_wake_ns,
+             h->hypervisor_per_device_io_ns, h->hypervisor_per_message_ns);
+    fprintf (out, ", \"ios\": %" PRIu64 ", \"busy_ns\": %" PRIu64
+             ", \"utilisation_pct\": %.2f}", cpu->ios, cpu->busy_ns,
              capacity_ns > 0 ? 100.0 * (double) cpu->busy_ns / capacity_ns : 0.0);
   }
   fputc (']', out);

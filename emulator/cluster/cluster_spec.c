@@ -4,7 +4,9 @@
  *   storlab-cluster 1                          first line: the format
  *   pool cores=N                               optional, first: every node runs on one
  *                                              host of N cores (a lab's guests)
- *   node NAME [host=PRESET] [cores=N] [per-io-us=X] [per-remote-io-us=X]
+ *   node NAME [host=PRESET] [cores=N] [per-io-us=X] [per-device-io-us=X]
+ *        [per-hop-io-us=X] [per-remote-io-us=X] [idle-wake-us=X]
+ *        [hypervisor-per-device-io-us=X] [hypervisor-per-message-us=X]
  *   device NODE NAME KIND [KEY=VALUE ...]      KIND hdd | ssd | raid: the plugin's keys
  *   link NODE NODE [preset=P] [latency-us=X] [bandwidth-mb-s=X]
  *   local NODE disk DEVICE                     the node's local volume, one of:
@@ -170,6 +172,28 @@ st_pool (struct spec *s, char **w, unsigned n)
 
 /* ------------------------------------------------------------- nodes -- */
 
+#define HOST_COST_KEYS "per-io-us, per-device-io-us, per-hop-io-us, per-remote-io-us, " \
+  "idle-wake-us, hypervisor-per-device-io-us, hypervisor-per-message-us"
+
+/* The figure of config a node's KEY=µs overrides, or NULL. */
+static uint64_t *
+host_cost (struct cl_host_config *config, const char *key)
+{
+  const struct { const char *key; uint64_t *ns; } costs[] = {
+    { "per-io-us", &config->per_io_ns },
+    { "per-device-io-us", &config->per_device_io_ns },
+    { "per-hop-io-us", &config->per_hop_io_ns },
+    { "per-remote-io-us", &config->per_remote_io_ns },
+    { "idle-wake-us", &config->idle_wake_ns },
+    { "hypervisor-per-device-io-us", &config->hypervisor_per_device_io_ns },
+    { "hypervisor-per-message-us", &config->hypervisor_per_message_ns },
+  };
+  for (size_t i = 0; i < sizeof costs / sizeof costs[0]; i++)
+    if (strcmp (costs[i].key, key) == 0)
+      return costs[i].ns;
+  return NULL;
+}
+
 static int
 st_node (struct spec *s, char **w, unsigned n)
 {
@@ -191,6 +215,7 @@ st_node (struct spec *s, char **w, unsigned n)
   for (unsigned i = 2; i < n; i++) {
     char *key, *value;
     double v;
+    uint64_t *cost;
     if (!spec_split_pair (w[i], &key, &value))
       return spec_fail (s, "node %s: '%s' is not KEY=VALUE", w[1], w[i]);
     if (strcmp (key, "host") == 0) {
@@ -202,15 +227,14 @@ st_node (struct spec *s, char **w, unsigned n)
         return -1;
       host.cores = (uint32_t) v;
     }
-    else if (strcmp (key, "per-io-us") == 0 || strcmp (key, "per-remote-io-us") == 0) {
+    else if ((cost = host_cost (&host, key)) != NULL) {
       if (spec_number (s, key, value, 0, 1e6, &v) < 0)
         return -1;
-      *(strcmp (key, "per-io-us") == 0 ? &host.per_io_ns : &host.per_remote_io_ns)
-        = (uint64_t) (v * NS_PER_US);
+      *cost = (uint64_t) (v * NS_PER_US);
     }
     else
-      return spec_fail (s, "node %s: unknown key '%s' (known: host, cores, per-io-us, "
-                        "per-remote-io-us)", w[1], key);
+      return spec_fail (s, "node %s: unknown key '%s' (known: host, cores, %s)", w[1], key,
+                        HOST_COST_KEYS);
   }
   struct cl_node *node = &c->node[c->node_count++];
   snprintf (node->name, sizeof node->name, "%s", w[1]);
@@ -403,8 +427,8 @@ st_export (struct spec *s, char **w, unsigned n)
     snprintf (name, sizeof name, "%s/nfs/%s", w[1], target_name);
     below = server == node ? volume : cl_target_find (c, name);
     if (below == NULL)
-      below = cl_remote_new (c, w[1], name, "nfs", link, a_to_b, &c->node[server].cpu, volume,
-                             why, sizeof why);
+      below = cl_remote_new (c, w[1], name, "nfs", link, a_to_b, &nd->cpu, &c->node[server].cpu,
+                             volume, why, sizeof why);
     if (below == NULL)
       return spec_fail (s, "export %s: %s", w[1], why);
   }

@@ -1,14 +1,24 @@
 /* fabric.c — hosts' CPUs, network links and the targets that cross them.
  *
  * Host presets (per I/O of the storage path, what a host spends):
- *   tcg        — this project's lab under QEMU TCG: a guest's 4 KiB direct
- *                read costs ~263 µs of its vCPU (1 vCPU saturates at 3.8k
- *                IOPS at QD16 on an nbdkit memory disk; QD1 mean 286 µs
- *                against the host's own 64 µs through the same NBD path:
- *                shared/reference/lab-recipes.md, "Figures"); 1 core a
- *                guest as the lab topologies give; serving a peer's
- *                NVMe/TCP or NFS request runs the same emulated guest
- *                kernel: the same cost.
+ *   tcg        — this project's lab under QEMU TCG: one vCPU a guest, as the
+ *                lab topologies give, and the guest's kernel emulated, so
+ *                every step of an I/O costs tens to hundreds of µs.  The
+ *                medians of three passes of scripts/bench/tcg_calibrate.py
+ *                (fio 4 KiB random in a guest of calibrate-tcg.toml, one
+ *                mechanism at a time, on 2026-11-26; the tables are in
+ *                scripts/bench/cluster_validation.md): at 8 outstanding a
+ *                bare disk costs the vCPU ~340 µs an I/O, of which 270 µs
+ *                are the device I/O (what md RAID-1's second write adds)
+ *                and 71 µs the front end's own; an NVMe/TCP request costs
+ *                the initiator 989 µs besides the front end and the target
+ *                344 µs besides its device I/O; an I/O at 1 outstanding
+ *                costs 184 µs more than at 8 (the vCPU idles while the
+ *                request is out, then takes the interrupt and wakes fio).
+ *                Beside the vCPUs, QEMU's I/O thread and nbdkit spend
+ *                199 µs per device I/O and QEMU's udp netdevs 240 µs per
+ *                message.  A dm linear remap and ext4 measured within the
+ *                passes' noise (23 and 1 µs): not charged.
  *   bare-metal — a KVM host: the kernel block layer plus virtio and QEMU's
  *                I/O thread cost on the order of 10 µs of CPU per I/O, and
  *                an NVMe/TCP or NFS target about as much again; 16 cores
@@ -43,7 +53,10 @@ struct host_preset {
 
 static const struct host_preset host_presets[] = {
   { "bare-metal", "10gbe", { .cores = 16, .per_io_ns = 10000, .per_remote_io_ns = 10000 } },
-  { "tcg", "tcg-udp", { .cores = 1, .per_io_ns = 263000, .per_remote_io_ns = 263000 } },
+  { "tcg", "tcg-udp", { .cores = 1, .per_io_ns = 71000, .per_device_io_ns = 270000,
+                        .per_hop_io_ns = 989000, .per_remote_io_ns = 344000,
+                        .idle_wake_ns = 184000, .hypervisor_per_device_io_ns = 199000,
+                        .hypervisor_per_message_ns = 240000 } },
 };
 
 struct link_preset {
@@ -155,6 +168,8 @@ uint64_t
 cl_cpu_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
 {
   uint32_t core = first_free_core (cpu);
+  if (cpu->core_free_ns[core] < now_ns)
+    cost_ns += cpu->config.idle_wake_ns;
   uint64_t start = sl_max_u64 (now_ns, cpu->core_free_ns[core]);
   if (cpu->pool) {
     /* a guest's vCPU runs only while the host gives it a core */
@@ -163,6 +178,19 @@ cl_cpu_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
     occupy (cpu->pool, host_core, start + cost_ns, cost_ns);
   }
   occupy (cpu, core, start + cost_ns, cost_ns);
+  return start + cost_ns;
+}
+
+uint64_t
+cl_hypervisor_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
+{
+  if (cost_ns == 0)
+    return now_ns;
+  if (cpu->pool == NULL)
+    return now_ns + cost_ns;           /* threads of its own beside the node's cores */
+  uint32_t core = first_free_core (cpu->pool);
+  uint64_t start = sl_max_u64 (now_ns, cpu->pool->core_free_ns[core]);
+  occupy (cpu->pool, core, start + cost_ns, cost_ns);
   return start + cost_ns;
 }
 
@@ -240,6 +268,7 @@ cl_front_new (struct cluster *c, const char *node, const char *name, struct cl_c
 struct remote {
   struct cl_link *link;                /* NULL: the same node */
   int out_dir;                         /* index of the request's direction */
+  struct cl_cpu *client_cpu;
   struct cl_cpu *server_cpu;
   struct cl_target *below;
 };
@@ -256,6 +285,15 @@ reply_bytes (const struct cl_io *io)
   return HEADER_BYTES + (io->op == SL_OP_READ ? io->length_bytes : 0);
 }
 
+/* A message through the sender's hypervisor (its network backend), then
+ * over the link; returns when it has arrived. */
+static uint64_t
+send_message (struct remote *r, struct cl_cpu *sender, int dir, uint64_t now_ns, uint64_t bytes)
+{
+  uint64_t sent = cl_hypervisor_run (sender, now_ns, sender->config.hypervisor_per_message_ns);
+  return cl_link_send (&r->link->dir[dir], &r->link->config, sent, bytes);
+}
+
 static void
 remote_below_done (struct cl_io *child)
 {
@@ -264,8 +302,7 @@ remote_below_done (struct cl_io *child)
   cl_io_free (c, child);
   struct remote *r = io->target->self;
   uint64_t now = cl_now_ns (c);
-  uint64_t back = r->link
-    ? cl_link_send (&r->link->dir[1 - r->out_dir], &r->link->config, now, reply_bytes (io))
+  uint64_t back = r->link ? send_message (r, r->server_cpu, 1 - r->out_dir, now, reply_bytes (io))
     : now;
   cl_io_complete_at (io, back);
 }
@@ -298,9 +335,12 @@ remote_submit (struct cl_target *t, struct cl_io *io)
 {
   struct remote *r = t->self;
   uint64_t now = cl_now_ns (t->cluster);
-  uint64_t arrive = r->link
-    ? cl_link_send (&r->link->dir[r->out_dir], &r->link->config, now, request_bytes (io))
-    : now;
+  uint64_t arrive = now;
+  if (r->link) {                       /* the initiator's side, then the wire */
+    uint64_t cost = r->client_cpu->config.per_hop_io_ns;
+    uint64_t sent = cost ? cl_cpu_run (r->client_cpu, now, cost) : now;
+    arrive = send_message (r, r->client_cpu, r->out_dir, sent, request_bytes (io));
+  }
   cl_schedule (t->cluster, arrive, remote_arrived, io, 0);
 }
 
@@ -313,8 +353,8 @@ remote_warm (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes)
 
 struct cl_target *
 cl_remote_new (struct cluster *c, const char *node, const char *name, const char *kind,
-               struct cl_link *link, bool a_to_b, struct cl_cpu *server_cpu,
-               struct cl_target *below, char *err, size_t err_bytes)
+               struct cl_link *link, bool a_to_b, struct cl_cpu *client_cpu,
+               struct cl_cpu *server_cpu, struct cl_target *below, char *err, size_t err_bytes)
 {
   static const struct cl_target_ops nvme_ops = {
     .kind = "nvme-tcp", .submit = remote_submit, .warm = remote_warm, .destroy = free_self,
@@ -331,6 +371,7 @@ cl_remote_new (struct cluster *c, const char *node, const char *name, const char
   struct remote *r = cl_xcalloc (1, sizeof *r);
   r->link = link;
   r->out_dir = a_to_b ? 0 : 1;
+  r->client_cpu = client_cpu;
   r->server_cpu = server_cpu;
   r->below = below;
   return cl_target_new (c, ops, r, node, name, below->capacity_bytes, true);

@@ -15,11 +15,22 @@
 struct cluster;
 
 /* A host's CPU as the storage path sees it: cores that each serve one I/O's
- * processing at a time, first come first served. */
+ * processing at a time, first come first served.  A node's own kernel pays
+ * per front-end I/O, per I/O it sends a device, per request it sends a
+ * peer and per request it serves; a core that was idle first pays its
+ * wake-up.  Where the node is a guest, the hypervisor's threads beside its
+ * vCPUs (QEMU's I/O thread, the device's server, the network backend) pay
+ * per device I/O and per network message, on the shared host's cores
+ * (the pool) when there is one. */
 struct cl_host_config {
   uint32_t cores;
-  uint64_t per_io_ns;                  /* a VM's I/O: guest stack, virtio, QEMU */
+  uint64_t per_io_ns;                  /* a VM's I/O: syscall, file system, block layer */
+  uint64_t per_device_io_ns;           /* each I/O it sends one of its devices */
+  uint64_t per_hop_io_ns;              /* each NVMe/TCP or NFS request it sends a peer */
   uint64_t per_remote_io_ns;           /* serving a peer's NVMe/TCP or NFS request */
+  uint64_t idle_wake_ns;               /* an idle core's interrupt and wake-up */
+  uint64_t hypervisor_per_device_io_ns;
+  uint64_t hypervisor_per_message_ns;
 };
 
 struct cl_link_config {
@@ -69,8 +80,12 @@ struct cl_link {
 int cl_cpu_init (struct cl_cpu *cpu, const struct cl_host_config *config);
 void cl_cpu_free (struct cl_cpu *cpu);
 /* Takes the first free core for cost_ns from now on (and, with a pool, the
- * first free core of the pool at the same time); returns when done. */
+ * first free core of the pool at the same time), plus the core's wake-up
+ * if it was idle; returns when done. */
 uint64_t cl_cpu_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns);
+/* The hypervisor's work for a node (cost_ns from now on): on the first
+ * free core of the pool, or beside the node's cores without one. */
+uint64_t cl_hypervisor_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns);
 
 /* Sends bytes from now on; returns when the last byte has arrived. */
 uint64_t cl_link_send (struct cl_link_dir *dir, const struct cl_link_config *config,
@@ -82,13 +97,14 @@ struct cl_target *cl_front_new (struct cluster *c, const char *node, const char 
                                 struct cl_cpu *cpu, struct cl_target *below,
                                 char *err, size_t err_bytes);
 
-/* below on another node, reached over a link: the request (with a write's
- * data) crosses `out`, costs the serving host's CPU, runs on below; the
- * reply (with a read's data) crosses `back`.  kind: "nvme-tcp", "nfs".
- * link == NULL: on the same node (the server's CPU only, no wire). */
+/* below on another node, reached over a link: the request costs the
+ * sending host's CPU, (with a write's data) crosses `out`, costs the
+ * serving host's CPU, runs on below; the reply (with a read's data)
+ * crosses `back`.  kind: "nvme-tcp", "nfs".  link == NULL: on the same
+ * node (the server's CPU only, no wire). */
 struct cl_target *cl_remote_new (struct cluster *c, const char *node, const char *name,
                                  const char *kind, struct cl_link *link, bool a_to_b,
-                                 struct cl_cpu *server_cpu, struct cl_target *below,
-                                 char *err, size_t err_bytes);
+                                 struct cl_cpu *client_cpu, struct cl_cpu *server_cpu,
+                                 struct cl_target *below, char *err, size_t err_bytes);
 
 #endif

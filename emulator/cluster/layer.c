@@ -99,6 +99,23 @@ cl_slice_range (const struct cl_target *t, const struct cl_io *io, uint64_t *off
   *length_bytes = length;
 }
 
+static void
+arrive (struct cl_target *t, struct cl_io *io, uint64_t now_ns)
+{
+  io->target = t;
+  io->start_ns = now_ns;
+  depth_change (&t->stats, now_ns, +1);
+  t->ops->submit (t, io);
+}
+
+static void
+sent_event (struct sl_engine *e, void *arg, uint64_t unused)
+{
+  (void) unused;
+  struct cl_io *io = arg;
+  arrive (io->target, io, sl_engine_now_ns (e));
+}
+
 void
 cl_submit (struct cl_target *t, struct cl_io *io)
 {
@@ -106,10 +123,18 @@ cl_submit (struct cl_target *t, struct cl_io *io)
   for (; t->slice_of && !t->listed; t = t->slice_of)
     cl_slice_range (t, io, &io->offset_bytes, &io->length_bytes);
   uint64_t now = cl_now_ns (t->cluster);
-  io->target = t;
-  io->start_ns = now;
-  depth_change (&t->stats, now, +1);
-  t->ops->submit (t, io);
+  if (t->sender_cpu) {                 /* the sending node's driver, then its hypervisor */
+    const struct cl_host_config *h = &t->sender_cpu->config;
+    uint64_t sent = h->per_device_io_ns ? cl_cpu_run (t->sender_cpu, now, h->per_device_io_ns)
+      : now;
+    sent = cl_hypervisor_run (t->sender_cpu, sent, h->hypervisor_per_device_io_ns);
+    if (sent > now) {
+      io->target = t;
+      cl_schedule (t->cluster, sent, sent_event, io, 0);
+      return;
+    }
+  }
+  arrive (t, io, now);
 }
 
 /* A new I/O of the layer below, filled in (the rest zero). */

@@ -32,6 +32,7 @@
 struct sl_engine;
 struct cl_target;
 struct cl_io;
+struct cl_cpu;
 
 typedef void (*cl_done_fn) (struct cl_io *io);
 
@@ -116,6 +117,11 @@ struct cl_target {
    * there (a level less per request). */
   struct cl_target *slice_of;
   uint64_t slice_offset_bytes;
+  /* A device: the node whose kernel sends it I/O, when each such I/O
+   * costs its CPU and its hypervisor's (the host's per_device_io_ns):
+   * paid before the device sees the I/O, so the device's figures are its
+   * own as a lab's plugin counts them.  NULL: nothing to pay. */
+  struct cl_cpu *sender_cpu;
   struct cl_target_stats stats;
   struct cl_target *next_all;          /* the cluster's list, for output and free */
 };

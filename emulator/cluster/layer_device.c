@@ -135,5 +135,11 @@ cl_device_new (struct cluster *c, const char *node, const char *name, struct sl_
   };
   struct cl_target *t = cl_target_new (c, &ops, d, node, name, model.capacity_bytes, true);
   t->kind = model.ops->kind;           /* "hdd", "ssd", "raid" */
+  int sender = node ? cl_node_find (c, node) : -1;
+  if (sender >= 0) {
+    struct cl_cpu *cpu = &c->node[sender].cpu;
+    if (cpu->config.per_device_io_ns || cpu->config.hypervisor_per_device_io_ns)
+      t->sender_cpu = cpu;
+  }
   return t;
 }

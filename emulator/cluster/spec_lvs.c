@@ -160,7 +160,7 @@ leg_to (struct spec *s, const char *what, unsigned home, unsigned holder, const 
     return NULL;
   }
   leg = cl_remote_new (s->c, s->c->node[home].name, hop_name, "nvme-tcp", link, a_to_b,
-                       &s->c->node[holder].cpu, leg, why, sizeof why);
+                       &s->c->node[home].cpu, &s->c->node[holder].cpu, leg, why, sizeof why);
   if (leg == NULL)
     spec_fail (s, "%s: %s", what, why);
   return leg;

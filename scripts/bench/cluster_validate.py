@@ -56,7 +56,6 @@ import math
 import os
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 
@@ -65,16 +64,16 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 from storlab_cli.common.last_line import last_line  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
-from storlab_cli.lab import state as lab_state  # noqa: E402
 from storlab_cli.results import device_window, fio_results, points_csv  # noqa: E402
 from storlab_cli.schema import topology  # noqa: E402
+
+from lab_cpu import CpuSampler, cpu_in_window, load_cpu  # noqa: E402
 
 STORLAB = os.path.join(ROOT, "scripts", "storlab")
 TOLERANCE = 0.15            # the issue's target, on IOPS and mean latency
 SATURATED = 0.90            # share of the host's cores busy
 LAT_FLOOR_US = 50.0         # device latencies both below this are the same (timing=off)
 PER_IO_FLOOR = 0.05         # device I/Os per front-end I/O both below this: no traffic
-SAMPLE_S = 0.2
 CPU_FILE = "host-cpu.json"
 
 PHASES = "[phases]\nramp_s = 2\nduration_s = 10\ninterval_s = 1\n"
@@ -87,103 +86,6 @@ CASES = {
     "replicas": ("profile-replicas.toml",
                  'target = "share"\nnodes = ["node1", "node2"]\nbs = "4k"\nsize = "16M"'),
 }
-
-
-# ---- host CPU while a lab runs (no sweep records it) ----
-
-def _ticks(stat_path):
-    """utime + stime of a process or thread, in clock ticks; None when gone."""
-    try:
-        with open(stat_path, encoding="ascii") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def _vcpu_ticks(pid):
-    """The ticks of a QEMU's vCPU threads ("CPU 0/TCG": libvirt's debug-threads)."""
-    total = 0
-    for task in glob.glob(f"/proc/{pid}/task/*"):
-        try:
-            with open(os.path.join(task, "comm"), encoding="ascii") as f:
-                vcpu = f.read().startswith("CPU ")
-        except OSError:
-            continue
-        total += (_ticks(os.path.join(task, "stat")) or 0) if vcpu else 0
-    return total
-
-
-def _pids(pattern, strip):
-    """{name: pid} of the processes whose pid files match pattern."""
-    out = {}
-    for path in glob.glob(pattern):
-        try:
-            with open(path, encoding="ascii") as f:
-                out[strip(os.path.basename(path))] = int(f.read().strip())
-        except (OSError, ValueError):
-            continue
-    return out
-
-
-class CpuSampler(threading.Thread):
-    """Every SAMPLE_S, on the monotonic clock the plugins' stats use: the
-    host's busy and total CPU ticks, each lab node's QEMU (all its threads,
-    and its vCPU's) and the lab's nbdkits (summed)."""
-
-    def __init__(self, lab):
-        super().__init__(daemon=True)
-        self.lab, self.samples, self.done = lab, [], threading.Event()
-
-    def run(self):
-        prefix = f"{lab_state.DOMAIN_PREFIX}{self.lab}-"
-        while not self.done.wait(SAMPLE_S):
-            with open("/proc/stat", encoding="ascii") as f:
-                ticks = [int(x) for x in f.readline().split()[1:]]
-            qemu = _pids(f"/run/libvirt/qemu/{prefix}*.pid",
-                         lambda name: name[len(prefix):-len(".pid")])
-            nbdkit = _pids(os.path.join(lab_state.RUN_BASE, self.lab, "*.pid"), str)
-            self.samples.append({
-                "t_ns": time.monotonic_ns(),
-                "host_busy": sum(ticks) - ticks[3] - ticks[4], "host_total": sum(ticks),
-                "qemu": {node: _ticks(f"/proc/{pid}/stat") or 0 for node, pid in qemu.items()},
-                "vcpu": {node: _vcpu_ticks(pid) for node, pid in qemu.items()},
-                "nbdkit": sum(_ticks(f"/proc/{pid}/stat") or 0 for pid in nbdkit.values())})
-
-    def stop(self, path):
-        self.done.set()
-        self.join()
-        earlier = load_cpu(path)["samples"] if os.path.exists(path) else []   # a resumed run
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump({"clk_tck": os.sysconf("SC_CLK_TCK"),
-                       "wall_minus_monotonic_ns": time.time_ns() - time.monotonic_ns(),
-                       "samples": earlier + self.samples}, f)
-
-
-def load_cpu(path):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
-
-
-def cpu_in_window(cpu, t0_ns, t1_ns):
-    """The lab's CPU between two monotonic times, in cores: (the guests'
-    vCPUs, the rest of their QEMUs, nbdkit, the host busy, the host's
-    cores), or None without samples there."""
-    samples = cpu["samples"] if cpu else []
-    if len(samples) < 2:
-        return None
-    a = min(samples, key=lambda s: abs(s["t_ns"] - t0_ns))
-    b = min(samples, key=lambda s: abs(s["t_ns"] - t1_ns))
-    ticks_per_s = cpu["clk_tck"] * (b["t_ns"] - a["t_ns"]) / 1e9
-    if ticks_per_s <= 0 or abs(a["t_ns"] - t0_ns) > 2e9 or abs(b["t_ns"] - t1_ns) > 2e9:
-        return None
-
-    def qemu(key):
-        return sum(b[key][n] - a[key][n] for n in b[key] if n in a[key]) / ticks_per_s
-
-    return (qemu("vcpu"), qemu("qemu") - qemu("vcpu"), (b["nbdkit"] - a["nbdkit"]) / ticks_per_s,
-            (b["host_busy"] - a["host_busy"]) / ticks_per_s,
-            (b["host_total"] - a["host_total"]) / ticks_per_s)
 
 
 # ---- one point's figures, each side ----

@@ -1,0 +1,308 @@
+#!/usr/bin/python3
+"""Calibration of the cluster model's `tcg` host preset: what a lab guest
+under TCG, and the host around it, spend per I/O on each storage mechanism
+alone (issue 14).
+
+It brings up scripts/bench/calibrate-tcg.toml (two nodes, one udp link,
+three untimed disks each: nothing but the host path and the guests' CPU
+for a request to wait for) and runs fio (4 KiB random, libaio, O_DIRECT,
+8 s, at 1 and 8 outstanding) in node1 on one mechanism at a time:
+
+  bare     a disk itself
+  linear   a device-mapper linear target over a disk (one remap, as LVM's)
+  raid1    md RAID-1 over two disks: a read goes to one, a write to both
+  ext4     a file on ext4 over a disk (the replicas' share's file system)
+  nvme     node2's disk imported over NVMe/TCP (nvmet in node2's kernel)
+
+Around each run it reads /proc for the nodes' vCPU threads, the rest of
+their QEMUs (virtio and NBD client, the udp netdev) and the lab's nbdkits,
+and the guests' /proc/diskstats for the device I/Os each request made. From
+the mechanisms' differences it works out the `tcg` preset's figures
+(emulator/cluster/fabric.c, struct cl_host_config), at 8 outstanding, where
+the vCPU is busy throughout, so each I/O's cost is its own:
+
+  per_device_io_ns   each I/O the guest sends a virtual disk (its request
+                     and completion interrupt): raid1 write - raid1 read,
+                     less bare write - bare read
+  per_io_ns          the front end's own (syscall, block layer, fio):
+                     bare - per_device_io_ns
+  per_hop_io_ns      the initiator's NVMe/TCP request: nvme - per_io_ns
+  per_remote_io_ns   the target's side, besides its device I/O: node2's
+                     vCPU in nvme - per_device_io_ns
+  idle_wake_ns       what an I/O at 1 outstanding costs more than at 8 (the
+                     vCPU idles while the request is out, then takes an
+                     interrupt and wakes fio): bare qd1 - bare qd8
+  hypervisor_per_device_io_ns   QEMU's I/O thread and nbdkit per device
+                     I/O (bare)
+  hypervisor_per_message_ns     QEMU's netdevs per network message (nvme,
+                     less its device I/Os, over its two messages)
+
+Each figure is the mean of its read and write runs. The bench makes
+--repeat passes (interleaved, so a slow spell of the host hits every
+mechanism alike) and the preset takes each figure's median; a dm linear
+remap's and ext4's own cost are printed too (within the noise here, so not
+charged). The tables are what the run measured; the preset quotes them
+with the date.
+
+usage: scripts/bench/tcg_calibrate.py [--repeat N] [--keep] [--out JSON]
+       scripts/bench/tcg_calibrate.py --report JSON        (the tables of a saved run)
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+
+from storlab_cli.lab import profiles  # noqa: E402
+from storlab_cli.schema import topology  # noqa: E402
+
+from lab_cpu import between, sample  # noqa: E402
+
+STORLAB = os.path.join(ROOT, "scripts", "storlab")
+TOPOLOGY = os.path.join(HERE, "calibrate-tcg.toml")
+LAB = "calibrate-tcg"
+LIB = ". /usr/lib/storlab/profiles/lib.sh; . /usr/lib/storlab/profiles/nvme.sh; "
+NQN = "nqn.2024-01.org.storlab:calibrate-tcg:disk0"
+RUNTIME_S = 8
+DEPTHS = (1, 8)
+OPS = ("randread", "randwrite")
+
+# name: (guest setup printing the device fio drives, teardown)
+MECHANISMS = {
+    "bare": ("disk_by_serial disk0", ""),
+    "linear": ('d=$(disk_by_serial disk1); '
+               'dmsetup create --noudevsync cal-linear --table "0 $(blockdev --getsz $d) linear $d 0"'
+               ' && dmsetup mknodes cal-linear && echo /dev/mapper/cal-linear',
+               "dmsetup remove --noudevsync cal-linear"),
+    "raid1": ("mdadm --create /dev/md90 --run --quiet --level=1 --raid-devices=2 --assume-clean"
+              " --bitmap=none $(disk_by_serial disk1) $(disk_by_serial disk2) >/dev/null 2>&1"
+              " && echo /dev/md90",
+              "mdadm --stop /dev/md90 >/dev/null 2>&1;"
+              " mdadm --zero-superblock $(disk_by_serial disk1) $(disk_by_serial disk2)"),
+    "ext4": ("d=$(disk_by_serial disk2); mkfs.ext4 -q -F $d && mkdir -p /mnt/cal"
+             " && mount $d /mnt/cal && echo /mnt/cal/file",
+             "umount /mnt/cal"),
+    "nvme": (f"nvme_connect {NQN} {{addr}}",
+             f"c=$(nvme_controller_of {NQN}) && echo 1 > /sys/class/nvme/$c/delete_controller"),
+}
+
+
+def storlab(*args, timeout=900):
+    result = subprocess.run(["/usr/bin/python3", STORLAB, *args], capture_output=True, text=True,
+                            timeout=timeout, check=False)
+    if result.returncode != 0:
+        sys.exit(f"tcg_calibrate: storlab {args[0]} failed: {result.stderr.strip()}")
+    return result.stdout
+
+
+def guest(node, script, timeout=600):
+    return storlab("exec", LAB, node, "--timeout", str(timeout), "--", "/bin/sh", "-c",
+                   LIB + script, timeout=timeout + 60)
+
+
+def diskstats(text):
+    """{device: completed reads + writes} of the whole virtual disks (sdX, vdX)
+    and NVMe namespaces (nvmeXnY) in a /proc/diskstats dump."""
+    out = {}
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) > 7 and re.fullmatch(r"sd[a-z]+|vd[a-z]+|nvme[0-9]+n[0-9]+", f[2]):
+            out[f[2]] = int(f[3]) + int(f[7])
+    return out
+
+
+def run_point(device, op, depth):
+    """One fio run on node1, with both nodes' diskstats around it and the
+    host's CPU: (fio I/Os, {node: disk I/Os}, CPU use)."""
+    fio = (f"fio --name=cal --filename={device} --ioengine=libaio --direct=1 --rw={op} --bs=4k"
+           f" --size=64M --iodepth={depth} --time_based --runtime={RUNTIME_S}"
+           " --randrepeat=0 --output-format=json")
+    stats = "cat /proc/diskstats; echo ==="
+    before2 = guest("node2", stats)
+    a = sample(LAB)
+    out = guest("node1", f"{stats}; {fio}; echo ===; cat /proc/diskstats")
+    b = sample(LAB)
+    after2 = guest("node2", stats)
+    before1, fio_json, after1 = out.split("===\n")
+    job = json.loads(fio_json[fio_json.index("{"):])["jobs"][0]
+    ios = job["read"]["total_ios"] + job["write"]["total_ios"]
+    disks = {}
+    for node, x, y in (("node1", before1, after1), ("node2", before2, after2)):
+        d0, d1 = diskstats(x), diskstats(y)
+        disks[node] = {k: d1[k] - d0.get(k, 0) for k in d1 if not k.startswith("nvme")}
+    return ios, disks, between(a, b, os.sysconf("SC_CLK_TCK"))
+
+
+class Run:
+    """One mechanism, op and depth: per front-end I/O, the guest CPU of
+    each node, the device I/Os it made, and the host's CPU besides the
+    guests per device I/O and per network message."""
+
+    def __init__(self, ios, disks, used):
+        self.ios = max(ios, 1)
+        self.iops = ios / RUNTIME_S
+        busy_s = used["seconds"]
+        self.vcpu_us = {n: c * busy_s * 1e6 / self.ios for n, c in used["vcpu"].items()}
+        self.devices = {n: sum(d.values()) / self.ios for n, d in disks.items()}
+        self.host_us = (sum(used["qemu_io"].values()) + used["nbdkit"]) * busy_s * 1e6 / self.ios
+        self.host_cores = used["host_busy"]
+
+
+def measure(topo, repeat):
+    """repeat passes over every mechanism, op and depth; a list of
+    {(mechanism, op, depth): Run} per pass."""
+    addr = profiles._link_addr(topo, "node2", "node1")
+    out = guest("node2", f"nvmet_export {NQN} $(disk_by_serial disk0) >/dev/null && echo ok")
+    if out.strip() != "ok":
+        sys.exit(f"tcg_calibrate: node2 could not export its disk over NVMe/TCP: {out}")
+    passes = []
+    for n in range(repeat):
+        runs = {}
+        for name, (setup, teardown) in MECHANISMS.items():
+            device = guest("node1", setup.format(addr=addr)).strip().splitlines()[-1]
+            try:
+                for op in OPS:
+                    for depth in DEPTHS:
+                        r = runs[name, op, depth] = Run(*run_point(device, op, depth))
+                        print(f"tcg_calibrate: pass {n + 1}: {name} {op} qd{depth}: {r.iops:.0f}"
+                              f" IOPS, node1 vCPU {r.vcpu_us.get('node1', 0):.0f} us/IO",
+                              file=sys.stderr)
+            finally:
+                if teardown:
+                    guest("node1", teardown)
+        passes.append(runs)
+    return passes
+
+
+def figures(runs):
+    """The preset's figures (µs), each the mean of the read and write runs
+    where both measure it. The costs of work are taken at 8 outstanding,
+    where the vCPU is busy throughout and every I/O's cost is its own; the
+    wake-up is what an I/O at 1 outstanding costs more (the vCPU idles
+    while the request is out, then takes an interrupt and wakes fio)."""
+    def cpu(name, op, depth=8, node="node1"):
+        return runs[name, op, depth].vcpu_us.get(node, 0.0)
+
+    def mean(f):
+        return sum(f(op) for op in OPS) / len(OPS)
+
+    device = (cpu("raid1", "randwrite") - cpu("raid1", "randread")) \
+        - (cpu("bare", "randwrite") - cpu("bare", "randread"))
+    front = mean(lambda op: cpu("bare", op)) - device
+    hypervisor_device = mean(lambda op: runs["bare", op, 8].host_us
+                             / max(runs["bare", op, 8].devices["node1"], 1e-9))
+
+    def per_message(op):
+        r = runs["nvme", op, 8]
+        # a request and its reply: two messages per I/O
+        return (r.host_us - hypervisor_device * r.devices["node2"]) / 2
+
+    return {
+        "per_io_ns": front,
+        "per_device_io_ns": device,
+        "per_hop_io_ns": mean(lambda op: cpu("nvme", op)) - front,
+        "per_remote_io_ns": mean(lambda op: cpu("nvme", op, node="node2")) - device,
+        "idle_wake_ns": mean(lambda op: cpu("bare", op, 1) - cpu("bare", op)),
+        "hypervisor_per_device_io_ns": hypervisor_device,
+        "hypervisor_per_message_ns": mean(per_message),
+        # measured, not in the preset: within the runs' noise
+        "(dm linear, per I/O)": mean(lambda op: cpu("linear", op) - cpu("bare", op)),
+        "(ext4, per I/O)": mean(lambda op: cpu("ext4", op) - cpu("bare", op)),
+    }
+
+
+def median(values):
+    values = sorted(values)
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def print_tables(passes):
+    """Each run's figures as the median over the passes, then the preset's
+    figures of every pass and their median (what the preset takes)."""
+    print("| mechanism | op | qd | IOPS | node1 vCPU µs/IO | node2 vCPU µs/IO |"
+          " node1 disk I/Os per IO | node2 disk I/Os per IO | host besides guests µs/IO |"
+          " host cores busy |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for key in passes[0]:
+        runs = [p[key] for p in passes]
+
+        def m(f):
+            return median([f(r) for r in runs])
+
+        print(f"| {' | '.join(str(k) for k in key)} | {m(lambda r: r.iops):.0f} |"
+              f" {m(lambda r: r.vcpu_us.get('node1', 0)):.0f} |"
+              f" {m(lambda r: r.vcpu_us.get('node2', 0)):.0f} |"
+              f" {m(lambda r: r.devices.get('node1', 0)):.2f} |"
+              f" {m(lambda r: r.devices.get('node2', 0)):.2f} | {m(lambda r: r.host_us):.0f} |"
+              f" {m(lambda r: r.host_cores):.2f} |")
+    print()
+    each = [figures(p) for p in passes]
+    print("| preset figure | " + " | ".join(f"pass {i + 1} µs" for i in range(len(each)))
+          + " | median µs |")
+    print("|---|" + "---|" * (len(each) + 1))
+    for key in each[0]:
+        values = [f[key] for f in each]
+        print(f"| {key} | " + " | ".join(f"{v:.0f}" for v in values)
+              + f" | {median(values):.0f} |")
+
+
+def save(passes, path):
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump([[{"mechanism": name, "op": op, "depth": depth, **vars(r)}
+                    for (name, op, depth), r in runs.items()] for runs in passes], f, indent=1)
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    passes = []
+    for rows in doc:
+        runs = {}
+        for row in rows:
+            r = Run.__new__(Run)
+            for key in ("ios", "iops", "vcpu_us", "devices", "host_us", "host_cores"):
+                setattr(r, key, row[key])
+            runs[row["mechanism"], row["op"], row["depth"]] = r
+        passes.append(runs)
+    return passes
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--keep", action="store_true", help="leave the lab up afterwards")
+    parser.add_argument("--out", default=None, help="where the runs' JSON goes (default:"
+                        " results/tcg-calibrate-STAMP.json)")
+    parser.add_argument("--repeat", type=int, default=3, help="passes over every mechanism"
+                        " (default 3; the figures are their median)")
+    parser.add_argument("--report", metavar="JSON", help="the tables of a saved run, nothing run")
+    args = parser.parse_args()
+    if args.report:
+        print_tables(load(args.report))
+        return
+    topo = topology.load(TOPOLOGY)
+    already_up = subprocess.run(["/usr/bin/python3", STORLAB, "status", LAB], capture_output=True,
+                                check=False).returncode == 0
+    if not already_up:
+        storlab("up", TOPOLOGY, timeout=1200)
+    try:
+        passes = measure(topo, max(args.repeat, 1))
+    finally:
+        if not args.keep:
+            storlab("down", LAB, timeout=600)
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    out = args.out or os.path.join(ROOT, "results", f"tcg-calibrate-{stamp}.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    save(passes, out)
+    print(f"runs: {out}", file=sys.stderr)
+    print_tables(passes)
+
+
+if __name__ == "__main__":
+    main()
