@@ -6,6 +6,7 @@ sweep into the same directory resumes at the first point without one, so
 Ctrl-C or a crash loses nothing measured."""
 import argparse
 import concurrent.futures
+import json
 import os
 import sys
 import threading
@@ -16,8 +17,8 @@ from storlab_cli.commands import plot
 from storlab_cli.common import cli_args
 from storlab_cli.lab import lifecycle
 from storlab_cli.results import directory as results, host_limit
-from storlab_cli.schema import sweep as sweep_schema, topology
-from storlab_cli.sweep import plan as sweep_plan, point_result
+from storlab_cli.schema import sweep as sweep_schema
+from storlab_cli.sweep import parts as sweep_parts, plan as sweep_plan, point_result
 from storlab_cli.sweep.backends import lab as sweep_lab, sim
 from storlab_cli.errors import UserError
 
@@ -109,14 +110,16 @@ def point_jobs(backend, requested=None):
     return requested or os.cpu_count() or 1
 
 
-def run_points(sweep, backend, out, label, needs_precondition, jobs=1):
-    """Runs what is missing of the sweep in out, jobs points at once;
-    returns the points.csv path."""
-    todo = [p for p in sweep.points if not results.point_done(out, p)]
-    done = len(sweep.points) - len(todo)
+def run_points(sweep, backend, out, label, needs_precondition, jobs=1, points=None):
+    """Runs what is missing of the sweep's points (or of points, a part of
+    them) in out, jobs points at once; returns the points.csv path (of
+    every point of the sweep)."""
+    points = sweep.points if points is None else points
+    todo = [p for p in points if not results.point_done(out, p)]
+    done = len(points) - len(todo)
     if done and todo:
-        _say(f"{label}: resuming at point {todo[0].index} ({done} of {len(sweep.points)} done)")
-    progress = Progress(len(sweep.points), done, label)
+        _say(f"{label}: resuming at point {todo[0].index} ({done} of {len(points)} done)")
+    progress = Progress(len(points), done, label)
     if todo:
         if needs_precondition or done == 0:
             note = backend.precondition()
@@ -166,21 +169,34 @@ def _predict_host(sim_host, topo, accelerator):
     return None, None
 
 
-def _predict(sweep, topo, out, sim_host=None, host_cores=None):
+def _predict(sweep, parts, out, sim_host=None, host_cores=None):
     """The simulator's prediction of the same sweep, in out/sim."""
     try:
-        plan = sweep_plan.make(sweep, topo, backend="sim")
+        plans = [sweep_plan.make(part.sweep, part.topo, backend="sim") for part in parts]
     except UserError as e:
         _say(f"no simulator prediction: {e}")
         return None
     sim_out = os.path.join(out, "sim")
     results.prepare(sim_out, sweep.path)
-    with sim.SimBackend(sweep, topo, plan, _say, sim_host, host_cores) as backend:
-        results.write_json(os.path.join(sim_out, "manifest.json"),
-                           results.manifest(sweep, topo, "sim", backend.facts(),
-                                            len(sweep.points)))
-        return run_points(sweep, backend, sim_out, "simulator prediction", False,
-                          point_jobs(backend))
+    for part, plan in zip(parts, plans):
+        with sim.SimBackend(part.sweep, part.topo, plan, _say, sim_host, host_cores) as backend:
+            results.write_json(os.path.join(sim_out, "manifest.json"),
+                               sweep_parts.manifest(sweep, parts, "sim", backend.facts(),
+                                                    len(sweep.points)))
+            csv = run_points(sweep, backend, sim_out,
+                             part.label("simulator prediction", len(parts)), False,
+                             point_jobs(backend), part.points)
+    return csv
+
+
+def _earlier_facts(out):
+    """A resumed sweep with nothing left to run: the facts its manifest kept."""
+    try:
+        with open(os.path.join(out, "manifest.json"), encoding="utf-8") as f:
+            manifest = json.load(f)
+    except (OSError, ValueError):
+        manifest = {}
+    return {"accelerator": manifest.get("accelerator"), "versions": manifest.get("versions", {})}
 
 
 def run(argv):
@@ -188,35 +204,43 @@ def run(argv):
     if args.jobs is not None and not 1 <= args.jobs <= 256:
         raise UserError(f"--jobs {args.jobs}: must be 1..256")
     sweep = sweep_schema.load(args.file, args.backend)
-    topo = topology.load(sweep.topology_path)
-    if sweep.backend == "lab" and topo.lab_refusal():
-        raise UserError(topo.lab_refusal())
-    plan = sweep_plan.make(sweep, topo)
+    parts = sweep_parts.split(sweep, sweep.backend)
     packages = deps.BUILD_PACKAGES + deps.PLOT_PACKAGES
     if sweep.backend == "lab":
         packages += lifecycle.LAB_PACKAGES
     deps.ensure_packages(packages)
     out = os.path.abspath(args.out or results.default_dir(sweep))
     resumed = results.prepare(out, sweep.path)
-    _say(f"sweep '{sweep.name}': {len(sweep.points)} points on the {sweep.backend} backend "
-         f"({'resuming in' if resumed else 'results in'} {out})")
-    if sweep.backend == "lab":
-        backend = sweep_lab.LabBackend(sweep, topo, plan, _say, keep_lab=args.keep_lab)
-    else:
-        backend = sim.SimBackend(sweep, topo, plan, _say, args.sim_host)
+    structures = f", {len(parts)} topologies" if len(parts) > 1 else ""
+    _say(f"sweep '{sweep.name}': {len(sweep.points)} points{structures} on the {sweep.backend} "
+         f"backend ({'resuming in' if resumed else 'results in'} {out})")
+    for part in parts:
+        part.settle(out)
     _note_host_path_cap(sweep)
-    with backend:
-        done = sum(results.point_done(out, p) for p in sweep.points)
-        facts = backend.facts()
-        results.write_json(os.path.join(out, "manifest.json"),
-                           results.manifest(sweep, topo, backend.name, facts, done))
-        run_points(sweep, backend, out, "sweep", getattr(backend, "brought_up", False),
-                   point_jobs(backend, args.jobs))
-        results.write_json(os.path.join(out, "manifest.json"),
-                           results.manifest(sweep, topo, backend.name, facts,
-                                            len(sweep.points)))
+    facts = None
+    for n, part in enumerate(parts):
+        if all(results.point_done(out, p) for p in part.points):
+            continue                   # resumed: nothing of it to run, no lab to bring up
+        if sweep.backend == "lab":
+            # a part's lab goes down before the next one's comes up; --keep-lab: the last stays
+            keep = args.keep_lab and n == len(parts) - 1
+            backend = sweep_lab.LabBackend(part.sweep, part.topo, part.plan, _say, keep_lab=keep)
+        else:
+            backend = sim.SimBackend(part.sweep, part.topo, part.plan, _say, args.sim_host)
+        with backend:
+            facts = backend.facts()
+            done = sum(results.point_done(out, p) for p in sweep.points)
+            results.write_json(os.path.join(out, "manifest.json"),
+                               sweep_parts.manifest(sweep, parts, backend.name, facts, done))
+            run_points(sweep, backend, out, part.label("sweep", len(parts)),
+                       getattr(backend, "brought_up", False), point_jobs(backend, args.jobs),
+                       part.points)
+    facts = facts or _earlier_facts(out)
+    results.write_json(os.path.join(out, "manifest.json"),
+                       sweep_parts.manifest(sweep, parts, sweep.backend, facts, len(sweep.points)))
     if sweep.backend == "lab" and sweep.predict and not args.no_predict:
-        _predict(sweep, topo, out, *_predict_host(args.sim_host, topo, facts["accelerator"]))
+        _predict(sweep, parts, out, *_predict_host(args.sim_host, parts[0].topo,
+                                                   facts["accelerator"]))
     figures, report_path = plot.render(out)
     print(f"results: {out}")
     print(f"  points.csv  {os.path.join(out, 'points.csv')}")

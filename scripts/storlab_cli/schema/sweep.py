@@ -33,6 +33,11 @@
     [sweep]                          a grid: every combination, the first key outermost
     iodepth = [1, 2, 4, 8, 16, 32]   any [workload] key except target/nodes
     "device.battery" = ["ok", "failed"]   device knobs: plugin keys of the target device
+    "topology.nodes.count" = [4, 8]  structure: a key of the topology file by its dotted
+                                     path; devices by their name ("topology.devices.disk.
+                                     count": every device table named disk, in defaults
+                                     and in nodes); each combination is a topology of
+                                     its own (schema/topology_variants.py)
 
     [[sweep.points]]                 extra points after the grid, each with a label
     label = "battery fails at 20 s"  (shown as its series value, else its x value)
@@ -70,6 +75,7 @@ from storlab_cli.schema.topology import PARAM_KEY_RE, PARAM_KEY_RULE
 from storlab_cli.errors import UserError
 
 NAME_RE = re.compile(r"[a-z0-9-]{1,40}")
+STRUCTURE_PART_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 BACKENDS = ("lab", "sim")
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "randrw")
 TOP_KEYS = ("name", "description", "backend", "topology", "predict", "workload", "phases",
@@ -88,6 +94,7 @@ EVENT_KEYS = ("at_s", "command", "device")
 # a point's snapshot events: of every workload volume it drives
 SNAPSHOT_EVENTS = ("snapshot", "snapshot delete")
 DEVICE_PREFIX = "device."
+TOPOLOGY_PREFIX = "topology."
 # Knobs a raid device's control socket changes live: knob -> ctl verb.
 LIVE_KNOBS = {"battery": "battery", "cache-policy": "policy"}
 TARGET_VOLUMES = "volumes"
@@ -140,8 +147,14 @@ class Point:
     def workload(self, base):
         """The resolved workload of this point: base with the swept workload keys."""
         merged = dict(base)
-        merged.update({k: v for k, v in self.params.items() if not k.startswith(DEVICE_PREFIX)})
+        merged.update({k: v for k, v in self.params.items()
+                       if not k.startswith((DEVICE_PREFIX, TOPOLOGY_PREFIX))})
         return merged
+
+    def structure(self):
+        """The topology keys this point sets: dotted path -> value."""
+        return {k[len(TOPOLOGY_PREFIX):]: v for k, v in self.params.items()
+                if k.startswith(TOPOLOGY_PREFIX)}
 
     def device_knobs(self):
         return {k[len(DEVICE_PREFIX):]: v for k, v in self.params.items()
@@ -171,6 +184,11 @@ class Sweep:
     @property
     def target_is_device(self):
         return self.workload["target"] not in PROFILE_TARGETS
+
+    @property
+    def structural(self):
+        """The swept keys that change the topology (topology.PATH)."""
+        return [k for k in self.swept if k.startswith(TOPOLOGY_PREFIX)]
 
 
 def load(path, backend=None):
@@ -267,9 +285,22 @@ class _SweepLoader(Loader):
             self.fail(key_path, "names a file on the host: a sweep keeps every file it writes "
                       "in its results directory (device stats included)")
 
+    def structure_value(self, value, key_path):
+        if isinstance(value, dict):
+            self.fail(key_path, "must be a value, not a table (set its keys one by one)", value)
+        return value
+
+    def structure_key(self, path, key_path):
+        parts = path.split(".")
+        if not path or not all(STRUCTURE_PART_RE.fullmatch(part) for part in parts):
+            self.fail(key_path, "names no topology key (topology.TABLE.KEY, e.g. "
+                      "topology.nodes.count, topology.devices.disk.count)")
+
     def value(self, key, value, key_path):
         if key.startswith(DEVICE_PREFIX):
             return self.device_value(value, key_path)
+        if key.startswith(TOPOLOGY_PREFIX):
+            return self.structure_value(value, key_path)
         return self.workload_value(key, value, key_path)
 
     def sweep(self, data):
@@ -343,11 +374,14 @@ class _SweepLoader(Loader):
             if key == "points":
                 extras = self.array_of_tables(values, key_path)
                 continue
-            if not key.startswith(DEVICE_PREFIX) and key not in SWEEPABLE:
+            if not key.startswith((DEVICE_PREFIX, TOPOLOGY_PREFIX)) and key not in SWEEPABLE:
                 self.fail(key_path, "cannot be swept (sweepable: "
-                          f"{', '.join(SWEEPABLE)}, or {DEVICE_PREFIX}KEY for a device key)")
+                          f"{', '.join(SWEEPABLE)}, {DEVICE_PREFIX}KEY for a device key, or "
+                          f"{TOPOLOGY_PREFIX}PATH for a key of the topology)")
             if key.startswith(DEVICE_PREFIX):
                 self.device_key(key[len(DEVICE_PREFIX):], key_path)
+            if key.startswith(TOPOLOGY_PREFIX):
+                self.structure_key(key[len(TOPOLOGY_PREFIX):], key_path)
             if not isinstance(values, list) or not values:
                 self.fail(key_path, "must be a non-empty list of values", values)
             checked = [self.value(key, v, f"{key_path}[{i}]") for i, v in enumerate(values)]

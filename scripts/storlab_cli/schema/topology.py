@@ -249,6 +249,12 @@ def load(path):
     return _TopologyLoader(path).topology(toml_file.read(path))
 
 
+def from_data(data, where):
+    """A topology from a file's tables already read (a structural sweep's
+    variant); errors name where."""
+    return _TopologyLoader(where).topology(data)
+
+
 class _TopologyLoader(Loader):
     sim = None               # the [sim] table's SimHost, once read
 

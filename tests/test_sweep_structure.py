@@ -1,0 +1,150 @@
+"""Structural sweeps: a swept `topology.PATH` key makes each combination a
+topology of its own (schema/topology_variants.py). Setting a key by its
+path, devices by name; every combination validated before anything runs,
+with one line naming the sweep key and value; and a simulator sweep over
+failures to tolerate on topologies/profile-replicas.toml, whose device
+writes follow (ftt + 1) x the guests' at every point."""
+import csv
+import json
+import os
+import subprocess
+import tomllib
+
+import pytest
+
+from storlab_cli.schema import topology, topology_variants
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.dirname(TESTS)
+STORLAB = os.path.join(SOURCE, "scripts", "storlab")
+TOPOLOGIES = os.path.join(SOURCE, "topologies")
+REPLICAS = os.path.join(TOPOLOGIES, "profile-replicas.toml")
+
+SHARE = 'target = "share"\nnodes = ["node1"]\nrw = "randwrite"\nbs = "4k"\nsize = "4M"'
+
+
+def storlab(*args, timeout=600):
+    return subprocess.run(["/usr/bin/python3", STORLAB, *args], capture_output=True,
+                          text=True, check=False, timeout=timeout)
+
+
+def sweep_file(tmp_path, sweep_lines, topology_file=REPLICAS, workload=SHARE, extra=""):
+    path = tmp_path / "sweep.toml"
+    path.write_text(f'name = "structure"\nbackend = "sim"\ntopology = "{topology_file}"\n'
+                    f"[workload]\n{workload}\n"
+                    "[phases]\nramp_s = 1\nduration_s = 2\ninterval_s = 0\n"
+                    f"[sweep]\n{sweep_lines}\n{extra}")
+    return path
+
+
+def rows(out):
+    with open(out / "points.csv", newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def written_bytes(point_dir):
+    doc = json.loads((point_dir / "sim-cluster.json").read_text())
+    return {layer["name"]: layer["ops"]["write"]["bytes"]
+            for layer in doc["storlab"]["device"]["model"]["layers"]}
+
+
+# ---- a key by its path ----------------------------------------------------------
+
+def base_data():
+    with open(os.path.join(TOPOLOGIES, "profile-raid.toml"), "rb") as f:
+        return tomllib.load(f)
+
+
+def test_a_path_sets_a_key_and_names_devices():
+    data = base_data()
+    topology_variants.apply(data, "nodes.count", 3)
+    topology_variants.apply(data, "profile.raid.chunk_kib", 128)
+    topology_variants.apply(data, "profile.volumes.per_unit", 1)      # a key left out so far
+    topology_variants.apply(data, "devices.ssd.params.size", "128M")   # defaults' and nodes'
+    topology_variants.apply(data, "node.node2.devices.disk.params.size", "256M")
+    assert data["nodes"]["count"] == 3 and data["profile"]["raid"]["chunk_kib"] == 128
+    ssd = next(d for d in data["defaults"]["devices"] if d["name"] == "ssd")
+    assert ssd["params"]["size"] == "128M"
+    assert data["node"]["node2"]["devices"][0]["params"]["size"] == "256M"
+
+
+@pytest.mark.parametrize("path, value, needle", [
+    ("profile.nosuch.x", 1, "the topology has no 'profile.nosuch'"),
+    ("devices.tape.count", 2, "no device table is named 'tape'"),
+    ("node.node2.devices.tape.count", 2, "node.node2.devices has no table named 'tape' "
+     "(names: disk)"),
+    ("profile.raid", 1, "profile.raid is a table: set one of its keys"),
+    ("nodes.count.x", 1, "nodes.count is a value, not a table"),
+])
+def test_a_path_that_goes_nowhere_says_where(path, value, needle):
+    with pytest.raises(topology_variants.PathError, match="^" + needle.replace("(", r"\(")
+                       .replace(")", r"\)")):
+        topology_variants.apply(base_data(), path, value)
+
+
+def test_a_variant_written_reads_back_as_the_same_topology(tmp_path):
+    data = base_data()
+    topology_variants.apply(data, "profile.raid.chunk_kib", 128)
+    text = topology_variants.to_toml(data, "a comment\non two lines")
+    assert tomllib.loads(text) == data
+    path = tmp_path / "t.toml"
+    path.write_text(text)
+    assert topology.load(path).profile.raid.chunk_kib == 128
+
+
+# ---- refused before anything runs ----------------------------------------------------
+
+@pytest.mark.parametrize("sweep_lines, needle", [
+    ('"topology.profile.replicas.ftt" = [1, 7]',
+     "sweep.toml: sweep topology keys: "),
+    ('"topology.profile.nosuch.ftt" = [1]',
+     "sweep.toml: sweep.topology.profile.nosuch.ftt = 1: the topology has no 'profile.nosuch'"),
+    ('"topology.profile.replicas" = [{ ftt = 1 }]',
+     "sweep.toml: sweep.topology.profile.replicas[0] = {...}: must be a value, not a table"),
+    ('"topology." = [1]', "sweep.toml: sweep.topology.: names no topology key"),
+])
+def test_a_bad_structure_is_one_line_before_anything_runs(tmp_path, sweep_lines, needle):
+    out = tmp_path / "out"
+    result = storlab("sweep", str(sweep_file(tmp_path, sweep_lines)), "--out", str(out),
+                     timeout=120)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], result.stderr
+    if "7" in sweep_lines:             # the topology's own rule, and which combination broke it
+        assert "ftt = 7" in lines[0] and "profile.replicas.ftt" in lines[0]
+    assert not (out / "points").exists()
+
+
+# ---- a simulator sweep over the structure ------------------------------------------
+
+def test_failures_to_tolerate_swept_in_the_simulator(tmp_path):
+    """ftt 0, 1, 2 x two depths: three topologies, each point's device
+    writes (ftt + 1) x its guest writes; points.csv and the manifest say
+    the structure of every point."""
+    out = tmp_path / "out"
+    path = sweep_file(tmp_path, '"topology.profile.replicas.ftt" = [0, 1, 2]\niodepth = [1, 4]')
+    result = storlab("sweep", str(path), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    table = rows(out)
+    assert [(r["topology.profile.replicas.ftt"], r["iodepth"]) for r in table] == [
+        (f, d) for f in ("0", "1", "2") for d in ("1", "4")]
+    for row in table:
+        ftt = int(row["topology.profile.replicas.ftt"])
+        layers = written_bytes(out / "points" / f"{int(row['point']):03d}")
+        guest = layers["node1/front/share/node1"]
+        disks = sum(v for k, v in layers.items() if k.endswith("/disk0"))
+        assert guest > 0 and disks == (ftt + 1) * guest, (row, layers)
+    manifest = json.loads((out / "manifest.json").read_text())
+    structures = manifest["structures"]
+    assert [s["params"] for s in structures] == [
+        {"profile.replicas.ftt": f} for f in (0, 1, 2)]
+    assert [s["points"] for s in structures] == [[0, 1], [2, 3], [4, 5]]
+    for s in structures:
+        written = topology.load(s["topology"])
+        assert written.profile.replicas.ftt == s["params"]["profile.replicas.ftt"]
+        assert written.name == "profile-replicas"
+    # a remote copy puts a link's round trip in every write: ftt 0 is the fastest
+    iops = {(r["topology.profile.replicas.ftt"], r["iodepth"]): float(r["iops"]) for r in table}
+    assert iops["0", "1"] > 2 * iops["1", "1"]
+    assert "topology.profile.replicas.ftt" in (out / "index.html").read_text()
