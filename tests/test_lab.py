@@ -275,34 +275,36 @@ name = "disk"
 plugin = "hdd"
 [defaults.devices.params]
 preset = "sas10k-300g"
-size = "256M"
+size = "512M"
 [nodes]
 count = 1
 """
 
+# at half scale: each variant's disk, and the working set, halved
 STRUCTURE_SWEEP = """\
 name = "structure"
 topology = "{topology}"
+scale = 2
 [workload]
 target = "disk0"
 rw = "randread"
 bs = "4k"
 iodepth = 4
-size = "16M"
+size = "32M"
 [phases]
 ramp_s = 1
 duration_s = 2
 interval_s = 0
 [sweep]
-"topology.devices.disk.params.size" = ["256M", "384M"]
+"topology.devices.disk.params.size" = ["512M", "768M"]
 """
 
 
 def test_a_structural_sweep_builds_a_lab_per_topology(tmp_path):
     """A swept topology key: each value's lab is brought up from its own
     topology file in the results, runs its points and goes down before the
-    next one comes up; the guest's disk has each variant's size; nothing is
-    left afterwards."""
+    next one comes up; the guest's disk has each variant's size, at the
+    sweep's scale (1/2), as has its working set; nothing is left afterwards."""
     lab = f"{LAB}-structure"
     (tmp_path / "base.toml").write_text(STRUCTURE_TOPOLOGY.format(name=lab))
     sweep_file = tmp_path / "sweep.toml"
@@ -318,13 +320,16 @@ def test_a_structural_sweep_builds_a_lab_per_topology(tmp_path):
         assert not os.path.exists(os.path.join(RUN_BASE, lab))
         with open(out / "points.csv", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
-        assert [r["topology.devices.disk.params.size"] for r in rows] == ["256M", "384M"]
+        assert [r["topology.devices.disk.params.size"] for r in rows] == ["512M", "768M"]
         for row, mib in zip(rows, (256, 384)):
             assert float(row["iops"]) > 0
             window = json.loads((out / "points" / f"{int(row['point']):03d}" /
                                  "device-node1-disk0.json").read_text())
             assert window["after"]["devices"][0]["capacity_bytes"] == mib << 20
+            job = (out / "points" / f"{int(row['point']):03d}" / "job-node1-u1.fio").read_text()
+            assert "size=16M" in job.split(), job
         manifest = json.loads((out / "manifest.json").read_text())
+        assert manifest["scale"] == 2
         assert [s["topology"] for s in manifest["structures"]] == [
             str(out / "structures" / f"topology-0{i}.toml") for i in (0, 1)]
         with open(out / "sim" / "points.csv", encoding="utf-8") as f:

@@ -148,3 +148,75 @@ def test_failures_to_tolerate_swept_in_the_simulator(tmp_path):
     iops = {(r["topology.profile.replicas.ftt"], r["iodepth"]): float(r["iops"]) for r in table}
     assert iops["0", "1"] > 2 * iops["1", "1"]
     assert "topology.profile.replicas.ftt" in (out / "index.html").read_text()
+
+
+# ---- scale -------------------------------------------------------------------------
+
+def test_scale_divides_capacities_and_caches_and_keeps_the_rest():
+    """At scale 8 seed scenario 2's full-size topology: every capacity and
+    cache the C library marks as one (the presets' too) and the profile's
+    sizes divided; geometry and transfer units kept."""
+    with open(os.path.join(TOPOLOGIES, "hybrid-4node-full.toml"), "rb") as f:
+        data = tomllib.load(f)
+    topology_variants.scale.topology_data(data, 8)
+    cache, disk = data["defaults"]["devices"]
+    assert cache["params"]["size"] == f"{400088457216 // 8 // (1 << 20)}M"
+    assert cache["params"]["buffer-size"] == "2M"           # the preset's 16M
+    assert "page-size" not in cache["params"]               # a unit of the NAND: kept
+    assert disk["params"]["size"] == f"{900185481216 // 8 // (1 << 20)}M"
+    assert disk["params"]["cache-size"] == "4M"             # the preset's 32M
+    assert "read-ahead" not in disk["params"]
+    assert data["profile"]["volumes"]["size"] == "1024M"    # 8G
+    path_less = dict(data)
+    assert topology.from_data(path_less, "scaled").nodes[0].devices[1].size_bytes == \
+        900185481216 // 8 // (1 << 20) * (1 << 20)
+
+
+def test_a_sweep_at_scale_runs_the_study_at_lab_size(tmp_path):
+    """scale = 4 on profile-replicas (disks 256M, replicated volumes 64M,
+    4M per worker; --scale overrides the file): the cluster the simulator
+    runs has a quarter of each, the points keep the study's sizes, the
+    manifest and the report say the scale."""
+    out = tmp_path / "out"
+    path = sweep_file(tmp_path, 'size = ["4M", "8M"]')
+    path.write_text(path.read_text().replace('backend = "sim"\n', 'backend = "sim"\nscale = 2\n'))
+    result = storlab("sweep", str(path), "--out", str(out), "--scale", "4")
+    assert result.returncode == 0, result.stderr
+    assert [r["size"] for r in rows(out)] == ["4M", "8M"]
+    for point, mib in (("000", 1), ("001", 2)):
+        spec = (out / "points" / point / "cluster.spec").read_text().splitlines()
+        # 256M disks with the preset's 16M cache, 64M replicas, 16M volumes: a quarter
+        assert "device node1 disk0 hdd preset=sas10k-300g size=64M timing=off cache-size=4M" \
+            in spec, spec
+        assert "replica node1 16M node1 node2 node3" in spec and "volume node1 u1v1 4M" in spec
+        job = (out / "points" / point / "job-cluster.fio").read_text()
+        assert f"size={mib << 20}" in job.split(), job
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["scale"] == 4
+    written = topology.load(manifest["structures"][0]["topology"])
+    assert written.nodes[0].devices[0].size_bytes == 64 << 20
+    assert written.profile.replicas.size_mib == 16
+    assert "1/4: capacities, cache sizes and working sets divided by 4" in \
+        (out / "index.html").read_text()
+
+
+@pytest.mark.parametrize("where, needle", [
+    ("--scale", "--scale 0: must be 1..1000000"),
+    ("file", "sweep.toml: scale = 0: must be 1..1000000"),
+    # a quarter of an 8 GiB SSD cache is fine; 1/1000000 of a 256M disk is not a disk
+    ("huge", "sweep.toml: scale 1e+06: "),
+])
+def test_a_bad_scale_is_one_line(tmp_path, where, needle):
+    path = sweep_file(tmp_path, 'iodepth = [1]')
+    text = path.read_text()
+    args = []
+    if where == "--scale":
+        args = ["--scale", "0"]
+    elif where == "file":
+        path.write_text(text.replace('backend = "sim"\n', 'backend = "sim"\nscale = 0\n'))
+    else:
+        path.write_text(text.replace('backend = "sim"\n', 'backend = "sim"\nscale = 1000000\n'))
+    result = storlab("sweep", str(path), "--out", str(tmp_path / "out"), *args, timeout=120)
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], result.stderr

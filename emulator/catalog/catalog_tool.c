@@ -32,6 +32,7 @@ static const uint32_t raid_levels[] = { 0, 1, 5, 6, 10 };
 static const char *const param_type_names[] = {
   [SL_PARAM_COUNT] = "count",
   [SL_PARAM_SIZE_BYTES] = "size_bytes",
+  [SL_PARAM_CAPACITY_BYTES] = "capacity_bytes",
   [SL_PARAM_TIME_MS] = "time_ms",
   [SL_PARAM_TIME_US] = "time_us",
   [SL_PARAM_RATE_MB_S] = "rate_mb_s",

@@ -216,6 +216,7 @@ format_value (const struct sl_param *p, const void *config, bool short_sizes,
     break;
   }
   case SL_PARAM_SIZE_BYTES:
+  case SL_PARAM_CAPACITY_BYTES:
     if (short_sizes)
       format_size_short (load_u64 (config, p->offset), out, out_bytes);
     else
@@ -263,7 +264,8 @@ unit_name (enum sl_param_type type)
   switch (type) {
   case SL_PARAM_PERCENT: return "<%>";
   case SL_PARAM_COUNT: return "<n>";
-  case SL_PARAM_SIZE_BYTES: return "<size>";
+  case SL_PARAM_SIZE_BYTES:
+  case SL_PARAM_CAPACITY_BYTES: return "<size>";
   case SL_PARAM_TIME_MS: return "<ms>";
   case SL_PARAM_TIME_US: return "<us>";
   case SL_PARAM_RATE_MB_S: return "<MB/s>";
@@ -351,7 +353,8 @@ sl_param_set (const struct sl_param *table, size_t table_len, void *config,
     memcpy (field, &stored, sizeof stored);
     return 0;
   }
-  case SL_PARAM_SIZE_BYTES: {
+  case SL_PARAM_SIZE_BYTES:
+  case SL_PARAM_CAPACITY_BYTES: {
     uint64_t bytes;
     if (sl_parse_size_bytes (value, &bytes) == -1) {
       snprintf (err, err_bytes, "%s=%s: not a size (examples: 512, 4k, 300G)",
@@ -421,7 +424,8 @@ value_in_unit (const struct sl_param *p, const void *config, double *out)
   const char *field = (const char *) config + p->offset;
   switch (p->type) {
   case SL_PARAM_COUNT: *out = *(const uint32_t *) field; return true;
-  case SL_PARAM_SIZE_BYTES: *out = (double) *(const uint64_t *) field; return true;
+  case SL_PARAM_SIZE_BYTES:
+  case SL_PARAM_CAPACITY_BYTES: *out = (double) *(const uint64_t *) field; return true;
   case SL_PARAM_TIME_MS: *out = *(const uint64_t *) field / 1e6; return true;
   case SL_PARAM_TIME_US: *out = *(const uint64_t *) field / 1e3; return true;
   case SL_PARAM_RATE_MB_S: *out = *(const uint64_t *) field / 1e6; return true;

@@ -17,6 +17,10 @@
 enum sl_param_type {
   SL_PARAM_COUNT,              /* uint32_t, plain integer */
   SL_PARAM_SIZE_BYTES,         /* uint64_t, number with optional k/M/G/T suffix */
+  /* ... a capacity or a cache's size: what a lab scaled down by a factor
+   * divides (a sweep's scale), where a size above is a unit of the
+   * device's geometry or transfers and stays */
+  SL_PARAM_CAPACITY_BYTES,
   SL_PARAM_TIME_MS,            /* uint64_t ns field, value in milliseconds (decimal) */
   SL_PARAM_TIME_US,            /* uint64_t ns field, value in microseconds (decimal) */
   SL_PARAM_RATE_MB_S,          /* uint64_t bytes/s field, value in MB/s (10^6 B/s) */

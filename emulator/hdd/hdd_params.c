@@ -18,7 +18,7 @@
 #define FIELD(f) offsetof (struct sl_hdd_config, f)
 
 const struct sl_param sl_hdd_params[] = {
-  { "size", SL_PARAM_SIZE_BYTES, FIELD (capacity_bytes), 1.0 * MIB, 64.0 * TIB,
+  { "size", SL_PARAM_CAPACITY_BYTES, FIELD (capacity_bytes), 1.0 * MIB, 64.0 * TIB,
     "formatted capacity in bytes (user-addressable LBAs x 512)" },
   { "rpm", SL_PARAM_COUNT, FIELD (rpm), 3600, 20000,
     "spindle speed in revolutions per minute" },
@@ -42,7 +42,7 @@ const struct sl_param sl_hdd_params[] = {
     "host interface rate (600 for SAS/SATA 6 Gb/s)" },
   { "command-overhead-us", SL_PARAM_TIME_US, FIELD (command_overhead_ns), 0, 10000,
     "controller overhead per command (the datasheet's command overhead)" },
-  { "cache-size", SL_PARAM_SIZE_BYTES, FIELD (cache_bytes), 0, 4.0 * GIB,
+  { "cache-size", SL_PARAM_CAPACITY_BYTES, FIELD (cache_bytes), 0, 4.0 * GIB,
     "drive buffer (cache) size; 0 disables read caching and read-ahead" },
   { "cache-segments", SL_PARAM_COUNT, FIELD (cache_segments), 1, 256,
     "read cache segments the buffer is divided into (replaced LRU)" },

@@ -19,7 +19,7 @@
 #define FIELD(f) offsetof (struct sl_ssd_config, f)
 
 const struct sl_param sl_ssd_params[] = {
-  { "size", SL_PARAM_SIZE_BYTES, FIELD (capacity_bytes), 16.0 * MIB, 16.0 * TIB,
+  { "size", SL_PARAM_CAPACITY_BYTES, FIELD (capacity_bytes), 16.0 * MIB, 16.0 * TIB,
     "logical (user) capacity in bytes, a multiple of 4096" },
   { "channels", SL_PARAM_COUNT, FIELD (channels), 1, 64,
     "flash channels (buses) from the controller to the NAND" },
@@ -45,11 +45,11 @@ const struct sl_param sl_ssd_params[] = {
     "garbage collection starts when a die's free blocks fall below this share" },
   { "gc-high-watermark-pct", SL_PARAM_PERCENT, FIELD (gc_high_watermark_pct), 0, 50,
     "garbage collection stops when a die's free blocks reach this share" },
-  { "buffer-size", SL_PARAM_SIZE_BYTES, FIELD (buffer_bytes), 0, 64.0 * GIB,
+  { "buffer-size", SL_PARAM_CAPACITY_BYTES, FIELD (buffer_bytes), 0, 64.0 * GIB,
     "controller write buffer (DRAM); writes complete once in it" },
   { "plp", SL_PARAM_ON_OFF, FIELD (plp), 0, 1,
     "power-loss protection: buffered writes are durable, FLUSH does not wait" },
-  { "slc-cache-size", SL_PARAM_SIZE_BYTES, FIELD (slc_cache_bytes), 0, 16.0 * TIB,
+  { "slc-cache-size", SL_PARAM_CAPACITY_BYTES, FIELD (slc_cache_bytes), 0, 16.0 * TIB,
     "SLC write cache (TurboWrite and the like) in bytes; 0 for none" },
   { "slc-program-latency-us", SL_PARAM_TIME_US, FIELD (slc_program_latency_ns), 1, 100000,
     "page program time in SLC mode" },

@@ -43,6 +43,9 @@ def _parse(argv):
                         help="leave a lab the sweep brought up running afterwards")
     parser.add_argument("--no-predict", action="store_true",
                         help="lab backend: skip the simulator's prediction")
+    parser.add_argument("--scale", type=float, metavar="N",
+                        help="divide capacities, cache sizes and working sets by N, timing "
+                        "kept (overrides the file's scale; 1: full size)")
     parser.add_argument("--jobs", type=int, metavar="N",
                         help="simulator: points run at once, one process each (default: the "
                         "host's cores; a lab runs one point at a time)")
@@ -203,7 +206,7 @@ def run(argv):
     args = _parse(argv)
     if args.jobs is not None and not 1 <= args.jobs <= 256:
         raise UserError(f"--jobs {args.jobs}: must be 1..256")
-    sweep = sweep_schema.load(args.file, args.backend)
+    sweep = sweep_schema.load(args.file, args.backend, args.scale)
     parts = sweep_parts.split(sweep, sweep.backend)
     packages = deps.BUILD_PACKAGES + deps.PLOT_PACKAGES
     if sweep.backend == "lab":
@@ -212,6 +215,7 @@ def run(argv):
     out = os.path.abspath(args.out or results.default_dir(sweep))
     resumed = results.prepare(out, sweep.path)
     structures = f", {len(parts)} topologies" if len(parts) > 1 else ""
+    structures += f", at scale 1/{sweep.scale:g}" if sweep.scale != 1 else ""
     _say(f"sweep '{sweep.name}': {len(sweep.points)} points{structures} on the {sweep.backend} "
          f"backend ({'resuming in' if resumed else 'results in'} {out})")
     for part in parts:

@@ -166,6 +166,13 @@ def _topology(topology):
     return describe(topology)
 
 
+def _scale(factor):
+    if not isinstance(factor, (int, float)) or isinstance(factor, bool) or factor == 1:
+        return "full size (1)"
+    return (f"1/{factor:g}: capacities, cache sizes and working sets divided by {factor:g}, "
+            "timing kept; sizes on the axes are the study's")
+
+
 def summary_rows(manifest):
     """(label, text) pairs for the run table, in reading order."""
     plot = manifest.get("plot") or {}
@@ -173,6 +180,7 @@ def summary_rows(manifest):
     rows = [
         ("Backend", describe(manifest.get("backend"))),
         ("Topology", _topology(manifest.get("topology"))),
+        ("Scale", _scale(manifest.get("scale", 1))),
         ("Sweep file", describe(manifest.get("sweep_file"))),
         ("Swept", describe(manifest.get("swept"))),
         ("Plotted", f"x {describe(plot.get('x'))}, series {describe(plot.get('series'))}"),

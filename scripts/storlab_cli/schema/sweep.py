@@ -5,6 +5,10 @@
     backend = "lab"                  lab | sim (`storlab sweep --backend` overrides)
     topology = "../vsa-raid.toml"    relative to this file (or a name in topologies/)
     predict = true                   lab: also run the simulator's prediction
+    scale = 1                        divide capacities, cache sizes and working sets by
+                                     this (timing kept): a study at full size in the
+                                     simulator, at lab size in a lab (schema/scale.py;
+                                     `storlab sweep --scale N` overrides)
 
     [workload]                       fio terms
     target = "lun0"                  a device of each active node, "volumes" (the profile's
@@ -69,6 +73,7 @@ from dataclasses import dataclass, field
 
 from storlab_cli import paths
 from storlab_cli.common import toml_file
+from storlab_cli.schema import scale
 from storlab_cli.schema.loader import Loader
 from storlab_cli.schema.sizes import parse_size_bytes
 from storlab_cli.schema.topology import PARAM_KEY_RE, PARAM_KEY_RULE
@@ -78,8 +83,9 @@ NAME_RE = re.compile(r"[a-z0-9-]{1,40}")
 STRUCTURE_PART_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 BACKENDS = ("lab", "sim")
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "randrw")
-TOP_KEYS = ("name", "description", "backend", "topology", "predict", "workload", "phases",
-            "sweep", "plot")
+TOP_KEYS = ("name", "description", "backend", "topology", "predict", "scale", "workload",
+            "phases", "sweep", "plot")
+SCALE_RANGE = (1, 1000000)
 WORKLOAD_KEYS = ("target", "nodes", "active_nodes", "units", "workers", "rw", "rwmixread", "random_percent",
                  "bs", "iodepth", "size", "volume_set", "dedupe_percentage",
                  "buffer_compress_percentage")
@@ -143,12 +149,15 @@ class Point:
     params: dict             # swept key -> value (the grid's, or an extra point's)
     label: str | None = None
     events: list = field(default_factory=list)
+    scale: float = 1         # the sweep's: the working set runs divided by it
 
     def workload(self, base):
-        """The resolved workload of this point: base with the swept workload keys."""
+        """The resolved workload of this point: base with the swept workload
+        keys, its working set at the sweep's scale."""
         merged = dict(base)
         merged.update({k: v for k, v in self.params.items()
                        if not k.startswith((DEVICE_PREFIX, TOPOLOGY_PREFIX))})
+        merged["size"] = scale.workload_size(merged["size"], self.scale)
         return merged
 
     def structure(self):
@@ -175,6 +184,7 @@ class Sweep:
     points: list
     plot_x: str | None
     plot_series: str | None
+    scale: float = 1
 
     @property
     def label_key(self):
@@ -191,13 +201,20 @@ class Sweep:
         return [k for k in self.swept if k.startswith(TOPOLOGY_PREFIX)]
 
 
-def load(path, backend=None):
+def load(path, backend=None, scale_override=None):
     path = os.fspath(path)
     sweep = _SweepLoader(path).sweep(toml_file.read(path))
     if backend is not None:
         if backend not in BACKENDS:
             raise UserError(f"--backend {backend}: unknown backend (known: lab, sim)")
         sweep.backend = backend
+    if scale_override is not None:
+        lo, hi = SCALE_RANGE
+        if not lo <= scale_override <= hi:
+            raise UserError(f"--scale {scale_override:g}: must be {lo}..{hi}")
+        sweep.scale = scale_override
+    for point in sweep.points:
+        point.scale = sweep.scale
     check_backend(sweep)
     return sweep
 
@@ -317,6 +334,7 @@ class _SweepLoader(Loader):
             self.fail("topology", "contains a control character", topology_value)
         topology_path = resolve_topology(self.path, topology_value)
         predict = self.boolean(data.get("predict", True), "predict")
+        factor = self.number(data.get("scale", 1), "scale", *SCALE_RANGE)
         workload = self.workload(self.table(data.get("workload", {}), "workload"))
         phases = self.phases(self.table(data.get("phases", {}), "phases"))
         swept, grid, extras = self.grid(self.table(data.get("sweep", {}), "sweep"), workload)
@@ -331,7 +349,7 @@ class _SweepLoader(Loader):
             points.append(self.extra_point(extra, f"sweep.points[{n}]", len(points), swept, grid,
                                            workload, phases, plot_series or plot_x))
         return Sweep(name, description, self.path, backend, topology_path, predict, workload,
-                     phases, swept, points, plot_x, plot_series)
+                     phases, swept, points, plot_x, plot_series, factor)
 
     def workload(self, table):
         self.check_keys(table, WORKLOAD_KEYS, "workload")

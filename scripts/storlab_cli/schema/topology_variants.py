@@ -8,8 +8,9 @@ disk.params.size"). "devices.NAME..." sets the key in every device table of
 that name: the defaults' and each node's own. The last part may be a key the
 file leaves out (its default until then); every table before it must exist.
 
-Each variant is validated as a topology file of its own before anything
-starts, and written into the results directory (its own path: a lab is up
+A sweep's scale (schema/scale.py) applies to every variant, the base
+topology's too. Each variant is validated as a topology file of its own
+before anything starts, and written into the results directory (its own path: a lab is up
 from exactly one file) when its points run."""
 import copy
 import json
@@ -17,7 +18,7 @@ import os
 
 from storlab_cli.common import toml_file
 from storlab_cli.errors import UserError
-from storlab_cli.schema import topology
+from storlab_cli.schema import scale, topology
 
 DEVICES_ALIAS = "devices"
 
@@ -104,20 +105,28 @@ def to_toml(data, comment):
 
 
 class Variant:
-    """The base topology with one combination of a sweep's topology keys."""
+    """The base topology with one combination of a sweep's topology keys,
+    at the sweep's scale."""
 
-    def __init__(self, index, structure, data, topo):
-        self.index, self.structure, self.data, self.topology = index, structure, data, topo
+    def __init__(self, index, structure, factor, data, topo):
+        self.index, self.structure, self.scale = index, structure, factor
+        self.data, self.topology = data, topo
+
+    @property
+    def needs_file(self):
+        """Whether it differs from the base topology's file."""
+        return bool(self.structure) or self.scale != 1
 
     def describe(self):
-        return ", ".join(f"{k} = {v!r}" for k, v in self.structure.items())
+        words = [f"{k} = {v!r}" for k, v in self.structure.items()]
+        return ", ".join(words + ([f"scale {self.scale:g}"] if self.scale != 1 else []))
 
     def write(self, directory):
         """Writes the variant's file into directory; returns it loaded from there."""
         os.makedirs(directory, exist_ok=True)
         path = os.path.join(directory, f"topology-{self.index:02d}.toml")
         comment = (f"{os.path.basename(self.topology.path)} with {self.describe()}\n"
-                   "(written by storlab sweep: a structural sweep's topology)")
+                   "(written by storlab sweep: a structural or scaled sweep's topology)")
         text = to_toml(self.data, comment)
         with open(path + ".tmp", "w", encoding="utf-8") as f:
             f.write(text)
@@ -147,11 +156,16 @@ def _variant(sweep, base, index, structure):
             apply(data, path, value)
         except PathError as e:
             raise UserError(f"{sweep.path}: sweep.topology.{path} = {value!r}: {e}") from None
-    where = f"{sweep.topology_path} with {', '.join(f'{k} = {v!r}' for k, v in structure.items())}"
+    scale.topology_data(data, sweep.scale)
+    variant = Variant(index, structure, sweep.scale, data, None)
+    if not variant.needs_file:
+        variant.topology = topology.load(sweep.topology_path)
+        return variant
+    where = f"{sweep.topology_path} with {variant.describe()}"
     try:
-        topo = topology.from_data(data, where) if structure else topology.load(sweep.topology_path)
+        variant.topology = topology.from_data(data, where)
     except UserError as e:
-        raise UserError(f"{sweep.path}: sweep topology keys: {e}") from None
-    if structure:
-        topo.path = sweep.topology_path          # until written (Variant.write)
-    return Variant(index, structure, data, topo)
+        raise UserError(f"{sweep.path}: sweep topology keys: {e}" if structure
+                        else f"{sweep.path}: scale {sweep.scale:g}: {e}") from None
+    variant.topology.path = sweep.topology_path          # until written (Variant.write)
+    return variant

@@ -23,14 +23,14 @@ class Part:
         self.topo = variant.topology
 
     def label(self, what, count):
-        if not self.variant.structure:
+        if count == 1:
             return what
         return f"{what} [{self.variant.index + 1}/{count}: {self.variant.describe()}]"
 
     def settle(self, out):
         """A variant's topology written where the sweep's results are: a lab
         is brought up from that file (schema/topology_variants.py)."""
-        if self.variant.structure:
+        if self.variant.needs_file:
             self.topo = self.variant.write(os.path.join(out, STRUCTURES_DIR))
 
 
@@ -41,7 +41,7 @@ def split(sweep, backend):
     for part in parts:
         if backend == "lab" and part.topo.lab_refusal():
             raise UserError(part.topo.lab_refusal() + (f" ({part.variant.describe()})"
-                                                       if part.variant.structure else ""))
+                                                       if part.variant.needs_file else ""))
         part.plan = sweep_plan.make(part.sweep, part.topo, backend)
     return parts
 
@@ -49,12 +49,14 @@ def split(sweep, backend):
 def structures(parts):
     """The manifest's record of a structural sweep's topologies."""
     return [{"index": p.variant.index, "params": p.variant.structure, "topology": p.topo.path,
-             "points": [q.index for q in p.points]} for p in parts if p.variant.structure]
+             "points": [q.index for q in p.points]} for p in parts if p.variant.needs_file]
 
 
 def manifest(sweep, parts, backend, facts, done):
-    """results.manifest, with a structural sweep's topologies."""
+    """results.manifest, with its scale and a structural or scaled sweep's
+    topologies."""
     doc = results.manifest(sweep, parts[0].topo, backend, facts, done)
-    if any(p.variant.structure for p in parts):
+    doc["scale"] = sweep.scale
+    if any(p.variant.needs_file for p in parts):
         doc["structures"] = structures(parts)
     return doc
