@@ -1,0 +1,151 @@
+/* host_cpu.c — a host's CPU as the storage path sees it: the cores that
+ * serve each step of an I/O first come first served, the shared host a
+ * lab's guests run on (the pool), and the host presets.
+ *
+ * Host presets (per I/O of the storage path, what a host spends):
+ *   tcg        — this project's lab under QEMU TCG: one vCPU a guest, as the
+ *                lab topologies give, and the guest's kernel emulated, so
+ *                every step of an I/O costs tens to hundreds of µs.  The
+ *                medians of three passes of scripts/bench/tcg_calibrate.py
+ *                (fio 4 KiB random in a guest of calibrate-tcg.toml, one
+ *                mechanism at a time, on 2026-11-26; the tables are in
+ *                scripts/bench/cluster_validation.md): at 8 outstanding a
+ *                bare disk costs the vCPU ~340 µs an I/O, of which 270 µs
+ *                are the device I/O (what md RAID-1's second write adds)
+ *                and 71 µs the front end's own; an NVMe/TCP request costs
+ *                the initiator 989 µs besides the front end and the target
+ *                344 µs besides its device I/O; an I/O at 1 outstanding
+ *                costs 184 µs more than at 8 (the vCPU idles while the
+ *                request is out, then takes the interrupt and wakes fio).
+ *                Beside the vCPUs, QEMU's I/O thread and nbdkit spend
+ *                199 µs per device I/O and QEMU's udp netdevs 240 µs per
+ *                message.  A dm linear remap and ext4 measured within the
+ *                passes' noise (23 and 1 µs): not charged.
+ *   bare-metal — a KVM host: the kernel block layer plus virtio and QEMU's
+ *                I/O thread cost on the order of 10 µs of CPU per I/O, and
+ *                an NVMe/TCP or NFS target about as much again; 16 cores
+ *                for storage.  An assumption of this order, not a
+ *                measurement: override per node where a study gives more.
+ */
+#define _GNU_SOURCE
+#include "host_cpu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/units.h"
+
+#define COUNT(a) (sizeof (a) / sizeof (a)[0])
+
+struct host_preset {
+  const char *name;
+  const char *link;                    /* the links such hosts have */
+  struct cl_host_config config;
+};
+
+static const struct host_preset host_presets[] = {
+  { "bare-metal", "10gbe", { .cores = 16, .per_io_ns = 10000, .per_remote_io_ns = 10000 } },
+  { "tcg", "tcg-udp", { .cores = 1, .per_io_ns = 71000, .per_device_io_ns = 270000,
+                        .per_hop_io_ns = 989000, .per_remote_io_ns = 344000,
+                        .idle_wake_ns = 184000, .hypervisor_per_device_io_ns = 199000,
+                        .hypervisor_per_message_ns = 240000 } },
+};
+
+int
+cl_host_preset (const char *name, struct cl_host_config *config, char *err, size_t err_bytes)
+{
+  for (size_t i = 0; i < COUNT (host_presets); i++)
+    if (strcmp (host_presets[i].name, name) == 0) {
+      *config = host_presets[i].config;
+      return 0;
+    }
+  snprintf (err, err_bytes, "host=%s: no such host preset (known: %s)", name,
+            cl_host_preset_names ());
+  return -1;
+}
+
+const char *
+cl_host_preset_at (size_t i, const char **link)
+{
+  if (i >= COUNT (host_presets))
+    return NULL;
+  *link = host_presets[i].link;
+  return host_presets[i].name;
+}
+
+const char *
+cl_host_preset_names (void)
+{
+  return "bare-metal, tcg";
+}
+
+/* ---------------------------------------------------------------- CPU -- */
+
+int
+cl_cpu_init (struct cl_cpu *cpu, const struct cl_host_config *config)
+{
+  memset (cpu, 0, sizeof *cpu);
+  cpu->config = *config;
+  if (config->cores == 0)
+    return -1;
+  cpu->core_free_ns = calloc (config->cores, sizeof *cpu->core_free_ns);
+  if (cpu->core_free_ns == NULL)
+    abort ();                  /* out of memory building a model: nothing sane to do */
+  return 0;
+}
+
+void
+cl_cpu_free (struct cl_cpu *cpu)
+{
+  free (cpu->core_free_ns);
+  cpu->core_free_ns = NULL;
+}
+
+static uint32_t
+first_free_core (const struct cl_cpu *cpu)
+{
+  uint32_t best = 0;
+  for (uint32_t i = 1; i < cpu->config.cores; i++)
+    if (cpu->core_free_ns[i] < cpu->core_free_ns[best])
+      best = i;
+  return best;
+}
+
+static void
+occupy (struct cl_cpu *cpu, uint32_t core, uint64_t until_ns, uint64_t cost_ns)
+{
+  cpu->core_free_ns[core] = until_ns;
+  cpu->busy_ns += cost_ns;
+  cpu->ios++;
+}
+
+uint64_t
+cl_cpu_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
+{
+  uint32_t core = first_free_core (cpu);
+  if (cpu->core_free_ns[core] < now_ns)
+    cost_ns += cpu->config.idle_wake_ns;
+  uint64_t start = sl_max_u64 (now_ns, cpu->core_free_ns[core]);
+  if (cpu->pool) {
+    /* a guest's vCPU runs only while the host gives it a core */
+    uint32_t host_core = first_free_core (cpu->pool);
+    start = sl_max_u64 (start, cpu->pool->core_free_ns[host_core]);
+    occupy (cpu->pool, host_core, start + cost_ns, cost_ns);
+  }
+  occupy (cpu, core, start + cost_ns, cost_ns);
+  return start + cost_ns;
+}
+
+uint64_t
+cl_hypervisor_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
+{
+  if (cost_ns == 0)
+    return now_ns;
+  if (cpu->pool == NULL)
+    return now_ns + cost_ns;           /* threads of its own beside the node's cores */
+  uint32_t core = first_free_core (cpu->pool);
+  uint64_t start = sl_max_u64 (now_ns, cpu->pool->core_free_ns[core]);
+  occupy (cpu->pool, core, start + cost_ns, cost_ns);
+  return start + cost_ns;
+}
