@@ -220,3 +220,24 @@ def test_a_bad_scale_is_one_line(tmp_path, where, needle):
     assert result.returncode != 0 and "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0], result.stderr
+
+
+# ---- the shipped studies -------------------------------------------------------------
+
+STUDIES = os.path.join(TOPOLOGIES, "studies")
+
+
+@pytest.mark.parametrize("name", sorted(os.listdir(STUDIES)))
+def test_a_shipped_study_builds_every_topology_it_sweeps(name):
+    """Every combination of a shipped study is a topology the sweep can
+    run (checked as `storlab sweep` does before anything starts)."""
+    from storlab_cli.schema import sweep as sweep_schema
+    from storlab_cli.sweep import parts as sweep_parts
+    sweep = sweep_schema.load(os.path.join(STUDIES, name))
+    parts = sweep_parts.split(sweep, sweep.backend)
+    structures = {json.dumps(p.structure(), sort_keys=True) for p in sweep.points}
+    assert len(parts) == len(structures) > 1
+    for part in parts:
+        for path, value in part.variant.structure.items():
+            if path == "nodes.count":
+                assert len(part.topo.nodes) == value
