@@ -120,6 +120,17 @@ occupy (struct cl_cpu *cpu, uint32_t core, uint64_t until_ns, uint64_t cost_ns)
   cpu->ios++;
 }
 
+/* Takes the first free core of cpu from from_ns on for cost_ns; returns
+ * when it starts there. */
+static uint64_t
+take_first_free (struct cl_cpu *cpu, uint64_t from_ns, uint64_t cost_ns)
+{
+  uint32_t core = first_free_core (cpu);
+  uint64_t start = sl_max_u64 (from_ns, cpu->core_free_ns[core]);
+  occupy (cpu, core, start + cost_ns, cost_ns);
+  return start;
+}
+
 uint64_t
 cl_cpu_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
 {
@@ -127,12 +138,8 @@ cl_cpu_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
   if (cpu->core_free_ns[core] < now_ns)
     cost_ns += cpu->config.idle_wake_ns;
   uint64_t start = sl_max_u64 (now_ns, cpu->core_free_ns[core]);
-  if (cpu->pool) {
-    /* a guest's vCPU runs only while the host gives it a core */
-    uint32_t host_core = first_free_core (cpu->pool);
-    start = sl_max_u64 (start, cpu->pool->core_free_ns[host_core]);
-    occupy (cpu->pool, host_core, start + cost_ns, cost_ns);
-  }
+  if (cpu->pool)                       /* a guest's vCPU runs only while the host gives it a core */
+    start = take_first_free (cpu->pool, start, cost_ns);
   occupy (cpu, core, start + cost_ns, cost_ns);
   return start + cost_ns;
 }
@@ -144,8 +151,5 @@ cl_hypervisor_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
     return now_ns;
   if (cpu->pool == NULL)
     return now_ns + cost_ns;           /* threads of its own beside the node's cores */
-  uint32_t core = first_free_core (cpu->pool);
-  uint64_t start = sl_max_u64 (now_ns, cpu->pool->core_free_ns[core]);
-  occupy (cpu->pool, core, start + cost_ns, cost_ns);
-  return start + cost_ns;
+  return take_first_free (cpu->pool, now_ns, cost_ns) + cost_ns;
 }

@@ -195,11 +195,6 @@ class Sweep:
     def target_is_device(self):
         return self.workload["target"] not in PROFILE_TARGETS
 
-    @property
-    def structural(self):
-        """The swept keys that change the topology (topology.PATH)."""
-        return [k for k in self.swept if k.startswith(TOPOLOGY_PREFIX)]
-
 
 def load(path, backend=None, scale_override=None):
     path = os.fspath(path)
