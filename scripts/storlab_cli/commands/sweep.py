@@ -110,7 +110,7 @@ def point_jobs(backend, requested=None):
     simulator one process a point, as many as the host has cores."""
     if backend.name != "sim":
         return 1
-    return requested or os.cpu_count() or 1
+    return requested or len(os.sched_getaffinity(0)) or 1
 
 
 def run_points(sweep, backend, out, label, needs_precondition, jobs=1, points=None):
