@@ -112,29 +112,6 @@ def test_a_mirrored_write_lands_on_every_copy(policy_lab):
     assert reads == 0, reads
 
 
-def test_a_node_down_degrades_the_arrays_and_io_goes_on(policy_lab):
-    # what node3's mirror holds before it goes down (the sweep above wrote
-    # over the earlier verify data): it must come back with node3
-    fio_verify(policy_lab, "node3", "/dev/storlab-policy/mirror-u1v1", size="8M")
-    started = time.monotonic()
-    assert storlab("node", policy_lab, "node3", "down").returncode == 0
-    for home in ("node1", "node2"):
-        fio_verify(policy_lab, home, "/dev/storlab-policy/u1v1", size="8M")
-        assert replica_md(policy_lab, home, "md100")["degraded"] == 1
-    result = storlab("node", policy_lab, "node3", "up")
-    assert result.returncode == 0, result.stdout + result.stderr
-    deadline = time.monotonic() + 300
-    for home in ("node1", "node2"):
-        wait_in_sync(policy_lab, home, "md100", 4, deadline)
-        check_copies_equal(policy_lab, home, "md100", deadline)      # parity checked
-        verify_only(policy_lab, home, "/dev/storlab-policy/u1v1")
-    # node3 came back as the home of its mirror too: reassembled over its own
-    # copy and node4's, holding what was written before it went down
-    wait_in_sync(policy_lab, "node3", "md101", 2, deadline)
-    verify_only(policy_lab, "node3", "/dev/storlab-policy/mirror-u1v1")
-    print(f"\nRAID-5 piece lost and resynced: {time.monotonic() - started:.1f} s")
-
-
 # ------------------------------------------------------------------ snapshots
 
 def snapshot(lab, volume, *args):
@@ -175,14 +152,23 @@ def holding(lab, checks):
               for path, name, offset, _ in checks])]
 
 
+# what test_snapshot_chains... wrote, checked again after node4 comes back
+CHAINS = []
+# a sweep on node4's redo-log set: a point without events, one with a snapshot at 1 s
+EVENT_SWEEP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
+                           "snapshot-event-sweep.toml")
+
+
+def check_holding(lab, checks):
+    assert holding(lab, checks) == [held for *_, held in checks], checks
+
+
 def test_snapshot_chains_of_depth_three_keep_every_point_in_time(policy_lab):
     """Chains of three snapshots taken between writes on node4's redo-log
     volume (mirrored on node1) and its redirect-on-write volume, the first
     of each during a verify run at queue depth 32: a volume holds its latest
-    writes, each snapshot what was there when it was taken; so again after
-    node4 went down and came back (the chains rebuilt from lab.json), and
-    after the middle snapshot was deleted (redo-log: its log merged into
-    the one below while the volume runs)."""
+    writes, each snapshot what was there when it was taken (checked again
+    after node4 goes down and comes back, below)."""
     lab, volumes = policy_lab, ("redo-u1v1", "row-u1v1")
     top = {v: f"/dev/mapper/storlab-vol-{v}" for v in volumes}
     snap = {v: [None] + [f"/dev/mapper/storlab-snap-{v}-{i}" for i in (1, 2, 3)]
@@ -219,18 +205,53 @@ def test_snapshot_chains_of_depth_three_keep_every_point_in_time(policy_lab):
                 (s[2], "a", "0", True), (s[2], "b", "4M", True), (s[2], "c", "8M", False),
                 (s[3], "a", "0", True), (s[3], "c", "8M", True)]
 
-    def check(checks):
-        assert holding(lab, checks) == [held for *_, held in checks], checks
-    checks = every_point(volumes[0]) + every_point(volumes[1])
-    check(checks)
-    assert storlab("node", lab, "node4", "down").returncode == 0
-    result = storlab("node", lab, "node4", "up")
-    assert result.returncode == 0, result.stdout + result.stderr
-    check(checks)
+    CHAINS.extend(every_point(volumes[0]) + every_point(volumes[1]))
+    check_holding(lab, CHAINS)
 
+
+def test_a_node_down_degrades_the_arrays_and_io_goes_on(policy_lab, tmp_path):
+    """node4 goes down: it holds a piece of node1's and node2's RAID-5
+    volumes, the second copy of node3's mirror, and is the home of the
+    snapshot chains above (its redo-log volume mirrored on node1). I/O goes
+    on degraded, with new data on every array; node4 comes back, every
+    array resyncs (parity and copies checked block by block), holds what
+    was written without it, and node4's chains are rebuilt from lab.json
+    with every point in time."""
+    started = time.monotonic()
+    assert storlab("node", policy_lab, "node4", "down").returncode == 0
+    for home in ("node1", "node2"):
+        fio_verify(policy_lab, home, "/dev/storlab-policy/u1v1", size="8M")
+        assert replica_md(policy_lab, home, "md100")["degraded"] == 1
+    # md sees a leg gone when I/O to it fails: after the writes
+    fio_verify(policy_lab, "node3", "/dev/storlab-policy/mirror-u1v1", size="8M")
+    assert replica_md(policy_lab, "node3", "md101")["degraded"] == 1
+    # a sweep measures the whole lab: refused while a node is down
+    refused = storlab("sweep", str(EVENT_SWEEP), "--out", str(tmp_path / "refused"),
+                      "--no-predict")
+    assert refused.returncode == 1 and refused.stderr.strip().splitlines()[-1] == (
+        "storlab sweep: node node4 of lab 'profile-policy' is down "
+        "(`storlab node profile-policy node4 up`)"), refused.stderr
+    result = storlab("node", policy_lab, "node4", "up")
+    assert result.returncode == 0, result.stdout + result.stderr
+    deadline = time.monotonic() + 300
+    for home, md, copies, volume in (("node1", "md100", 4, "u1v1"), ("node2", "md100", 4, "u1v1"),
+                                     ("node3", "md101", 2, "mirror-u1v1")):
+        wait_in_sync(policy_lab, home, md, copies, deadline)
+        check_copies_equal(policy_lab, home, md, deadline)      # parity or copies checked
+        verify_only(policy_lab, home, f"/dev/storlab-policy/{volume}")
+    check_holding(policy_lab, CHAINS)
+    print(f"\nnode4 lost and back, every array resynced: {time.monotonic() - started:.1f} s")
+
+
+def test_deleting_snapshots_keeps_the_others_and_the_volume(policy_lab):
+    """The middle snapshot deleted (redo-log: its log merged into the one
+    below while the volume runs), then the rest, oldest first."""
+    lab, volumes = policy_lab, ("redo-u1v1", "row-u1v1")
+    top = {v: f"/dev/mapper/storlab-vol-{v}" for v in volumes}
+    checks = CHAINS
     for v in volumes:
         snapshot(lab, v, "delete", "2")
-    check([c for c in checks if "-2" not in c[0]])
+    check_holding(lab, [c for c in checks if "-2" not in c[0]])
     for v in volumes:
         listed = json.loads(snapshot(lab, v, "list", "--json").stdout)
         assert [s["id"] for s in listed["snapshots"]] == [1, 3]
@@ -239,23 +260,15 @@ def test_snapshot_chains_of_depth_three_keep_every_point_in_time(policy_lab):
         snapshot(lab, v, "delete")                         # the oldest: 1
         snapshot(lab, v, "delete")                         # then 3
         assert json.loads(snapshot(lab, v, "list", "--json").stdout)["snapshots"] == []
-    check([c for c in checks if c[0] in top.values()])
+    check_holding(lab, [c for c in checks if c[0] in top.values()])
 
 
 def test_a_sweep_takes_snapshots_as_events(policy_lab, tmp_path):
     """events = [{ at_s = 1, command = "snapshot" }] on the redo-log set: a
     snapshot of node4's volume taken during the measured window, recorded
     in the point's events, and deleted after the point."""
-    sweep_file = tmp_path / "sweep.toml"
-    sweep_file.write_text(
-        f'name = "snapshot-event"\ntopology = "{os.path.join(TOPOLOGIES, "profile-policy.toml")}"\n'
-        '[workload]\ntarget = "volumes"\nnodes = ["node4"]\nvolume_set = "redo"\n'
-        'rw = "randwrite"\nbs = "4k"\nsize = "8M"\n'
-        "[phases]\nramp_s = 1\nduration_s = 4\n[sweep]\niodepth = [4]\n"
-        '[[sweep.points]]\nlabel = "snapshot at 1 s"\niodepth = 4\n'
-        'events = [ { at_s = 1, command = "snapshot" } ]\n')
     out = tmp_path / "results"
-    result = storlab("sweep", str(sweep_file), "--out", str(out), "--no-predict", timeout=600)
+    result = storlab("sweep", str(EVENT_SWEEP), "--out", str(out), "--no-predict", timeout=600)
     assert result.returncode == 0, result.stderr
     assert json.loads((out / "points" / "000" / "events.json").read_text()) == []
     events = json.loads((out / "points" / "001" / "events.json").read_text())

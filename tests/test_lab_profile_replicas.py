@@ -1,7 +1,7 @@
 """Lab integration for replicated volumes and NFS: md RAID-1 over NVMe/TCP
 copies on each node's peers, NFS on top, fio verify through it, a sweep on
-every node's own share, a copy's node dying and resyncing, and the node
-serving a volume failing over and rejoining."""
+every node's own share, and the node serving a volume failing over and
+rejoining (a copy's node for the other volume: it resyncs)."""
 import json
 import os
 import time
@@ -92,33 +92,12 @@ def test_a_sweep_on_each_nodes_own_share(replica_lab, tmp_path):
         assert device_writes(directory / "device-node3-disk0.json") > 0
 
 
-def test_replica_node_failure_and_resync(replica_lab):
-    """node3 holds a copy of both volumes and serves none."""
-    started = time.monotonic()
-    assert storlab("node", replica_lab, "node3", "down").returncode == 0
-    # both volumes keep serving on the survivors: writes complete and verify
-    fio_verify(replica_lab, "node2", "/mnt/storlab/node1/degraded.fio")
-    fio_verify(replica_lab, "node1", "/mnt/storlab/node2/degraded.fio")
-    for node, name in (("node1", "md1"), ("node2", "md2")):
-        md = replica_md(replica_lab, node, name)
-        assert md["degraded"] == 1, md
-    result = storlab("node", replica_lab, "node3", "up")
-    assert result.returncode == 0, result.stdout + result.stderr
-    deadline = time.monotonic() + 300
-    for node, name in (("node1", "md1"), ("node2", "md2")):
-        wait_in_sync(replica_lab, node, name, 3, deadline)
-        check_copies_equal(replica_lab, node, name, deadline)
-    # the returned node mounts the exports again and reads what was written without it
-    verify_only(replica_lab, "node3", "/mnt/storlab/node1/degraded.fio")
-    verify_only(replica_lab, "node3", "/mnt/storlab/node2/degraded.fio")
-    print(f"\npeer failure and resync: {time.monotonic() - started:.1f} s")
-
-
 def test_primary_failover_and_rejoin(replica_lab):
     """node1 serves volume node1 and crashes (its domain destroyed behind
     storlab's back): status says so, `node down` moves the volume to node2
     (the first peer), which then serves both volumes; node1 comes back as a
-    peer and resyncs."""
+    peer and resyncs. For volume node2 the same crash is a peer's failure:
+    node2 keeps serving it degraded, and node1's copy catches up."""
     conn = libvirt_conn.connect()
     conn.lookupByName(f"storlab-{replica_lab}-node1").destroy()
     assert "node1 is not running: `storlab node profile-replicas node1 down` fails volume " \
@@ -142,6 +121,9 @@ def test_primary_failover_and_rejoin(replica_lab):
     # what was written through node1 is all there, and the share takes new writes
     verify_only(replica_lab, "node3", "/mnt/storlab/node1/node2.fio")
     fio_verify(replica_lab, "node3", "/mnt/storlab/node1/failover.fio")
+    # volume node2 lost a copy (node1's) and keeps serving its share
+    assert replica_md(replica_lab, "node2", "md2")["degraded"] == 1
+    fio_verify(replica_lab, "node3", "/mnt/storlab/node2/degraded.fio")
     text = storlab("status", replica_lab).stdout
     assert "replicated volume node1: /dev/md1 served by node2, home node1" in text
     result = storlab("node", replica_lab, "node1", "up")
@@ -153,8 +135,10 @@ def test_primary_failover_and_rejoin(replica_lab):
         ["in sync", "in sync,write mostly", "in sync,write mostly"]
     wait_in_sync(replica_lab, "node2", "md2", 3, deadline)
     check_copies_equal(replica_lab, "node2", "md1", deadline)
+    check_copies_equal(replica_lab, "node2", "md2", deadline)
     # node1 is a client of its old share now, and reads what was written without it
     assert nfs_sources(replica_lab, "node1")["/mnt/storlab/node1"][0].startswith("nfs")
     verify_only(replica_lab, "node1", "/mnt/storlab/node1/failover.fio")
+    verify_only(replica_lab, "node1", "/mnt/storlab/node2/degraded.fio")
     assert volume_state(replica_lab, "node1")["primary"] == "node2"
     print(f"failover, rejoin and resync: {time.monotonic() - started:.1f} s")

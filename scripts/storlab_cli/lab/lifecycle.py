@@ -190,7 +190,7 @@ def _domains_of(topo, conn):
     return {node.name: conn.lookupByName(lab_state.domain_name(topo.name, node.name)) for node in topo.nodes}
 
 
-def _running_domains(topo, conn):
+def running_domains(topo, conn):
     """node -> domain of the lab's nodes that are running now."""
     running = {}
     for node in topo.nodes:
@@ -221,7 +221,7 @@ def node_down(lab, node):
     state, topo = _lab_topology(lab, node)
     libvirt_conn.ensure_daemons()
     conn = libvirt_conn.connect()
-    running = _running_domains(topo, conn)
+    running = running_domains(topo, conn)
     if node in running:
         running.pop(node).destroy()
         _say(f"node {node} of lab '{lab}' is down (its disks stay up)")
@@ -253,7 +253,7 @@ def node_up(lab, node):
     _wait_for_agents(topo, conn, started_s, [topo.node(node)])
     if topo.profile is not None:
         try:
-            profiles.rejoin(topo, state.profile, _running_domains(topo, conn), node, _say)
+            profiles.rejoin(topo, state.profile, running_domains(topo, conn), node, _say)
         finally:
             _save_state(state)
     _say(f"node {node} of lab '{lab}' is up again ({time.monotonic() - started_s:.1f} s)")
@@ -267,7 +267,7 @@ def snapshot(lab, node, volume, action, snapshot_id=None, as_json=False):
         raise UserError(f"lab '{lab}' has no storage profile ready (phase {state.phase})")
     snapshots.volume_set(topo, node, volume)          # a volume node has, before libvirt
     libvirt_conn.ensure_daemons()
-    domain = _running_domains(topo, libvirt_conn.connect()).get(node)
+    domain = running_domains(topo, libvirt_conn.connect()).get(node)
     if domain is None:
         raise UserError(f"node {node} of lab '{lab}' is down (`storlab node {lab} {node} up`)")
     if action == "list":

@@ -64,10 +64,13 @@ class LabBackend:
             self.say(f"reusing lab '{self.topo.name}' (it stays up afterwards)")
         self.state = state
         try:
-            conn = libvirt_conn.connect()
-            for node in self.plan.nodes:
-                self.domains[node] = conn.lookupByName(
-                    lab_state.domain_name(self.topo.name, node))
+            running = lifecycle.running_domains(self.topo, libvirt_conn.connect())
+            # a sweep measures the whole lab: a node left down would skew every point
+            for node in self.topo.nodes:
+                if node.name not in running:
+                    raise UserError(f"node {node.name} of lab '{self.topo.name}' is down "
+                                    f"(`storlab node {self.topo.name} {node.name} up`)")
+            self.domains = {node: running[node] for node in self.plan.nodes}
             self.paths = {node: self._resolve_target(node) for node in self.plan.nodes}
         except BaseException:
             self.__exit__(None, None, None)
