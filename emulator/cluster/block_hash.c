@@ -67,15 +67,13 @@ block_hash_find (const struct block_hash *h, uint64_t key)
   return h->buckets[bucket_of (h, key)] - 1;           /* 0 - 1: BLOCK_HASH_NONE */
 }
 
-/* Doubles the table when one more entry would fill it past 3/4. */
+/* The table in 1 << bits buckets, its entries moved over. */
 static void
-reserve (struct block_hash *h)
+rehash (struct block_hash *h, unsigned bits)
 {
   uint64_t buckets = (uint64_t) 1 << h->bits;
-  if ((uint64_t) (h->count + 1) * 4 <= buckets * 3)
-    return;
   uint32_t *old = h->buckets;
-  alloc_buckets (h, h->bits + 1);
+  alloc_buckets (h, bits);
   for (uint64_t i = 0; i < buckets; i++)
     if (old[i] != 0)
       h->buckets[bucket_of (h, h->key (h->owner, old[i] - 1))] = old[i];
@@ -84,10 +82,28 @@ reserve (struct block_hash *h)
     *h->memory_bytes -= buckets * sizeof *old;
 }
 
+/* At most 3/4 full: linear probing's runs stay short. */
+static bool
+fits (unsigned bits, uint64_t entries)
+{
+  return entries * 4 <= ((uint64_t) 1 << bits) * 3;
+}
+
+void
+block_hash_reserve (struct block_hash *h, uint64_t entries)
+{
+  unsigned bits = h->bits;
+  while (bits < 31 && !fits (bits, entries))
+    bits++;
+  if (bits != h->bits)
+    rehash (h, bits);
+}
+
 void
 block_hash_insert (struct block_hash *h, uint32_t slot)
 {
-  reserve (h);
+  if (!fits (h->bits, (uint64_t) h->count + 1))
+    rehash (h, h->bits + 1);
   h->buckets[bucket_of (h, h->key (h->owner, slot))] = slot + 1;
   h->count++;
 }

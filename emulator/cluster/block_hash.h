@@ -30,6 +30,9 @@ void block_hash_init (struct block_hash *h, unsigned bits, block_hash_key_fn key
 void block_hash_free (struct block_hash *h);
 /* The slot holding key, or BLOCK_HASH_NONE. */
 uint32_t block_hash_find (const struct block_hash *h, uint64_t key);
+/* Room for entries in all without growing on the way (a warm-up that
+ * knows how many it will add). */
+void block_hash_reserve (struct block_hash *h, uint64_t entries);
 /* Adds slot under the key it holds, which is not in the table yet. */
 void block_hash_insert (struct block_hash *h, uint32_t slot);
 /* Removes slot, which is in the table and still holds its key. */

@@ -219,17 +219,24 @@ md_submit (struct cl_target *t, struct cl_io *io)
   start_phase (t, io);
 }
 
-/* A warm region of the array warms every member's share of it. */
+/* A warm region of the array warms every member's share of it: a
+ * mirror's member holds the region itself (its one "chunk" is the whole
+ * leg: rounding to it would warm the whole volume), a striped array's
+ * members the rows it spans. */
 static void
 md_warm (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes)
 {
   struct md *m = t->self;
-  uint32_t data = sl_raid_data_members (m->layout.level, m->layout.members);
-  uint64_t row_bytes = (uint64_t) data * m->layout.stripe_bytes;
-  uint64_t first_row = offset_bytes / row_bytes;
-  uint64_t last_row = (offset_bytes + length_bytes + row_bytes - 1) / row_bytes;
-  uint64_t from = m->data_offset_bytes + first_row * m->layout.stripe_bytes;
-  uint64_t length = (last_row - first_row) * m->layout.stripe_bytes;
+  uint64_t from = offset_bytes, length = length_bytes;
+  if (m->layout.level != 1) {
+    uint32_t data = sl_raid_data_members (m->layout.level, m->layout.members);
+    uint64_t row_bytes = (uint64_t) data * m->layout.stripe_bytes;
+    uint64_t first_row = offset_bytes / row_bytes;
+    uint64_t last_row = (offset_bytes + length_bytes + row_bytes - 1) / row_bytes;
+    from = first_row * m->layout.stripe_bytes;
+    length = (last_row - first_row) * m->layout.stripe_bytes;
+  }
+  from += m->data_offset_bytes;
   for (uint32_t i = 0; i < m->member_count; i++)
     cl_warm (m->member[i], from, sl_min_u64 (length, m->member[i]->capacity_bytes - from));
 }

@@ -752,10 +752,13 @@ writecache_warm_finish (struct cl_target *t)
   uint64_t stride = UINT64_C (2654435761);
   while (total > 1 && total % stride == 0)
     stride += 2;
+  /* an empty buffer and merged ranges: every block visited is new to it */
+  bool empty = wc->hash.count == 0;
+  block_hash_reserve (&wc->hash, wc->hash.count + sl_min_u64 (want, room (wc)));
   for (uint64_t i = 0, placed = 0; i < total && placed < want && room (wc) > 0; i++) {
     uint64_t block = cl_ranges_at (&wc->warm, (uint64_t) ((unsigned __int128) i * stride
                                                           % total));
-    if (hash_find (wc, block) != NO_SLOT)
+    if (!empty && hash_find (wc, block) != NO_SLOT)
       continue;
     place_block (wc, block, NO_SLOT);
     wc->warmed_blocks++;
