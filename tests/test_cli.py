@@ -54,7 +54,7 @@ def test_unknown_command_is_one_line_and_nonzero():
     result = run_cli("frobnicate")
     assert result.returncode == 2
     assert result.stderr.strip() == ("storlab: unknown command 'frobnicate' "
-                                     "(known: demo, check, up, down, status, exec, node, snapshot, console, sweep, plot, top, ctl)")
+                                     "(known: demo, check, up, down, status, exec, node, snapshot, console, sweep, studies, plot, compare, top, ctl)")
     assert "Traceback" not in result.stderr
 
 

@@ -270,7 +270,7 @@ def test_point_metrics_from_group(group_run, tmp_path):
     assert metrics["iops"] == pytest.approx(group["read"]["iops"] + group["write"]["iops"])
     assert metrics["read_mb_s"] == pytest.approx(group["read"]["bw_bytes"] / 1e6, rel=1e-6)
     assert metrics["read_lat_mean_us"] == pytest.approx(group["read"]["clat_ns"]["mean"] / 1000)
-    assert metrics["units"] == 1
+    assert metrics["units_run"] == 1
 
 
 # --- no fio needed -------------------------------------------------------------

@@ -169,7 +169,7 @@ def test_a_short_sweep_on_the_running_lab(smoke_lab, smoke_topology, tmp_path):
     assert [r["device.battery"] for r in rows] == ["ok", "failed", "fails at 2 s"]
     ok, failed = rows[0], rows[1]
     for row in rows:
-        assert row["units"] == "1" and float(row["iops"]) > 0
+        assert row["units_run"] == "1" and float(row["iops"]) > 0
         assert float(row["dev_iops"]) > 0 and row["member_iops"] != ""
     # write-back acknowledges from the controller's cache; write-through waits for the disks.
     # The device shows it as a ratio; the guest adds its own TCG CPU time (hundreds of us

@@ -70,7 +70,7 @@ def test_a_sweep_on_the_profiles_workload_volumes(raid_lab, tmp_path):
         header, *rows = f.read().splitlines()
     columns = header.split(",")
     assert [r.split(",")[columns.index("iodepth")] for r in rows] == ["1", "4"]
-    assert all(r.split(",")[columns.index("units")] == "2" for r in rows)
+    assert all(r.split(",")[columns.index("units_run")] == "2" for r in rows)
     for point in ("000", "001"):
         for unit in (1, 2):
             job = (out / "points" / point / f"job-node1-u{unit}.fio").read_text()

@@ -18,7 +18,7 @@ from storlab_cli.commands import plot
 from storlab_cli.report import check as report_check, html, plot_data, plots
 from storlab_cli.errors import UserError
 
-METRICS = ["units", "iops", "read_iops", "write_iops", "mb_s", "read_mb_s", "write_mb_s",
+METRICS = ["units_run", "iops", "read_iops", "write_iops", "mb_s", "read_mb_s", "write_mb_s",
            "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_p99_9_us",
            "read_lat_mean_us", "read_lat_p99_us", "write_lat_mean_us", "write_lat_p99_us",
            "dev_iops", "dev_lat_mean_us", "member_iops", "cache_hit_pct", "dirty_mb"]
@@ -33,7 +33,7 @@ def measured(iodepth, battery="ok", scale=1.0, bs_bytes=8192):
     depth, ~5x lower with the battery failed (write-through)."""
     iops = scale * (3000.0 if battery == "ok" else 600.0) * (1 - math.exp(-iodepth / 6))
     mean_us = iodepth * 2 / iops * 1e6
-    return {"units": 2, "iops": round(iops, 1), "read_iops": round(iops / 2, 1),
+    return {"units_run": 2, "iops": round(iops, 1), "read_iops": round(iops / 2, 1),
             "write_iops": round(iops / 2, 1), "mb_s": round(iops * bs_bytes / 1e6, 3),
             "read_mb_s": "", "write_mb_s": "", "lat_mean_us": round(mean_us, 1),
             "lat_p50_us": round(mean_us * 0.9, 1), "lat_p99_us": round(mean_us * 2.5, 1),

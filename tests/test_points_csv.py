@@ -12,7 +12,7 @@ from storlab_cli.results import cluster_layers, device_window, fio_merge, points
 from storlab_cli.errors import UserError
 
 # The sweep contract's points.csv columns after the swept keys, verbatim.
-CONTRACT = """units iops read_iops write_iops mb_s read_mb_s write_mb_s
+CONTRACT = """units_run iops read_iops write_iops mb_s read_mb_s write_mb_s
 lat_mean_us lat_p50_us lat_p99_us lat_p99_9_us
 read_lat_mean_us read_lat_p99_us write_lat_mean_us write_lat_p99_us
 dev_iops dev_lat_mean_us member_iops cache_hit_pct dirty_mb
@@ -71,9 +71,25 @@ def test_written_from_the_figures_and_read_back(tmp_path):
     assert not os.path.exists(path + ".tmp")
 
 
+def test_units_a_sweep_of_units_per_node_and_earlier_files(tmp_path):
+    """The workload's units per node is a swept key of its own; files from
+    before units_run had its name read with it."""
+    path = str(tmp_path / "points.csv")
+    points_csv.write(path, [{"point": 0, "units": 4, "units_run": 16, "iops": 10}], ["units"])
+    table = points_csv.read(path)
+    assert table.swept == ("units",) and table.rows[0]["units"] == 4
+    assert table.rows[0]["units_run"] == 16
+    older = tmp_path / "older.csv"
+    older.write_text("point,iodepth,units," + ",".join(CONTRACT[1:-1]) + "\n0,8,3,100"
+                     + "," * (len(CONTRACT) - 3) + "\n")
+    table = points_csv.read(str(older))
+    assert table.swept == ("iodepth",) and table.rows[0]["units_run"] == 3
+    assert table.rows[0]["iops"] == 100 and table.rows[0]["data_reduction_pct"] is None
+
+
 def test_no_swept_keys(tmp_path):
     path = str(tmp_path / "points.csv")
-    points_csv.write(path, [{"point": 0, "units": 3, "iops": 1e-05, "lat_p99_us": float("nan")}], [])
+    points_csv.write(path, [{"point": 0, "units_run": 3, "iops": 1e-05, "lat_p99_us": float("nan")}], [])
     assert open(path).read().splitlines()[1].startswith("0,3,1e-05,,")
     table = points_csv.read(path)
     assert table.swept == () and table.rows[0]["iops"] == 1e-05
@@ -97,7 +113,7 @@ def test_write_refuses_bad_rows(tmp_path, rows, swept, expected):
     ("", "points.csv: empty"),
     ("point,iodepth,iops\n", "points.csv: header is not point, <swept keys>"),
     ("point,bs," + ",".join(CONTRACT) + "\n0,4k,x" + "," * (len(CONTRACT) - 1) + "\n",
-     "points.csv: line 2: units 'x' is not a number"),
+     "points.csv: line 2: units_run 'x' is not a number"),
     ("point," + ",".join(CONTRACT) + "\n0,1\n",
      f"points.csv: line 2: 2 fields, the header has {len(CONTRACT) + 1}"),
     ("point," + ",".join(CONTRACT) + "\nzero" + "," * len(CONTRACT) + "\n",

@@ -221,7 +221,7 @@ def test_volumes_on_md_raid10(tmp_path):
                     'bs = "4k"\nsize = "8M"')
     for row in rows(out):
         assert float(row["iops"]) > 0 and float(row["write_iops"]) > 0
-        assert row["units"] == "2" and float(row["dev_iops"]) > 0
+        assert row["units_run"] == "2" and float(row["dev_iops"]) > 0
         # the RAID LUNs' figures: their members (from the controller's own
         # counters: the reads its cache missed) and its cache
         assert float(row["member_iops"]) > 0 and float(row["dirty_mb"]) > 0
@@ -273,7 +273,7 @@ def test_shares_write_every_copy_and_run_the_same_twice(tmp_path):
     out = run_sweep(tmp_path, path, SHARE, "results", "--jobs", "2")
     copies = topo("profile-replicas").profile.replicas.ftt + 1
     for row in rows(out):
-        assert float(row["iops"]) > 0 and row["units"] == "2"
+        assert float(row["iops"]) > 0 and row["units_run"] == "2"
         assert float(row["link_util_pct"]) > 0 and row["stack_cache_hit_pct"] == ""
     for point in ("000", "001"):
         by_name = layers(out / "points" / point)

@@ -230,13 +230,19 @@ STUDIES = os.path.join(TOPOLOGIES, "studies")
 @pytest.mark.parametrize("name", sorted(os.listdir(STUDIES)))
 def test_a_shipped_study_builds_every_topology_it_sweeps(name):
     """Every combination of a shipped study is a topology the sweep can
-    run (checked as `storlab sweep` does before anything starts)."""
+    run (checked as `storlab sweep` does before anything starts), at full
+    size and at its lab scale; it says what it reproduces."""
     from storlab_cli.schema import sweep as sweep_schema
     from storlab_cli.sweep import parts as sweep_parts
     sweep = sweep_schema.load(os.path.join(STUDIES, name))
+    assert sweep.study is not None and 1 <= sweep.study.scenario <= 6 and sweep.study.figure
     parts = sweep_parts.split(sweep, sweep.backend)
     structures = {json.dumps(p.structure(), sort_keys=True) for p in sweep.points}
-    assert len(parts) == len(structures) > 1
+    assert len(parts) == len(structures) >= 1
+    if sweep.study.lab_scale:                   # a study a lab can run, at lab size
+        lab = sweep_schema.load(os.path.join(STUDIES, name), backend="lab")
+        assert lab.scale == sweep.study.lab_scale
+        sweep_parts.split(lab, "lab")
     for part in parts:
         for path, value in part.variant.structure.items():
             if path == "nodes.count":

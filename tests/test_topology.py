@@ -104,9 +104,10 @@ def test_every_shipped_topology_loads(path):
     assert topo.description
     with open(path) as f:
         assert f.readline().startswith("# "), "header comment saying what the lab is"
-    if topo.sim is not None and any("size" not in d.params for n in topo.nodes
-                                    for d in n.devices if d.plugin != "raid"):
-        return          # the simulator's: full-size disks, their presets' sizes
+    if topo.sim is not None and any(
+            ("size" not in d.params if d.plugin != "raid" else d.size_bytes > 4 * GIB)
+            for n in topo.nodes for d in n.devices):
+        return          # the simulator's: full-size disks (their presets' sizes) or LUNs
     if topo.lab_refusal():
         return          # the simulator's only (what a lab cannot build)
     for node in topo.nodes:

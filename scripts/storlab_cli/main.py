@@ -1,7 +1,7 @@
 """Subcommand dispatch; user errors become one line and exit status 1."""
 import sys
 
-from storlab_cli.commands import check, demo, lab, plot, sweep
+from storlab_cli.commands import check, compare, demo, lab, plot, studies, sweep
 from storlab_cli.live import ctl, top
 from storlab_cli.errors import UserError
 
@@ -20,7 +20,11 @@ COMMANDS = {
     "console": (lab.console, "attach to a node's serial console: console LAB NODE"),
     "sweep": (sweep.run, "run a sweep on a lab or the simulator: sweep FILE [--out DIR] "
               "[--backend lab|sim]"),
+    "studies": (studies.run, "list the shipped studies (topologies/studies/): the scenario and "
+                "figure each reproduces, its wall time: studies [--json]"),
     "plot": (plot.run, "redraw a results directory's figures and report: plot DIR"),
+    "compare": (compare.run, "results directories side by side, the first the baseline: "
+                "compare DIR DIR... [--out DIR]"),
     "top": (top.run, "live per-layer view of a running device: top STATS|LAB NODE DEVICE "
                      "[--interval S] [--once] [--count N]"),
     "ctl": (ctl.run, "control a running raid plugin: ctl SOCKET COMMAND... or "

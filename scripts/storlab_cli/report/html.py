@@ -20,13 +20,8 @@ POINTS_TABLE_ID = "points"
 SIM_TABLE_ID = "sim-points"
 GIB = 1 << 30
 
-TEMPLATE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{ title }}</title>
-<style>
+# The look of storlab's pages (this report, storlab compare's).
+PAGE_STYLE = """\
 body { font-family: "DejaVu Sans", Arial, sans-serif; margin: 2em auto; max-width: 1100px;
        padding: 0 1em; color: #222; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; }
@@ -43,7 +38,52 @@ table.data td.text { text-align: left; }
 figure { margin: 1.5em 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-size: 0.9em; color: #444; }
-</style>
+"""
+
+# The start of storlab's pages, in that look: each goes on with any style of
+# its own, then </style> and its body.
+PAGE_HEAD = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{ title }}</title>
+<style>
+""" + PAGE_STYLE
+
+# Records on <body>, once the page has loaded, how many images rendered: a
+# headless browser reads it back (report/check.py).
+IMAGE_LOAD_SCRIPT = """<script>
+window.addEventListener("load", function () {
+  var images = Array.prototype.slice.call(document.images);
+  var failed = images.filter(function (img) { return !(img.complete && img.naturalWidth > 0); });
+  var body = document.body;
+  body.setAttribute("data-images-total", String(images.length));
+  body.setAttribute("data-images-loaded", String(images.length - failed.length));
+  body.setAttribute("data-images-failed",
+                    failed.map(function (img) { return img.getAttribute("src"); }).join(" "));
+  body.setAttribute("data-report-checked", "yes");
+});
+</script>
+"""
+
+# The figures, each its SVG linking the PNG and the script (figure_views);
+# no_figures says why there are none.
+FIGURES_SECTION = """<h2>Figures</h2>
+{% for figure in figures %}
+<figure id="figure-{{ figure.name }}">
+<a href="{{ figure.png }}"><img src="{{ figure.svg }}" alt="{{ figure.title }}"
+ width="{{ width }}" height="{{ height }}"></a>
+<figcaption>{{ figure.title }} &middot; <a href="{{ figure.png }}">PNG</a> &middot;
+<a href="{{ figure.svg }}">SVG</a> &middot;
+<a href="{{ figure.script }}">gnuplot script</a></figcaption>
+</figure>
+{% else %}
+<p>{{ no_figures }}</p>
+{% endfor %}
+"""
+
+TEMPLATE = PAGE_HEAD + """</style>
 </head>
 <body>
 <h1>{{ title }}</h1>
@@ -57,19 +97,7 @@ rendered from points.csv and manifest.json</p>
 {% endfor %}
 </table>
 
-<h2>Figures</h2>
-{% for figure in figures %}
-<figure id="figure-{{ figure.name }}">
-<a href="{{ figure.png }}"><img src="{{ figure.svg }}" alt="{{ figure.title }}"
- width="{{ width }}" height="{{ height }}"></a>
-<figcaption>{{ figure.title }} &middot; <a href="{{ figure.png }}">PNG</a> &middot;
-<a href="{{ figure.svg }}">SVG</a> &middot;
-<a href="{{ figure.script }}">gnuplot script</a></figcaption>
-</figure>
-{% else %}
-<p>No figures: no complete point has data to plot yet.</p>
-{% endfor %}
-
+""" + FIGURES_SECTION + """
 {% if host_limited %}
 <h2>Where the host was the limit</h2>
 <p id="host-limits">{{ host_limited | length }} of {{ lab_points }} lab point{{ "" if lab_points == 1 else "s" }}
@@ -108,26 +136,20 @@ prediction shows the device alone):</p>
 </div>
 {% endfor %}
 
-<script>
-window.addEventListener("load", function () {
-  var images = Array.prototype.slice.call(document.images);
-  var failed = images.filter(function (img) { return !(img.complete && img.naturalWidth > 0); });
-  var body = document.body;
-  body.setAttribute("data-images-total", String(images.length));
-  body.setAttribute("data-images-loaded", String(images.length - failed.length));
-  body.setAttribute("data-images-failed",
-                    failed.map(function (img) { return img.getAttribute("src"); }).join(" "));
-  body.setAttribute("data-report-checked", "yes");
-});
-</script>
-</body>
+""" + IMAGE_LOAD_SCRIPT + """</body>
 </html>
 """
 
 
-def _environment():
+def environment():
     return jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined,
                               trim_blocks=True, lstrip_blocks=True)
+
+
+def figure_views(figures):
+    """What FIGURES_SECTION shows of each plots.Figure."""
+    return [{"name": f.name, "title": f.title, "png": f.png, "svg": f.svg,
+             "script": f"plots/{f.name}.gp"} for f in figures]
 
 
 def describe(value):
@@ -264,12 +286,11 @@ def render(results, figures):
                      "where": ", ".join(f"{k} {row[k]}" for k in results.swept),
                      "reasons": host_limit.explain(row.get("host_limit") or "")}
                     for row in results.points.rows if row.get("host_limit")]
-    figure_views = [{"name": f.name, "title": f.title, "png": f.png, "svg": f.svg,
-                     "script": f"plots/{f.name}.gp"} for f in figures]
-    return _environment().from_string(TEMPLATE).render(
+    return environment().from_string(TEMPLATE).render(
         title=f"{name}: sweep results" if name else "storlab sweep results",
         created=manifest.get("created_utc"), summary=summary_rows(manifest),
-        figures=figure_views, tables=tables, width=WIDTH_PX, height=HEIGHT_PX,
+        figures=figure_views(figures), tables=tables, width=WIDTH_PX, height=HEIGHT_PX,
+        no_figures="No figures: no complete point has data to plot yet.",
         host_limited=host_limited, lab_points=len(results.points.rows))
 
 

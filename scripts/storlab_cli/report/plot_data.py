@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from storlab_cli.results import points_csv, timeline
 from storlab_cli.errors import UserError
 
-# The measured columns of points.csv and timeline.csv, as their writers define them.
-METRIC_COLUMNS = list(points_csv.METRIC_COLUMNS)
+# The measured columns of timeline.csv, as its writer defines them (points.csv's:
+# points_csv.METRIC_COLUMNS).
 TIMELINE_COLUMNS = list(timeline.COLUMNS)
 POINT_DIR_RE = re.compile(r"^\d{3,}$")
 
@@ -151,8 +151,7 @@ def load_points(path, swept):
     """points.csv (or sim/points.csv): 'point' an integer, metrics numbers,
     every swept key a column; rows sorted by point."""
     table = read_csv(path, required=["point"] + list(swept),
-                     numeric=[c for c in METRIC_COLUMNS
-                              if c not in swept and c not in points_csv.TEXT_COLUMNS],
+                     numeric=[c for c in points_csv.NUMBER_COLUMNS if c not in swept],
                      integer=["point"])
     table.rows.sort(key=lambda r: int(r["point"]))
     return table

@@ -20,7 +20,7 @@ MB = 1_000_000
 
 # The points.csv columns this module fills, in the contract's order.
 METRIC_COLUMNS = (
-    "units", "iops", "read_iops", "write_iops", "mb_s", "read_mb_s", "write_mb_s",
+    "units_run", "iops", "read_iops", "write_iops", "mb_s", "read_mb_s", "write_mb_s",
     "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_p99_9_us",
     "read_lat_mean_us", "read_lat_p99_us", "write_lat_mean_us", "write_lat_p99_us",
 )
@@ -237,7 +237,7 @@ def point_metrics(summary):
         return None if ns is None else ns / 1000.0
 
     return {
-        "units": summary.units,
+        "units_run": summary.units,
         "iops": t.iops, "read_iops": r.iops, "write_iops": w.iops,
         "mb_s": t.mb_s, "read_mb_s": r.mb_s, "write_mb_s": w.mb_s,
         "lat_mean_us": t.lat_mean_us,

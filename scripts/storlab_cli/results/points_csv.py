@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from storlab_cli.common import csv_out
 from storlab_cli.errors import UserError
 
+# units_run: the fio results merged (was "units", a name a sweep of the
+# workload's units per node needs for itself)
 METRIC_COLUMNS = (
-    "units",
+    "units_run",
     "iops", "read_iops", "write_iops",
     "mb_s", "read_mb_s", "write_mb_s",
     "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_p99_9_us",
@@ -27,11 +29,16 @@ METRIC_COLUMNS = (
 # (host_limit.REASONS codes joined by '+'; empty: nothing did, or the simulator);
 # start_state, what the simulator's caches started from (warm or empty).
 TEXT_COLUMNS = ("host_limit", "start_state")
+# The rest hold numbers (or are empty).
+NUMBER_COLUMNS = tuple(c for c in METRIC_COLUMNS if c not in TEXT_COLUMNS)
 # Results written before the host columns, or the cluster's, existed read
 # with those empty.
-EARLIER_METRIC_COLUMNS = (METRIC_COLUMNS[:METRIC_COLUMNS.index("data_reduction_pct")],
-                          METRIC_COLUMNS[:METRIC_COLUMNS.index("stack_cache_hit_pct")],
-                          METRIC_COLUMNS[:METRIC_COLUMNS.index("dev_qd_mean")])
+# with those empty; and before units_run had its name, with "units" first.
+EARLIER_UNITS_COLUMN = "units"
+_SHORTER = (METRIC_COLUMNS, METRIC_COLUMNS[:METRIC_COLUMNS.index("data_reduction_pct")],
+            METRIC_COLUMNS[:METRIC_COLUMNS.index("stack_cache_hit_pct")],
+            METRIC_COLUMNS[:METRIC_COLUMNS.index("dev_qd_mean")])
+EARLIER_METRIC_COLUMNS = _SHORTER[1:] + tuple((EARLIER_UNITS_COLUMN,) + m[1:] for m in _SHORTER)
 
 
 @dataclass(frozen=True)
@@ -118,6 +125,7 @@ def read(path):
     if metrics is None:
         raise UserError(f"{path}: header is not point, <swept keys>, {', '.join(METRIC_COLUMNS[:2])}, ...")
     swept = header[1:-len(metrics)]
+    header = header[:-len(metrics)] + METRIC_COLUMNS[:len(metrics)]    # units -> units_run
     rows = []
     for line, record in enumerate(records[1:], start=2):
         if not record:

@@ -10,6 +10,8 @@
                                      simulator, at lab size in a lab (schema/scale.py;
                                      `storlab sweep --scale N` overrides)
 
+    [study]                          a shipped study's: what it reproduces (schema/study.py)
+
     [workload]                       fio terms
     target = "lun0"                  a device of each active node, "volumes" (the profile's
                                      workload volumes) or "share" (files on the node's own
@@ -73,7 +75,7 @@ from dataclasses import dataclass, field
 
 from storlab_cli import paths
 from storlab_cli.common import toml_file
-from storlab_cli.schema import scale
+from storlab_cli.schema import scale, study as study_schema
 from storlab_cli.schema.loader import Loader
 from storlab_cli.schema.sizes import parse_size_bytes
 from storlab_cli.schema.topology import PARAM_KEY_RE, PARAM_KEY_RULE
@@ -84,7 +86,7 @@ STRUCTURE_PART_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 BACKENDS = ("lab", "sim")
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "randrw")
 TOP_KEYS = ("name", "description", "backend", "topology", "predict", "scale", "workload",
-            "phases", "sweep", "plot")
+            "phases", "sweep", "plot", "study")
 SCALE_RANGE = (1, 1000000)
 WORKLOAD_KEYS = ("target", "nodes", "active_nodes", "units", "workers", "rw", "rwmixread", "random_percent",
                  "bs", "iodepth", "size", "volume_set", "dedupe_percentage",
@@ -185,6 +187,7 @@ class Sweep:
     plot_x: str | None
     plot_series: str | None
     scale: float = 1
+    study: study_schema.Study | None = None   # a shipped study's [study] table
 
     @property
     def label_key(self):
@@ -203,6 +206,9 @@ def load(path, backend=None, scale_override=None):
         if backend not in BACKENDS:
             raise UserError(f"--backend {backend}: unknown backend (known: lab, sim)")
         sweep.backend = backend
+    if scale_override is None and sweep.backend == "lab" and sweep.study and \
+            sweep.study.lab_scale:
+        scale_override = sweep.study.lab_scale       # a study at lab size in a lab
     if scale_override is not None:
         lo, hi = SCALE_RANGE
         if not lo <= scale_override <= hi:
@@ -343,8 +349,11 @@ class _SweepLoader(Loader):
         for n, extra in enumerate(extras):
             points.append(self.extra_point(extra, f"sweep.points[{n}]", len(points), swept, grid,
                                            workload, phases, plot_series or plot_x))
+        study = None
+        if "study" in data:
+            study = study_schema.read(self, self.table(data["study"], "study"), SCALE_RANGE)
         return Sweep(name, description, self.path, backend, topology_path, predict, workload,
-                     phases, swept, points, plot_x, plot_series, factor)
+                     phases, swept, points, plot_x, plot_series, factor, study)
 
     def workload(self, table):
         self.check_keys(table, WORKLOAD_KEYS, "workload")
