@@ -142,7 +142,7 @@ def _scaled(value, divisor):
     return None if value is None else value / divisor
 
 
-def _top(values, headroom=1.15):
+def axis_top(values, headroom=1.15):
     finite = [v for v in values if v is not None]
     top = max(finite) if finite else 0.0
     return top * headroom if top > 0 else 1.0
@@ -152,7 +152,7 @@ def _has_data(rows, column):
     return any(row[column] is not None for row in rows)
 
 
-def _y_format(axis, top):
+def axis_format(axis, top):
     return f"set format {axis} '%.0f'" if top >= 10 else f"set format {axis} '%g'"
 
 
@@ -211,7 +211,7 @@ def _legend(what, group, values, simulator=False):
     return f"{text} · {label}" if label else text
 
 
-def _category_tics(script, categories):
+def category_tics(script, categories):
     tics = ", ".join(f"{quote(c)} {i}" for i, c in enumerate(categories))
     rotate = len(categories) > 8 or max((len(c) for c in categories), default=0) > 10
     script.add(f"set xtics ({tics})" + (" rotate by 30 right" if rotate else ""),
@@ -280,12 +280,12 @@ def iops_latency(results):
         return None
     script.add(f"set boxwidth {width * 0.92} absolute",
                f"set xlabel {quote(x_key)}", "set ylabel 'IOPS'",
-               f"set yrange [0:{_top(iops_all)}]", _y_format("y", _top(iops_all)))
-    _category_tics(script, group.categories)
+               f"set yrange [0:{axis_top(iops_all)}]", axis_format("y", axis_top(iops_all)))
+    category_tics(script, group.categories)
     if lines:
         script.add("set border 11 lw 1 lc rgb '#555555'", "set y2tics nomirror",
                    f"set y2label {quote(f'latency ({unit})')}",
-                   f"set y2range [0:{_top(lat_all)}]", _y_format("y2", _top(lat_all)))
+                   f"set y2range [0:{axis_top(lat_all)}]", axis_format("y2", axis_top(lat_all)))
     for element in bars + sim_iops + lines:
         script.element(element)
     return script
@@ -322,9 +322,9 @@ def bandwidth(results):
     if not script.elements:
         return None
     script.add(f"set boxwidth {width * 0.92} absolute", f"set xlabel {quote(bs_key)}",
-               "set ylabel 'bandwidth (MB/s)'", f"set yrange [0:{_top(all_mb_s)}]",
-               _y_format("y", _top(all_mb_s)))
-    _category_tics(script, group.categories)
+               "set ylabel 'bandwidth (MB/s)'", f"set yrange [0:{axis_top(all_mb_s)}]",
+               axis_format("y", axis_top(all_mb_s)))
+    category_tics(script, group.categories)
     return script
 
 
@@ -368,8 +368,8 @@ def hockey(results):
             script.add(f"set label {quote(text)} at first {x}, first {y} "
                        f"offset char 0.7, char 0.6 font ',8' tc rgb '{colour}' noenhanced")
     script.add("set xlabel 'IOPS'", f"set ylabel {quote(f'latency ({unit})')}",
-               f"set xrange [0:{_top(iops_all, 1.08)}]", _y_format("x", _top(iops_all)),
-               f"set yrange [0:{_top(lat_all)}]", _y_format("y", _top(lat_all)),
+               f"set xrange [0:{axis_top(iops_all, 1.08)}]", axis_format("x", axis_top(iops_all)),
+               f"set yrange [0:{axis_top(lat_all)}]", axis_format("y", axis_top(lat_all)),
                "set grid xtics ytics lt 1 lw 1 lc rgb '#e3e3e3'")
     return script
 
@@ -399,15 +399,15 @@ def timeline(results, point_timeline):
     if high <= low:
         high = low + 1.0
     script.add("set xlabel 'time (s)'", f"set xrange [{low}:{high}]", "set ylabel 'IOPS'",
-               f"set yrange [0:{_top([r[1] for r in rows], TIMELINE_HEADROOM)}]",
-               _y_format("y", _top([r[1] for r in rows])))
+               f"set yrange [0:{axis_top([r[1] for r in rows], TIMELINE_HEADROOM)}]",
+               axis_format("y", axis_top([r[1] for r in rows])))
     if _has_data(rows, 1):
         script.element(f"{block} using 1:2 with lines lw 2 lc rgb '{PALETTE[0]}' title 'IOPS'")
     if _has_data(rows, 2):
         script.add("set border 11 lw 1 lc rgb '#555555'", "set y2tics nomirror",
                    f"set y2label {quote(f'mean latency ({unit})')}",
-                   f"set y2range [0:{_top([r[2] for r in rows], TIMELINE_HEADROOM)}]",
-                   _y_format("y2", _top([r[2] for r in rows])))
+                   f"set y2range [0:{axis_top([r[2] for r in rows], TIMELINE_HEADROOM)}]",
+                   axis_format("y2", axis_top([r[2] for r in rows])))
         script.element(f"{block} using 1:3 axes x1y2 with lines lw 2 lc rgb '{PALETTE[3]}' "
                        "title 'mean latency'")
     for index, (t_s, text) in enumerate(point_timeline.events):
