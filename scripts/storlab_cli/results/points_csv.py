@@ -22,6 +22,8 @@ METRIC_COLUMNS = (
     # the cluster model's own layers (simulator, profile targets; cluster_layers.py)
     "stack_cache_hit_pct", "write_buffer_fill_pct", "destage_mb_s",
     "cpu_util_pct", "link_util_pct", "start_state", "data_reduction_pct",
+    # the nodes whose fio ran (the point's active nodes; raw_point.RawPoint.nodes)
+    "nodes",
 )
 # Columns holding words: host_limit names what held a lab point back
 # (host_limit.REASONS codes joined by '+'; empty: nothing did, or the simulator);
@@ -29,7 +31,8 @@ METRIC_COLUMNS = (
 TEXT_COLUMNS = ("host_limit", "start_state")
 # Results written before the host columns, or the cluster's, existed read
 # with those empty.
-EARLIER_METRIC_COLUMNS = (METRIC_COLUMNS[:METRIC_COLUMNS.index("data_reduction_pct")],
+EARLIER_METRIC_COLUMNS = (METRIC_COLUMNS[:METRIC_COLUMNS.index("nodes")],     # or nodes
+                          METRIC_COLUMNS[:METRIC_COLUMNS.index("data_reduction_pct")],
                           METRIC_COLUMNS[:METRIC_COLUMNS.index("stack_cache_hit_pct")],
                           METRIC_COLUMNS[:METRIC_COLUMNS.index("dev_qd_mean")])
 
