@@ -54,17 +54,19 @@ def write_points(path, swept, rows, metrics=METRICS):
 
 
 def make_results(directory, swept, rows, x=None, series=None, sim_rows=None, name="test-sweep",
-                 metrics=METRICS):
+                 metrics=METRICS, plot_settings=None, workload=None):
     """A results directory as storlab sweep writes it; rows are dicts holding
-    the swept values and the metrics. Returns the directory (str)."""
+    the swept values and the metrics; plot_settings go in the manifest's plot
+    beside x and series, workload over its workload. Returns the directory (str)."""
     directory = str(directory)
     os.makedirs(directory, exist_ok=True)
     manifest = {
         "name": name, "backend": "lab", "created_utc": "2024-11-22T13:00:00Z",
         "revision": "72923cd-dirty", "sweep_file": "topologies/sweeps/cache-disabled.toml",
         "topology": {"path": "topologies/vsa.toml", "name": "vsa"}, "swept": swept,
-        "plot": {"x": x if x is not None else (swept[0] if swept else None), "series": series},
-        "workload": {"rw": "randrw", "rwmixread": 50, "bs": "8k"},
+        "plot": {"x": x if x is not None else (swept[0] if swept else None), "series": series,
+                 **(plot_settings or {})},
+        "workload": {"rw": "randrw", "rwmixread": 50, "bs": "8k", **(workload or {})},
         "phases": {"precondition": True, "ramp_s": 5, "measure_s": 30},
         "versions": {"qemu": "7.2.11", "nbdkit": "1.32.5", "fio": "3.33", "kernel": "6.1.0-26",
                      "host_kernel": "6.1.0-26", "storlab_sim": "0.1"},
@@ -74,7 +76,7 @@ def make_results(directory, swept, rows, x=None, series=None, sim_rows=None, nam
         json.dump(manifest, f, indent=1)
     write_points(os.path.join(directory, "points.csv"), swept, rows, metrics)
     if sim_rows is not None:
-        write_points(os.path.join(directory, "sim", "points.csv"), swept, sim_rows)
+        write_points(os.path.join(directory, "sim", "points.csv"), swept, sim_rows, metrics)
     for index, row in enumerate(rows):
         point_dir = os.path.join(directory, "points", f"{index:03d}")
         os.makedirs(point_dir, exist_ok=True)
@@ -378,3 +380,170 @@ def test_report_says_which_lab_points_the_host_limited(tmp_path):
                    "released replies late"):
         assert needle in flagged, flagged
     assert "<th>host_limit</th>" in page
+
+
+# ---- the manifest's plot settings: per node, working set per host, a cache marked ----
+
+NODE_METRICS = METRICS + ["nodes"]
+READ_CACHE_BYTES = 280054516940     # hybrid-4node-full's read cache per node: 260.82 GiB
+
+
+def datablocks(script):
+    """{"$d0": [[numbers]]} of a gnuplot script's inline data."""
+    blocks = {}
+    for match in re.finditer(r"^(\$d\d+) << EOD\n(.*?)^EOD$", script, re.M | re.S):
+        blocks[match.group(1)] = [[float(v) for v in line.split()]
+                                  for line in match.group(2).splitlines()]
+    return blocks
+
+
+def nodes_sweep(directory, per_node=True, metrics=NODE_METRICS):
+    """topology.nodes.count 4, 8 x bs 4k, 64k: every node adds 50000 IOPS, the
+    simulator's 55000; points.csv's nodes says how many ran."""
+    rows, sim_rows = [], []
+    for count in (4, 8):
+        for bs, bs_bytes in (("4k", 4096), ("64k", 65536)):
+            for per_node_iops, into in ((50000.0, rows), (55000.0, sim_rows)):
+                iops = per_node_iops * count
+                into.append(dict(measured(8), iops=iops, mb_s=iops * bs_bytes / 1e6, nodes=count,
+                                 units=8 * count, bs=bs, **{"topology.nodes.count": count}))
+    return make_results(directory, ["topology.nodes.count", "bs"], rows,
+                        x="topology.nodes.count", series="bs", sim_rows=sim_rows,
+                        metrics=metrics, plot_settings={"per_node": per_node})
+
+
+def test_per_node_divides_iops_and_bandwidth_by_each_points_nodes(tmp_path):
+    directory = nodes_sweep(tmp_path / "run")
+    figures, _ = plot.render(directory)
+    assert [f.name for f in figures] == ["iops-latency", "bandwidth", "hockey"]
+    script = gp(directory, "iops-latency")
+    assert "set ylabel 'IOPS per node'" in script
+    assert "title 'IOPS per node · bs=4k'" in script
+    assert "title 'simulator IOPS per node · bs=64k'" in script
+    assert "IOPS per node and latency vs topology.nodes.count by bs" in script
+    # 4 and 8 nodes: the same IOPS per node, the lab's bars and the simulator's points
+    per_node = {tuple(row[1] for row in block) for block in datablocks(script).values()}
+    assert per_node == {(50000.0, 50000.0), (55000.0, 55000.0)}
+    bandwidth = gp(directory, "bandwidth")
+    assert "set ylabel 'bandwidth (MB/s per node)'" in bandwidth
+    assert "title 'MB/s per node · count=4'" in bandwidth
+    mb_s = sorted(row[1] for block in datablocks(bandwidth).values() for row in block)
+    assert mb_s == pytest.approx([204.8, 204.8, 3276.8, 3276.8])
+    hockey = gp(directory, "hockey")
+    assert "set xlabel 'IOPS per node'" in hockey and "Latency vs IOPS per node" in hockey
+    assert {row[0] for block in datablocks(hockey).values() for row in block} == \
+        {50000.0, 55000.0}
+    assert "IOPS per node" in svg_texts(os.path.join(directory, "plots", "iops-latency.svg"))
+    # per_node false: the cluster's totals, as before
+    directory = nodes_sweep(tmp_path / "totals", per_node=False)
+    plot.render(directory)
+    script = gp(directory, "iops-latency")
+    assert "set ylabel 'IOPS'" in script and "per node" not in script
+    assert {row[1] for block in datablocks(script).values() for row in block} == \
+        {200000.0, 400000.0, 220000.0, 440000.0}
+
+
+def test_per_node_needs_the_nodes_column(tmp_path):
+    directory = nodes_sweep(tmp_path / "run", metrics=METRICS)
+    with pytest.raises(UserError, match=r"points.csv: no 'nodes' column, which "
+                       r"plot.per_node divides by") as error:
+        plot.run([directory])
+    assert "\n" not in str(error.value)
+
+
+def working_set_sweep(directory, sizes=("1G", "2G", "4G", "8G"), workers=(8,),
+                      plot_settings=None):
+    """x = size with 8 units of 8 workers a host (the study's hybrid-read-cache);
+    workers swept too when more than one; IOPS fall off beyond 256 GiB per host."""
+    rows = []
+    for size in sizes:
+        for count in workers:
+            per_host = int(size[:-1]) * 8 * count
+            rows.append(dict(measured(16, scale=1.0 if per_host <= 256 else 0.2), size=size,
+                             workers=count))
+    swept = ["size"] + (["workers"] if len(workers) > 1 else [])
+    return make_results(directory, swept, rows, x="size", series=swept[1] if len(workers) > 1
+                        else None, sim_rows=rows, workload={"units": 8, "workers": workers[0]},
+                        plot_settings={"x_per_host": True, **(plot_settings or {})})
+
+
+def test_x_per_host_shows_each_points_working_set_per_host(tmp_path):
+    # listed largest first: the axis still goes from the smallest
+    directory = working_set_sweep(tmp_path / "run", sizes=("8G", "1G", "4G", "2G"))
+    figures, _ = plot.render(directory)
+    assert [f.name for f in figures] == ["iops-latency", "hockey"]
+    script = gp(directory, "iops-latency")
+    assert "set xtics ('64 GiB' 0, '128 GiB' 1, '256 GiB' 2, '512 GiB' 3)" in script
+    assert "set xlabel 'working set per host'" in script
+    assert "IOPS and latency vs working set per host'" in script
+    assert "set arrow" not in script                        # no mark asked for
+    bars = datablocks(script)["$d0"]
+    assert [row[0] for row in bars] == [0, 1, 2, 3] and bars[3][1] < bars[2][1] / 4
+    hockey = gp(directory, "hockey")
+    for text in ("64 GiB", "512 GiB"):
+        assert f"set label '{text}' at first" in hockey
+    assert "working set per host" in svg_texts(os.path.join(directory, "plots",
+                                                            "iops-latency.svg"))
+    # workers swept as the series: each point's own workers, so one category
+    # holds 1G x 8 workers and 2G x 4 workers
+    directory = working_set_sweep(tmp_path / "workers", sizes=("1G", "2G"), workers=(4, 8))
+    plot.render(directory)
+    script = gp(directory, "iops-latency")
+    assert "set xtics ('32 GiB' 0, '64 GiB' 1, '128 GiB' 2)" in script
+    blocks = datablocks(script)
+    assert [row[1] is not None and not math.isnan(row[1]) for row in blocks["$d0"]] == \
+        [True, True, False]                                  # workers=4: 32 and 64 GiB
+
+
+@pytest.mark.parametrize("mark_bytes, x, label", [
+    # between 256 GiB (category 2) and 512 GiB (3), in proportion
+    (READ_CACHE_BYTES, 2.0188, "read cache 260.82 GiB per host"),
+    (128 << 30, 1.0, "read cache 128 GiB per host"),
+    (32 << 30, -0.5, "read cache 32 GiB per host (beyond: below every working set)"),
+    (1 << 40, 3.5, "read cache 1 TiB per host (beyond: above every working set)"),
+])
+def test_a_cache_is_marked_where_it_falls_between_the_working_sets(tmp_path, mark_bytes, x,
+                                                                   label):
+    directory = working_set_sweep(tmp_path / "run", plot_settings={
+        "mark": "read-cache", "mark_bytes": mark_bytes})
+    plot.render(directory)
+    script = gp(directory, "iops-latency")
+    assert f"set arrow from first {x}, graph 0 to first {x}, graph 1 nohead dt 2" in script
+    place = "right offset char -0.6" if (x + 0.6) / 4 > 0.67 else "left offset char 0.6"
+    assert f"set label '{label}' at first {x}, graph 0.96 {place}" in script
+    assert label in svg_texts(os.path.join(directory, "plots", "iops-latency.svg"))
+    assert "set arrow" not in gp(directory, "hockey")     # its x is IOPS
+    # the write buffer's words
+    directory = working_set_sweep(tmp_path / "buffer", plot_settings={
+        "mark": "write-buffer", "mark_bytes": 120023364404})
+    plot.render(directory)
+    assert "set label 'write buffer 111.78 GiB per host' at first 0.7466," in \
+        gp(directory, "iops-latency")
+
+
+def test_a_mark_between_categories_is_interpolated():
+    from storlab_cli.report import axes
+    known = [(0, 64), (1, 128), (2, 256)]
+    assert axes.position(96, known) == (0.5, None)
+    assert axes.position(256, known) == (2, None)
+    assert axes.position(64, known) == (0, None)
+    assert axes.position(8, known) == (-0.5, "below")
+    assert axes.position(300, known) == (2.5, "above")
+    assert axes.position(5, [(0, 5)]) == (0, None)
+
+
+BAD_PLOT_SETTINGS = [
+    ({"per_node": "yes"}, r"plot.per_node must be true, false or null"),
+    ({"x_per_host": 1}, r"plot.x_per_host must be true, false or null"),
+    ({"mark": "l2-cache", "mark_bytes": 1}, r"plot.mark must be read-cache, write-buffer or null"),
+    ({"mark": "read-cache"}, r"plot.mark_bytes must be the bytes per host plot.mark marks"),
+    ({"mark": "read-cache", "mark_bytes": -5}, r"plot.mark_bytes must be the bytes"),
+]
+
+
+@pytest.mark.parametrize("settings, expected", BAD_PLOT_SETTINGS)
+def test_bad_plot_settings_are_one_line_naming_the_manifest(tmp_path, settings, expected):
+    directory = working_set_sweep(tmp_path / "run", plot_settings=settings)
+    with pytest.raises(UserError, match=r"manifest.json: " + expected) as error:
+        plot.run([directory])
+    assert "\n" not in str(error.value)

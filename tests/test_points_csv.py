@@ -18,13 +18,13 @@ read_lat_mean_us read_lat_p99_us write_lat_mean_us write_lat_p99_us
 dev_iops dev_lat_mean_us member_iops cache_hit_pct dirty_mb
 dev_qd_mean release_late_p99_us host_limit
 stack_cache_hit_pct write_buffer_fill_pct destage_mb_s cpu_util_pct link_util_pct
-start_state data_reduction_pct""".split()
+start_state data_reduction_pct nodes""".split()
 
 
 def test_columns_are_the_contracts():
     assert points_csv.METRIC_COLUMNS == tuple(CONTRACT)
     assert fio_merge.METRIC_COLUMNS + device_window.METRIC_COLUMNS + ("host_limit",) \
-        + cluster_layers.METRIC_COLUMNS == tuple(CONTRACT)
+        + cluster_layers.METRIC_COLUMNS + ("nodes",) == tuple(CONTRACT)
     assert points_csv.columns(["iodepth", "device.battery"]) == \
         ("point", "iodepth", "device.battery", *CONTRACT)
 
@@ -150,3 +150,32 @@ def test_host_limit_is_a_word_and_earlier_files_still_read(tmp_path):
     table = points_csv.read(path)
     assert table.swept == ("iodepth",) and table.rows[0]["host_limit"] == "nbd-16"
     assert table.rows[0]["start_state"] is None and table.rows[0]["cpu_util_pct"] is None
+    # ... and from before the nodes column
+    earlier = CONTRACT[:CONTRACT.index("nodes")]
+    with open(path, "w") as f:
+        f.write("point,iodepth," + ",".join(earlier) + "\n0,4," + ",".join("1" * len(earlier))
+                + "\n")
+    table = points_csv.read(path)
+    assert table.swept == ("iodepth",) and table.rows[0]["data_reduction_pct"] == 1.0
+    assert table.rows[0]["nodes"] is None
+
+
+def test_nodes_is_the_last_column(tmp_path):
+    """nodes (the nodes whose fio ran) after every earlier column, which keep
+    their places: a per-node figure divides by it."""
+    path = str(tmp_path / "points.csv")
+    points_csv.write(path, [{"point": 0, "topology.nodes.count": 4, "units_run": 32, "iops": 4e5,
+                             "nodes": 4}], ["topology.nodes.count"])
+    header, line = open(path).read().splitlines()
+    assert header.split(",")[-2:] == ["data_reduction_pct", "nodes"]
+    assert line.startswith("0,4,32,400000") and line.endswith(",4")
+    row = points_csv.read(path).rows[0]
+    assert row["nodes"] == 4.0 and row["units_run"] == 32.0
+
+
+def test_a_labs_nodes_are_the_nodes_its_fio_results_are_of():
+    """A lab point's fio-NODE-uUNIT.json: one per unit of each node that ran."""
+    from storlab_cli.sweep.backends import lab
+    assert lab._nodes_of(["p/fio-node1-u1.json", "p/fio-node1-u2.json",
+                          "p/fio-node-3-u1.json"]) == 2
+    assert lab._nodes_of([]) == 0

@@ -145,6 +145,35 @@ def test_bad_plot_and_extra_points(tmp_path):
             "sweep.points[0]: unknown key 'bs'")
 
 
+SIZE_SWEEP = SWEEP.replace("iodepth = [1, 4, 16]", 'size = ["16M", "32M"]')
+
+
+def test_plot_axes_per_node_working_set_per_host_and_a_mark(tmp_path):
+    sweep = load(tmp_path, SIZE_SWEEP)
+    assert (sweep.plot_per_node, sweep.plot_x_per_host, sweep.plot_mark) == (False, False, None)
+    sweep = load(tmp_path, SIZE_SWEEP + '[plot]\nper_node = true\nx_per_host = true\n'
+                 'mark = "write-buffer"\n')
+    assert (sweep.plot_x, sweep.plot_per_node, sweep.plot_x_per_host, sweep.plot_mark) == \
+        ("size", True, True, "write-buffer")
+
+
+@pytest.mark.parametrize("sweep_text, plot_lines, needle", [
+    (SWEEP, 'per_node = "yes"', "s.toml: plot.per_node = 'yes': must be true or false"),
+    (SWEEP, "x_per_host = 1", "s.toml: plot.x_per_host = 1: must be true or false"),
+    (SWEEP, "x_per_host = true", "s.toml: plot.x_per_host = true: needs plot.x = \"size\" "
+     "(the working set per worker), not 'iodepth'"),
+    (SIZE_SWEEP, 'x_per_host = true\nmark = "l2"',
+     "s.toml: plot.mark = 'l2': unknown mark (known: read-cache, write-buffer)"),
+    (SIZE_SWEEP, "x_per_host = true\nmark = 1", "s.toml: plot.mark = 1: must be a string"),
+    (SIZE_SWEEP, 'mark = "read-cache"', "s.toml: plot.mark = 'read-cache': marks a size per "
+     "host on the working set axis: needs plot.x_per_host = true"),
+    (SIZE_SWEEP, "per_nodes = true", "s.toml: plot: unknown key 'per_nodes' (known: x, series, "
+     "per_node, x_per_host, mark)"),
+])
+def test_bad_plot_axes_are_one_line(tmp_path, sweep_text, plot_lines, needle):
+    refused(tmp_path, sweep_text + f"[plot]\n{plot_lines}\n", needle)
+
+
 def test_extra_point_label_stands_in_x_without_a_series(tmp_path):
     text = SWEEP.replace('"device.battery" = ["ok", "failed"]', "") + EXTRA.replace(
         "iodepth = 16\n", "")

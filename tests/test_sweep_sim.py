@@ -187,6 +187,7 @@ active_nodes = [1, 3]
     assert result.returncode == 0, result.stderr
     one, three = rows(out / "points.csv")
     assert (one["active_nodes"], three["active_nodes"]) == ("1", "3")
+    assert (one["nodes"], three["nodes"]) == ("1", "3")          # the nodes whose fio ran
     assert sorted(os.listdir(out / "points" / "000")).count("sim-node1.json") == 1
     assert not (out / "points" / "000" / "sim-node2.json").exists()
     assert all((out / "points" / "001" / f"sim-node{n}.json").exists() for n in (1, 2, 3))

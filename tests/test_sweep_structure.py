@@ -150,6 +150,91 @@ def test_failures_to_tolerate_swept_in_the_simulator(tmp_path):
     assert "topology.profile.replicas.ftt" in (out / "index.html").read_text()
 
 
+# ---- nodes per point, and a cache marked on the working set per host ---------------------
+
+HYBRID = os.path.join(TOPOLOGIES, "profile-hybrid.toml")
+ALLFLASH = os.path.join(TOPOLOGIES, "dedup-allflash-4node.toml")
+VOLUMES = 'target = "volumes"\nworkers = 2\nrw = "randread"\nbs = "4k"\niodepth = 4'
+AXES = '[plot]\nx = "size"\nper_node = true\nx_per_host = true\nmark = "{mark}"\n'
+MIB = 1 << 20
+
+
+def axes_sweep(tmp_path, sweep_lines, mark="read-cache", topology_file=HYBRID):
+    return sweep_file(tmp_path, sweep_lines, topology_file, VOLUMES, AXES.format(mark=mark))
+
+
+def test_nodes_per_point_and_the_read_cache_marked_in_the_simulator(tmp_path):
+    """topology.nodes.count 1, 2 x size 8M, 16M on profile-hybrid with a 30 %
+    read cache (16.8 MiB of its 56 MiB cache): each point's nodes is its
+    node count; IOPS per node; the working set per host 16 and 32 MiB
+    (2 workers), the read cache marked 5 % of the way from one to the other."""
+    out = tmp_path / "out"
+    path = axes_sweep(tmp_path, 'size = ["8M", "16M"]\n"topology.nodes.count" = [1, 2]\n'
+                      '"topology.profile.disk_group.read_cache_percent" = [30]')
+    result = storlab("sweep", str(path), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    table = rows(out)
+    assert [(r["size"], r["topology.nodes.count"], r["nodes"], r["units_run"]) for r in table] == [
+        (s, n, n, n) for s in ("8M", "16M") for n in ("1", "2")]
+    manifest = json.loads((out / "manifest.json").read_text())
+    read_cache = 56 * MIB * 30 // 100
+    assert manifest["plot"] == {"x": "size", "series": "topology.nodes.count", "per_node": True,
+                                "x_per_host": True, "mark": "read-cache",
+                                "mark_bytes": read_cache}
+    script = (out / "plots" / "iops-latency.gp").read_text()
+    assert "set xtics ('16 MiB' 0, '32 MiB' 1)" in script
+    assert "set arrow from first 0.05, graph 0 to first 0.05, graph 1 nohead dt 2" in script
+    assert "set label 'read cache 16.80 MiB per host' at first 0.05, graph 0.96" in script
+    # the bars: each point's IOPS over its nodes
+    bars = [float(line.split()[1]) for line in script.split("EOD\n")[1].splitlines()[:2]] \
+        + [float(line.split()[1]) for line in script.split("EOD\n")[3].splitlines()[:2]]
+    assert bars == pytest.approx([float(r["iops"]) / int(r["nodes"]) for r in
+                                  (table[0], table[2], table[1], table[3])])
+    assert "set ylabel 'IOPS per node'" in script
+
+
+def test_the_mark_comes_from_the_topology_at_the_sweeps_scale(tmp_path):
+    """A hybrid group's write buffer is the rest of its cache (here half); at
+    scale 2 the run's 24 MiB cache (32 MiB less LVM's 8), times 2 in the
+    study's sizes."""
+    from storlab_cli.schema import sweep as sweep_schema
+    from storlab_cli.sweep import parts as sweep_parts
+    path = str(axes_sweep(tmp_path, 'size = ["8M"]\n'
+                          '"topology.profile.disk_group.read_cache_percent" = [50]',
+                          mark="write-buffer"))
+    sweep = sweep_schema.load(path)
+    assert sweep_parts.plot_mark_bytes(sweep, sweep_parts.split(sweep, "sim")) == 28 * MIB
+    sweep = sweep_schema.load(path, scale_override=2)
+    assert sweep_parts.plot_mark_bytes(sweep, sweep_parts.split(sweep, "sim")) == 2 * 12 * MIB
+
+
+@pytest.mark.parametrize("topology_file, sweep_lines, mark, needle", [
+    (REPLICAS, 'size = ["4M"]', "read-cache",
+     "plot.mark = 'read-cache': " + REPLICAS + " has no disk group ([profile.disk_group]) "
+     "whose cache it would mark"),
+    (ALLFLASH, 'size = ["4M"]', "read-cache",
+     "plot.mark = 'read-cache': " + ALLFLASH + "'s disk group is all-flash: it has no read "
+     "cache (\"write-buffer\" marks its write buffer)"),
+    (HYBRID, 'size = ["4M"]\n"topology.profile.disk_group.read_cache_percent" = [50, 70]',
+     "read-cache", "plot.mark = 'read-cache': the nodes' read caches differ (28 MiB, "
+     "39.20 MiB, between nodes or the sweep's topologies): no one size per host to mark"),
+])
+def test_a_mark_the_topology_cannot_give_is_one_line(tmp_path, topology_file, sweep_lines,
+                                                     mark, needle):
+    from storlab_cli.errors import UserError
+    from storlab_cli.schema import sweep as sweep_schema
+    from storlab_cli.sweep import parts as sweep_parts
+    sweep = sweep_schema.load(str(axes_sweep(tmp_path, sweep_lines, mark, topology_file)))
+    with pytest.raises(UserError) as error:
+        sweep_parts.split(sweep, "sim")
+    assert str(error.value) == f"{tmp_path / 'sweep.toml'}: {needle}"
+    # an all-flash group's write buffer is its whole cache (4 GiB less LVM's 8 MiB)
+    if topology_file == ALLFLASH:
+        sweep.plot_mark = "write-buffer"
+        assert sweep_parts.plot_mark_bytes(sweep, sweep_parts.split(sweep, "sim")) == \
+            4096 * MIB - 8 * MIB
+
+
 # ---- scale -------------------------------------------------------------------------
 
 def test_scale_divides_capacities_and_caches_and_keeps_the_rest():

@@ -17,6 +17,7 @@ import datetime
 from storlab_cli.common import text_table
 from storlab_cli.live import raid_events
 from storlab_cli.results import device_window
+from storlab_cli.schema.sizes import binary_text as size
 
 EVENTS_SHOWN = 5
 MB = device_window.MB
@@ -25,14 +26,6 @@ MB = device_window.MB
 def number(value, decimals):
     """A cell: fixed decimals, '-' for n/a."""
     return "-" if value is None else f"{value:.{decimals}f}"
-
-
-def size(nbytes):
-    """Binary units: exact ones whole ("64 KiB"), others to 2 decimals."""
-    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if nbytes >= scale:
-            return f"{nbytes // scale} {unit}" if nbytes % scale == 0 else f"{nbytes / scale:.2f} {unit}"
-    return f"{nbytes} B"
 
 
 def duration(seconds):

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from storlab_cli.results import points_csv, timeline
+from storlab_cli.schema.sweep import PLOT_MARKS
 from storlab_cli.errors import UserError
 
 # The measured columns of timeline.csv, as its writer defines them (points.csv's:
@@ -144,6 +145,15 @@ def load_manifest(path):
         value = plot.get(key)
         if value is not None and not isinstance(value, str):
             raise UserError(f"{path}: plot.{key} must be a column name or null")
+    for key in ("per_node", "x_per_host"):
+        if plot.get(key) is not None and not isinstance(plot[key], bool):
+            raise UserError(f"{path}: plot.{key} must be true, false or null")
+    mark, mark_bytes = plot.get("mark"), plot.get("mark_bytes")
+    if mark is not None and mark not in PLOT_MARKS:
+        raise UserError(f"{path}: plot.mark must be {', '.join(PLOT_MARKS)} or null")
+    if mark is not None and (isinstance(mark_bytes, bool) or not isinstance(mark_bytes, int)
+                             or mark_bytes <= 0):
+        raise UserError(f"{path}: plot.mark_bytes must be the bytes per host plot.mark marks")
     return manifest
 
 
@@ -199,4 +209,9 @@ def load_results(directory):
                             f"{points.path}")
     sim_path = os.path.join(directory, "sim", "points.csv")
     sim = load_points(sim_path, swept) if os.path.exists(sim_path) else None
+    for table in (points, sim):
+        if (manifest.get("plot") or {}).get("per_node") and table is not None \
+                and "nodes" not in table.columns:
+            raise UserError(f"{table.path}: no 'nodes' column, which plot.per_node divides "
+                            "by (written before points.csv had it)")
     return Results(directory, manifest, points, sim, load_timelines(directory))

@@ -10,13 +10,15 @@ papers:
   hockey         latency versus IOPS, one line per series, in sweep order
   timeline-NNN   IOPS and latency over time of point NNN, live events marked
 The simulator's prediction (DIR/sim/points.csv) is overlaid on iops-latency and
-hockey as "simulator": IOPS as points, latency dashed.
+hockey as "simulator": IOPS as points, latency dashed. The manifest's plot
+settings (per node, working set per host, a cache size marked): report/axes.py.
 """
 import os
 import subprocess
 from dataclasses import dataclass
 
 from storlab_cli import deps
+from storlab_cli.report import axes
 from storlab_cli.errors import UserError
 
 WIDTH_PX, HEIGHT_PX = 1000, 600
@@ -183,7 +185,7 @@ def _first_seen(values):
 def grouping(results, x_key, series_keys):
     rows = results.points.rows + (results.sim.rows if results.sim else [])
     return Grouping(x_key, list(series_keys),
-                    _first_seen(row[x_key] for row in rows),
+                    axes.ordered(results, x_key, _first_seen(row[x_key] for row in rows)),
                     _first_seen(tuple(row[k] for k in series_keys) for row in rows))
 
 
@@ -198,7 +200,7 @@ def plot_axes(results):
     rows = results.points.rows + (results.sim.rows if results.sim else [])
     series_keys += [k for k in swept if k not in series_keys and k != x_key
                     and len({row[k] for row in rows}) > 1]
-    return x_key, series_keys
+    return axes.x_column(results, x_key), series_keys
 
 
 def _index(table, group):
@@ -238,13 +240,14 @@ def iops_latency(results):
         rows = []
         for i, category in enumerate(group.categories):
             row = index.get((category, values))
-            get = (lambda c: table.number(row, c)) if row else (lambda c: None)
+            get = (lambda c: axes.metric(results, table, row, c)) if row else (lambda c: None)
             rows.append([i + offset, get("iops"), _scaled(get("lat_mean_us"), divisor),
                          _scaled(get("lat_p99_us"), divisor)])
         return rows
 
-    title = f"IOPS and latency vs {x_key}" + (f" by {', '.join(series_keys)}"
-                                              if series_keys else "")
+    iops = axes.per_node_text(results, "IOPS")
+    title = f"{iops} and latency vs {x_key}" + (f" by {', '.join(series_keys)}"
+                                               if series_keys else "")
     script = Script(_title(results, title))
     bars, sim_iops, lines, iops_all, lat_all = [], [], [], [], []
     for j, values in enumerate(group.series):
@@ -264,10 +267,10 @@ def iops_latency(results):
                 if simulator:
                     sim_iops.append(f"{block} using 1:2 with linespoints dt 3 lw 1.5 pt 12 "
                                     f"ps 1.8 lc rgb '{line}' "
-                                    f"title {quote(_legend('IOPS', group, values, True))}")
+                                    f"title {quote(_legend(iops, group, values, True))}")
                 else:
                     bars.append(f"{block} using 1:2 with boxes lc rgb '{fill}' "
-                                f"title {quote(_legend('IOPS', group, values))}")
+                                f"title {quote(_legend(iops, group, values))}")
             for column, what, solid_pt, open_pt in ((3, "mean latency", 7, 6),
                                                     (4, "p99 latency", 9, 8)):
                 if block and _has_data(rows, column - 1):
@@ -279,9 +282,12 @@ def iops_latency(results):
     if not (bars or sim_iops or lines):
         return None
     script.add(f"set boxwidth {width * 0.92} absolute",
-               f"set xlabel {quote(x_key)}", "set ylabel 'IOPS'",
+               f"set xlabel {quote(x_key)}", f"set ylabel {quote(iops)}",
                f"set yrange [0:{axis_top(iops_all)}]", axis_format("y", axis_top(iops_all)))
     category_tics(script, group.categories)
+    cache = axes.mark(results, group.categories)
+    if cache:
+        marker(script, *cache, (cache[0] + 0.6) / len(group.categories))
     if lines:
         script.add("set border 11 lw 1 lc rgb '#555555'", "set y2tics nomirror",
                    f"set y2label {quote(f'latency ({unit})')}",
@@ -306,6 +312,7 @@ def bandwidth(results):
     group.categories = _first_seen(row[bs_key] for row in results.points.rows)
     lab = _index(results.points, group)
     width = 0.8 / max(1, len(group.series))
+    mb_s = axes.per_node_text(results, "MB/s")
     script = Script(_title(results, f"Bandwidth vs {bs_key}"))
     all_mb_s = []
     for j, values in enumerate(group.series):
@@ -313,17 +320,18 @@ def bandwidth(results):
         rows = []
         for i, category in enumerate(group.categories):
             row = lab.get((category, values))
-            rows.append([i + offset, results.points.number(row, "mb_s") if row else None])
+            rows.append([i + offset, axes.metric(results, results.points, row, "mb_s")
+                         if row else None])
         all_mb_s += [r[1] for r in rows]
         if _has_data(rows, 1):
             block = script.data(rows)
             script.element(f"{block} using 1:2 with boxes lc rgb '{PALETTE[j % len(PALETTE)]}' "
-                           f"title {quote(_legend('MB/s', group, values))}")
+                           f"title {quote(_legend(mb_s, group, values))}")
     if not script.elements:
         return None
     script.add(f"set boxwidth {width * 0.92} absolute", f"set xlabel {quote(bs_key)}",
-               "set ylabel 'bandwidth (MB/s)'", f"set yrange [0:{axis_top(all_mb_s)}]",
-               axis_format("y", axis_top(all_mb_s)))
+               f"set ylabel {quote(f'bandwidth ({mb_s})')}",
+               f"set yrange [0:{axis_top(all_mb_s)}]", axis_format("y", axis_top(all_mb_s)))
     category_tics(script, group.categories)
     return script
 
@@ -335,13 +343,15 @@ def hockey(results):
     latencies = [t.number(r, c) for t, _ in tables for r in t.rows
                  for c in ("lat_mean_us", "lat_p99_us")]
     divisor, unit = latency_scale(latencies)
-    script = Script(_title(results, "Latency vs IOPS"))
+    iops = axes.per_node_text(results, "IOPS")
+    script = Script(_title(results, f"Latency vs {iops}"))
     iops_all, lat_all, labels = [], [], []
     for j, values in enumerate(group.series):
         fill = PALETTE[j % len(PALETTE)]
         line = darker(fill)
         for table, simulator in tables:
-            rows = [[table.number(r, "iops"), _scaled(table.number(r, "lat_mean_us"), divisor),
+            rows = [[axes.metric(results, table, r, "iops"),
+                     _scaled(table.number(r, "lat_mean_us"), divisor),
                      _scaled(table.number(r, "lat_p99_us"), divisor), r[x_key]]
                     for r in table.rows if group.key_of(r)[1] == values]
             usable = [r for r in rows if r[0] is not None and (r[1] is not None
@@ -367,7 +377,7 @@ def hockey(results):
         for text, x, y, colour in labels:
             script.add(f"set label {quote(text)} at first {x}, first {y} "
                        f"offset char 0.7, char 0.6 font ',8' tc rgb '{colour}' noenhanced")
-    script.add("set xlabel 'IOPS'", f"set ylabel {quote(f'latency ({unit})')}",
+    script.add(f"set xlabel {quote(iops)}", f"set ylabel {quote(f'latency ({unit})')}",
                f"set xrange [0:{axis_top(iops_all, 1.08)}]", axis_format("x", axis_top(iops_all)),
                f"set yrange [0:{axis_top(lat_all)}]", axis_format("y", axis_top(lat_all)),
                "set grid xtics ytics lt 1 lw 1 lc rgb '#e3e3e3'")
@@ -411,18 +421,20 @@ def timeline(results, point_timeline):
         script.element(f"{block} using 1:3 axes x1y2 with lines lw 2 lc rgb '{PALETTE[3]}' "
                        "title 'mean latency'")
     for index, (t_s, text) in enumerate(point_timeline.events):
-        # Horizontal, beside the line (left of it in the right third); staggered
-        # downwards so neighbouring events do not overprint each other.
-        if (t_s - low) / (high - low) > 0.67:
-            place = "right offset char -0.6, 0"
-        else:
-            place = "left offset char 0.6, 0"
-        y = 0.96 - 0.06 * (index % 4)
-        script.add(f"set arrow from first {t_s}, graph 0 to first {t_s}, graph 1 nohead "
-                   "dt 2 lw 1.5 lc rgb '#333333' front",
-                   f"set label {quote(text)} at first {t_s}, graph {y:.2f} {place} boxed "
-                   "font ',9' tc rgb '#222222' front noenhanced")
+        # staggered downwards so neighbouring events do not overprint each other
+        marker(script, t_s, text, (t_s - low) / (high - low), 0.96 - 0.06 * (index % 4))
     return script
+
+
+def marker(script, x, text, across, y=0.96):
+    """A dashed vertical line at x with text beside it, horizontal, at y
+    (graph fraction): right of the line, or left of it when the line is in
+    the right third (across: where x is along the axis, 0..1)."""
+    place = "right offset char -0.6, 0" if across > 0.67 else "left offset char 0.6, 0"
+    script.add(f"set arrow from first {x}, graph 0 to first {x}, graph 1 nohead "
+               "dt 2 lw 1.5 lc rgb '#333333' front",
+               f"set label {quote(text)} at first {x}, graph {y:.2f} {place} boxed "
+               "font ',9' tc rgb '#222222' front noenhanced")
 
 
 # --- all of them ------------------------------------------------------------------

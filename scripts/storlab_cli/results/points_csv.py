@@ -24,6 +24,8 @@ METRIC_COLUMNS = (
     # the cluster model's own layers (simulator, profile targets; cluster_layers.py)
     "stack_cache_hit_pct", "write_buffer_fill_pct", "destage_mb_s",
     "cpu_util_pct", "link_util_pct", "start_state", "data_reduction_pct",
+    # the nodes whose fio ran (the point's active nodes; raw_point.RawPoint.nodes)
+    "nodes",
 )
 # Columns holding words: host_limit names what held a lab point back
 # (host_limit.REASONS codes joined by '+'; empty: nothing did, or the simulator);
@@ -35,10 +37,12 @@ NUMBER_COLUMNS = tuple(c for c in METRIC_COLUMNS if c not in TEXT_COLUMNS)
 # with those empty.
 # with those empty; and before units_run had its name, with "units" first.
 EARLIER_UNITS_COLUMN = "units"
-_SHORTER = (METRIC_COLUMNS, METRIC_COLUMNS[:METRIC_COLUMNS.index("data_reduction_pct")],
+_SHORTER = (METRIC_COLUMNS[:METRIC_COLUMNS.index("nodes")],                   # or nodes
+            METRIC_COLUMNS[:METRIC_COLUMNS.index("data_reduction_pct")],
             METRIC_COLUMNS[:METRIC_COLUMNS.index("stack_cache_hit_pct")],
             METRIC_COLUMNS[:METRIC_COLUMNS.index("dev_qd_mean")])
-EARLIER_METRIC_COLUMNS = _SHORTER[1:] + tuple((EARLIER_UNITS_COLUMN,) + m[1:] for m in _SHORTER)
+EARLIER_METRIC_COLUMNS = _SHORTER + tuple((EARLIER_UNITS_COLUMN,) + m[1:]
+                                          for m in (METRIC_COLUMNS,) + _SHORTER)
 
 
 @dataclass(frozen=True)

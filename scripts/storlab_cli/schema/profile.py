@@ -88,6 +88,10 @@ class DiskGroup:
     stripe_kib: int
     space_efficiency: str = ""     # "" (none) or one of SPACE_EFFICIENCY
 
+    def cache_parts_bytes(self, node):
+        """(read cache, write buffer) bytes of node's cache as it is built."""
+        return cache_parts(self.mode, self.cache_mib[node] * MIB, self.read_cache_percent)
+
 
 @dataclass
 class ReplicatedVolume:
@@ -145,6 +149,16 @@ class Profile:
         """Whether node holds a replica copy or workload volumes (LVs)."""
         return bool((self.replicas is not None and self.replicas.held_by(node))
                     or any(v.held_by(node) for v in self.all_volume_sets()))
+
+
+def cache_parts(mode, size_bytes, read_percent):
+    """(read cache, write buffer) bytes of a disk group's cache of size_bytes:
+    hybrid, read_percent % of it reads and the rest buffers writes; all-flash,
+    no read cache, all of it a write buffer."""
+    if mode != "hybrid":
+        return 0, size_bytes
+    read_bytes = size_bytes * read_percent // 100
+    return read_bytes, size_bytes - read_bytes
 
 
 def raid_usable_bytes(level, member_bytes, count):
@@ -301,9 +315,9 @@ def _disk_group(loader, value, topo):
             loader.fail(f"{path}.cache_size", f"larger than its device: '{cache}' of node "
                         f"{node.name} holds {device_bytes // MIB} MiB, at most "
                         f"{max(usable, 0) // MIB} MiB usable", table["cache_size"])
-        parts = [size * read_percent // 100, size - size * read_percent // 100] \
-            if mode == "hybrid" else [size]
-        if min(parts) < MIN_CACHE_PART_BYTES:
+        read_bytes, write_bytes = cache_parts(mode, size, read_percent)
+        if min([read_bytes, write_bytes] if mode == "hybrid" else [write_bytes]) \
+                < MIN_CACHE_PART_BYTES:
             loader.fail(f"{path}.cache_size", f"too small: every cache part needs "
                         f"{MIN_CACHE_PART_BYTES // MIB} MiB (node {node.name}: "
                         f"{size // MIB} MiB)", table.get("cache_size", f"{size // MIB}M"))

@@ -24,6 +24,15 @@ def size_text(size_bytes):
     return str(size_bytes)
 
 
+def binary_text(nbytes):
+    """Binary units for people: exact ones whole ("64 KiB"), others to 2
+    decimals ("260.84 GiB")."""
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if nbytes >= scale:
+            return f"{nbytes // scale} {unit}" if nbytes % scale == 0 else f"{nbytes / scale:.2f} {unit}"
+    return f"{nbytes} B"
+
+
 def count(text):
     """A whole number as the plugins parse counts ("8", "8.0", "8e0"), or None."""
     if not text or any(c not in "0123456789.eE+-" for c in text):

@@ -59,6 +59,14 @@
     [plot]
     x = "iodepth"                    default: the first swept key
     series = "device.battery"        default: the second swept key, if any
+    per_node = true                  IOPS and MB/s per node: each point's divided by its
+                                     nodes (points.csv's nodes: the nodes whose fio ran)
+    x_per_host = true                x = "size" only: the axis shows each point's working
+                                     set per host, size x units x workers
+    mark = "read-cache"              with x_per_host: a dashed line at the disk group's
+                                     read cache ("write-buffer": its write buffer) per
+                                     node, from the topology (sweep/parts.py; drawn by
+                                     report/axes.py)
 
 Device knobs run as plugin parameters in the simulator; in a lab they can
 only change live, through a raid device's control socket (battery,
@@ -96,7 +104,9 @@ SWEEPABLE = ("active_nodes", "units", "workers", "rw", "rwmixread", "random_perc
 # fio's keys for what the written data is like (deduplication, compression)
 DATA_KEYS = ("dedupe_percentage", "buffer_compress_percentage")
 PHASE_KEYS = ("precondition", "ramp_s", "duration_s", "interval_s")
-PLOT_KEYS = ("x", "series")
+PLOT_KEYS = ("x", "series", "per_node", "x_per_host", "mark")
+PLOT_MARKS = ("read-cache", "write-buffer")     # a disk group's cache parts (profile.py)
+PER_HOST_X = "size"                  # x_per_host: the working set per worker, times a host's
 EXTRA_KEYS = ("label", "events")
 EVENT_KEYS = ("at_s", "command", "device")
 # a point's snapshot events: of every workload volume it drives
@@ -188,6 +198,9 @@ class Sweep:
     plot_series: str | None
     scale: float = 1
     study: study_schema.Study | None = None   # a shipped study's [study] table
+    plot_per_node: bool = False
+    plot_x_per_host: bool = False
+    plot_mark: str | None = None     # one of PLOT_MARKS
 
     @property
     def label_key(self):
@@ -345,7 +358,8 @@ class _SweepLoader(Loader):
             self.fail("sweep", f"{count} points; at most {MAX_POINTS}")
         points = [Point(i, dict(zip(swept, values)))
                   for i, values in enumerate(itertools.product(*grid.values()))]
-        plot_x, plot_series = self.plot(self.table(data.get("plot", {}), "plot"), swept)
+        plot_table = self.table(data.get("plot", {}), "plot")
+        plot_x, plot_series = self.plot(plot_table, swept)
         for n, extra in enumerate(extras):
             points.append(self.extra_point(extra, f"sweep.points[{n}]", len(points), swept, grid,
                                            workload, phases, plot_series or plot_x))
@@ -353,7 +367,8 @@ class _SweepLoader(Loader):
         if "study" in data:
             study = study_schema.read(self, self.table(data["study"], "study"), SCALE_RANGE)
         return Sweep(name, description, self.path, backend, topology_path, predict, workload,
-                     phases, swept, points, plot_x, plot_series, factor, study)
+                     phases, swept, points, plot_x, plot_series, factor, study,
+                     *self.plot_axes(plot_table, plot_x))
 
     def workload(self, table):
         self.check_keys(table, WORKLOAD_KEYS, "workload")
@@ -423,6 +438,21 @@ class _SweepLoader(Loader):
         if x is not None and x == series:
             self.fail("plot.series", "is the same key as plot.x", series)
         return x, series
+
+    def plot_axes(self, table, x):
+        """(per_node, x_per_host, mark) of the [plot] table; x is plot.x."""
+        per_node = self.boolean(table.get("per_node", False), "plot.per_node")
+        x_per_host = self.boolean(table.get("x_per_host", False), "plot.x_per_host")
+        if x_per_host and x != PER_HOST_X:
+            self.fail("plot.x_per_host", f"needs plot.x = \"{PER_HOST_X}\" (the working set "
+                      f"per worker), not {x!r}", x_per_host)
+        mark = table.get("mark")
+        if mark is not None:
+            self.choice(mark, "plot.mark", PLOT_MARKS, "mark")
+            if not x_per_host:
+                self.fail("plot.mark", "marks a size per host on the working set axis: needs "
+                          "plot.x_per_host = true", mark)
+        return per_node, x_per_host, mark
 
     def extra_point(self, table, key_path, index, swept, grid, workload, phases, label_key):
         for key in table:

@@ -8,9 +8,12 @@ import os
 from storlab_cli.errors import UserError
 from storlab_cli.results import directory as results
 from storlab_cli.schema import topology_variants
+from storlab_cli.schema.sizes import binary_text
 from storlab_cli.sweep import plan as sweep_plan
 
 STRUCTURES_DIR = "structures"      # a structural sweep's topology files, in its results
+# plot.mark -> which of profile.DiskGroup.cache_parts_bytes it marks
+MARK_PARTS = {"read-cache": 0, "write-buffer": 1}
 
 
 class Part:
@@ -43,7 +46,36 @@ def split(sweep, backend):
             raise UserError(part.topo.lab_refusal() + (f" ({part.variant.describe()})"
                                                        if part.variant.needs_file else ""))
         part.plan = sweep_plan.make(part.sweep, part.topo, backend)
+    plot_mark_bytes(sweep, parts)
     return parts
+
+
+def plot_mark_bytes(sweep, parts):
+    """The size plot.mark marks, per host, in the study's sizes (as the
+    working sets on the axis): what the disk group of each part's topology
+    (at the sweep's scale, as the run builds it) gives a node's read cache
+    or write buffer, times the scale. None without plot.mark; refused when a
+    topology has no such cache part, or two nodes or topologies differ."""
+    if sweep.plot_mark is None:
+        return None
+    where = f"{sweep.path}: plot.mark = {sweep.plot_mark!r}"
+    sizes = set()
+    for part in parts:
+        profile = part.topo.profile
+        group = profile.disk_group if profile is not None else None
+        if group is None:
+            raise UserError(f"{where}: {part.topo.path} has no disk group "
+                            "([profile.disk_group]) whose cache it would mark")
+        if sweep.plot_mark == "read-cache" and group.mode != "hybrid":
+            raise UserError(f"{where}: {part.topo.path}'s disk group is {group.mode}: it has "
+                            "no read cache (\"write-buffer\" marks its write buffer)")
+        sizes |= {group.cache_parts_bytes(node)[MARK_PARTS[sweep.plot_mark]]
+                  for node in group.cache_mib}
+    if len(sizes) > 1:
+        raise UserError(f"{where}: the nodes' {sweep.plot_mark.replace('-', ' ')}s differ "
+                        f"({', '.join(binary_text(b) for b in sorted(sizes))}, between nodes "
+                        "or the sweep's topologies): no one size per host to mark")
+    return round(sizes.pop() * sweep.scale)
 
 
 def structures(parts):
@@ -57,6 +89,7 @@ def manifest(sweep, parts, backend, facts, done):
     topologies."""
     doc = results.manifest(sweep, parts[0].topo, backend, facts, done)
     doc["scale"] = sweep.scale
+    doc["plot"]["mark_bytes"] = plot_mark_bytes(sweep, parts)
     if any(p.variant.needs_file for p in parts):
         doc["structures"] = structures(parts)
     return doc

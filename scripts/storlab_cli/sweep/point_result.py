@@ -33,6 +33,8 @@ def summarize(directory, backend, sweep, point):
         row.update(device_window.combine(raw.windows).metrics())
     if raw.host_limit is not None:
         row["host_limit"] = raw.host_limit
+    if raw.nodes is not None:
+        row["nodes"] = raw.nodes
     row.update(raw.extra or {})
     if raw.samples:
         timeline.write_timeline(os.path.join(directory, "timeline.csv"), timeline.rows(raw.samples))

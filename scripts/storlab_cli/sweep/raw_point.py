@@ -13,3 +13,4 @@ class RawPoint:
     samples: list         # results.timeline samples ([] without a timeline)
     events: list          # [(t_s, command)] sent during the point
     extra: dict = None    # other points.csv columns (the cluster model's layers)
+    nodes: int | None = None   # the nodes whose fio ran (as units counts their units)

@@ -10,6 +10,7 @@ clock to within the agent's round trip (milliseconds under TCG)."""
 import glob
 import json
 import os
+import re
 import subprocess
 import time
 
@@ -30,6 +31,7 @@ PROFILE_LIB = "/usr/lib/storlab/profiles/lib.sh"
 POLL_S = 0.1
 # fio's own start-up and JSON output, on top of ramp + duration, under TCG.
 FIO_SLACK_S = 300
+FIO_RESULT_RE = re.compile(r"fio-(?P<node>.+)-u[0-9]+\.json")     # fio-NODE-uUNIT.json
 PRECONDITION_TIMEOUT_S = 3600
 
 
@@ -396,6 +398,12 @@ def _lab_events(directory):
     return [(t_s, command) for command, t_s in first.items()]
 
 
+def _nodes_of(sources):
+    """How many nodes the fio-NODE-uUNIT.json files are of."""
+    return len({m["node"] for m in (FIO_RESULT_RE.fullmatch(os.path.basename(s))
+                                    for s in sources) if m})
+
+
 def read_point(directory, sweep, point):
     """The point's figures from what run_point left: fio-NODE-uUNIT.json
     (fio json+) and its -logs/ (per-interval logs), device-NODE-DEV.json
@@ -409,4 +417,4 @@ def read_point(directory, sweep, point):
         windows=[w for _, w in named],
         host_limit=_host_limit(sweep, point.workload(sweep.workload), named) if named else None,
         samples=_lab_timeline(directory, interval_ms) if interval_ms else [],
-        events=_lab_events(directory))
+        events=_lab_events(directory), nodes=_nodes_of(sources))

@@ -181,10 +181,11 @@ def _read_cluster(directory, sweep, path):
     doc = fio_results.load(path)
     summary = fio_merge.merge_docs([(doc, path)])
     with open(os.path.join(directory, CLUSTER_JOB), encoding="utf-8") as f:
-        units = len(fio_jobfile.units_of(f.read()))
+        units = fio_jobfile.units_of(f.read())
     return RawPoint(sources=[path],
                     # as a lab counts them: one fio per node and unit
-                    summary=replace(summary, units=units),
+                    summary=replace(summary, units=len(units)),
+                    nodes=len({node for node, _ in units}),
                     windows=_cluster_windows(doc, path), host_limit=None,
                     samples=timeline.sim_samples(doc, path) if sweep.phases["interval_s"] else [],
                     events=[], extra=cluster_layers.metrics(doc, path))
@@ -207,4 +208,4 @@ def read_point(directory, sweep, point):
               for e in (docs[0][0].get("storlab", {}).get("events", []) if docs else [])]
     return RawPoint(sources=sources, summary=fio_merge.merge_docs(docs) if docs else {},
                     windows=_sim_device_windows(docs), host_limit=None, samples=samples,
-                    events=events)
+                    events=events, nodes=len(sources))      # sim-NODE.json: one a node
