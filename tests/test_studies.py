@@ -27,7 +27,8 @@ def test_every_study_file_is_listed_with_what_it_reproduces():
     for study in listed:
         # a study's name is its file's
         assert study["file"] == f"topologies/studies/{study['name']}.toml"
-        assert study["points"] >= 1 and study["sim_wall_s"] >= 1 and study["figure"]
+        assert study["points"] >= 1 and study["figure"]
+        assert study["sim_wall_s"] is None or study["sim_wall_s"] >= 1
     assert sorted({s["scenario"] for s in listed}) == [1, 2, 3, 4, 5, 6]
     # scenario 2's families, each a file of its own
     swept = {s["name"]: s["swept"] for s in listed if s["scenario"] == 2}
@@ -50,7 +51,7 @@ def test_the_table_gives_scenario_points_wall_time_and_lab_scale():
 
 BAD_STUDIES = [
     ('scenario = 7\nfigure = "x"\nsim_wall_s = 5', "study.scenario = 7: must be 1..6"),
-    ('scenario = 2\nsim_wall_s = 5', "study.figure: missing (a study says what it reproduces and how long it takes)"),
+    ('scenario = 2\nsim_wall_s = 5', "study.figure: missing (a study says what it reproduces)"),
     ('scenario = 2\nfigure = "x"\nsim_wall_s = 5\ncolour = "red"', "study: unknown key 'colour' (known: scenario, figure, sim_wall_s, lab_scale, "
      "deviation)"),
     ('scenario = 2\nfigure = "x"\nsim_wall_s = "fast"', "study.sim_wall_s = 'fast': must be an integer"),

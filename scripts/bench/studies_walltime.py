@@ -55,10 +55,15 @@ def run_study(sweep, scratch, keep):
 def update_file(path, wall_s):
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    if not WALL_LINE_RE.search(text):
-        raise SystemExit(f"studies_walltime: {path}: no 'sim_wall_s = N' line to update")
+    line = f"sim_wall_s = {max(1, round(wall_s))}"
+    if WALL_LINE_RE.search(text):
+        text = WALL_LINE_RE.sub(line, text, count=1)
+    elif "\n[study]\n" in text:
+        text = text.replace("\n[study]\n", f"\n[study]\n{line}\n", 1)
+    else:
+        raise SystemExit(f"studies_walltime: {path}: no [study] table to record it in")
     with open(path + ".tmp", "w", encoding="utf-8") as f:
-        f.write(WALL_LINE_RE.sub(f"sim_wall_s = {max(1, round(wall_s))}", text, count=1))
+        f.write(text)
     os.replace(path + ".tmp", path)
 
 

@@ -21,6 +21,8 @@ def load_all(directory=STUDIES_DIR):
 
 
 def wall_text(seconds):
+    if seconds is None:
+        return "not measured"
     return f"{seconds} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
