@@ -22,7 +22,10 @@ from storlab_cli.errors import UserError
 USAGE = ("usage: storlab ctl SOCKET COMMAND...  or  storlab ctl LAB NODE DEVICE COMMAND...  "
          "(battery ok|learning|failed|absent, policy write-back|write-through|forced-write-back, "
          "fail-member N, replace-member N, power-cut, status [LUN])")
-TIMEOUT_S = 10.0
+# Longer than the plugin's wait before it takes a slot from its longest
+# idle client (raid_ctl.c, 10 s): with every slot held, a command is
+# answered then, and a 10 s timeout gave up just as it was.
+TIMEOUT_S = 30.0
 
 
 def send_command(path, command):
