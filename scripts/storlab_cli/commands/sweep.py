@@ -179,7 +179,7 @@ def _predict(sweep, parts, out, sim_host=None, host_cores=None):
     except UserError as e:
         _say(f"no simulator prediction: {e}")
         return None
-    sim_out = os.path.join(out, "sim")
+    sim_out = os.path.join(out, results.SIM_DIR)
     results.prepare(sim_out, sweep.path)
     for part, plan in zip(parts, plans):
         with sim.SimBackend(part.sweep, part.topo, plan, _say, sim_host, host_cores) as backend:

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from storlab_cli.errors import UserError
 from storlab_cli.report import plot_data
-from storlab_cli.results import points_csv
+from storlab_cli.results import directory as results_dir, points_csv
 
-SIM_SUBDIR = "sim"          # a lab sweep's simulator prediction (commands/sweep.py)
+SIM_SUBDIR = results_dir.SIM_DIR     # a lab sweep's simulator prediction
 
 
 @dataclass

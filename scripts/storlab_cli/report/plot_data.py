@@ -12,7 +12,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from storlab_cli.results import points_csv, timeline
+from storlab_cli.results import directory as results_dir, points_csv, timeline
 from storlab_cli.schema.sweep import PLOT_MARKS
 from storlab_cli.errors import UserError
 
@@ -207,7 +207,7 @@ def load_results(directory):
         if column is not None and column != "point" and column not in points.columns:
             raise UserError(f"{manifest_path}: plot.{key} '{column}' is not a column of "
                             f"{points.path}")
-    sim_path = os.path.join(directory, "sim", "points.csv")
+    sim_path = os.path.join(directory, results_dir.SIM_DIR, "points.csv")
     sim = load_points(sim_path, swept) if os.path.exists(sim_path) else None
     for table in (points, sim):
         if (manifest.get("plot") or {}).get("per_node") and table is not None \

@@ -13,6 +13,8 @@ from storlab_cli import paths
 from storlab_cli.errors import UserError
 
 SWEEP_COPY = "sweep.toml"
+# a lab sweep's simulator prediction: a results directory of its own inside
+SIM_DIR = "sim"
 
 
 def default_dir(sweep):
