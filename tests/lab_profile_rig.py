@@ -3,6 +3,7 @@ command run from the host, a lab brought up from a topology file and always
 taken down, fio verify, a short sweep, and md's state read from
 `storlab status`. Each test_lab_profile_*.py file brings up its labs
 (module-scoped: down when the file's tests are done)."""
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -100,24 +101,48 @@ def replica_md(lab, node, name):
     return next(m for m in storage(lab, node)["md"] if m["name"] == name)
 
 
-def wait_in_sync(lab, node, name, copies, deadline):
+def md_arrays(lab):
+    """{(node, md name): md's state} of every running node, from one `status`."""
+    return {(n["node"], m["name"]): m for n in status(lab)["nodes"]
+            for m in (n.get("storage") or {}).get("md", [])}
+
+
+def at_once(*calls):
+    """Runs the zero-argument calls in threads (each a guest command or a
+    storlab call, so waiting on different guests overlaps); re-raises the
+    first failure after all have finished."""
+    with concurrent.futures.ThreadPoolExecutor(len(calls)) as pool:
+        futures = [pool.submit(call) for call in calls]
+    return [f.result() for f in futures]
+
+
+def _wait_for(lab, arrays, done, deadline, what):
     while True:
-        md = replica_md(lab, node, name)
-        if md["degraded"] == 0 and md["sync_action"] == "idle" and len(md["members"]) == copies:
-            break
-        assert time.monotonic() < deadline, f"no resync of {name} on {node}: {md}"
+        state = md_arrays(lab)
+        mds = [state.get((node, name), {}) for node, name, _ in arrays]
+        if all(done(md, copies) for md, (_, _, copies) in zip(mds, arrays)):
+            return mds
+        assert time.monotonic() < deadline, f"{what}: {arrays} {mds}"
         time.sleep(1)
-    assert all(m["state"].startswith("in sync") for m in md["members"]), md
-    return md
 
 
-def check_copies_equal(lab, node, name, deadline):
-    """md compares every leg block by block."""
-    guest(lab, node, "sh", "-c", f"echo check > /sys/block/{name}/md/sync_action")
-    while replica_md(lab, node, name)["sync_action"] != "idle":
-        assert time.monotonic() < deadline, f"md check of {name} did not finish"
-        time.sleep(1)
-    assert replica_md(lab, node, name)["mismatch_cnt"] == 0
+def resynced_and_checked(lab, arrays, deadline):
+    """arrays, each (node, md name, copies), all resynced (every member in
+    sync), then md's check run on all at once: every leg compared block by
+    block, parity recomputed; no mismatch. Returns each array's state once
+    resynced."""
+    synced = _wait_for(lab, arrays, lambda md, copies: md.get("degraded") == 0
+                       and md["sync_action"] == "idle" and len(md["members"]) == copies,
+                       deadline, "no resync")
+    for md in synced:
+        assert all(m["state"].startswith("in sync") for m in md["members"]), md
+    at_once(*(lambda n=node, m=name: guest(lab, n, "sh", "-c",
+                                           f"echo check > /sys/block/{m}/md/sync_action")
+              for node, name, _ in arrays))
+    checked = _wait_for(lab, arrays, lambda md, _: md["sync_action"] == "idle", deadline,
+                        "md check did not finish")
+    assert [md["mismatch_cnt"] for md in checked] == [0] * len(arrays), checked
+    return synced
 
 
 def verify_only(lab, node, path):

@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-from lab_profile_rig import (STORLAB, TOPOLOGIES, Lab, check_copies_equal, device_writes,
-                             disk_ops, fio_verify, guest, replica_md, short_sweep, storlab,
-                             verify_only, wait_in_sync)
+from lab_profile_rig import (STORLAB, TOPOLOGIES, Lab, at_once, device_writes, disk_ops,
+                             fio_verify, guest, md_arrays, replica_md, resynced_and_checked,
+                             short_sweep, storlab, verify_only)
 
 
 # ------------------------------------------------------------ storage policies
@@ -37,7 +37,7 @@ def test_policy_volumes_are_raid5_over_a_piece_on_every_node(policy_lab):
         tables = guest(policy_lab, f"node{n}", "dmsetup", "table")
         # a checksummed piece of each of the two volumes, in bitmap mode
         assert tables.count(" integrity ") == 2 and " B " in tables, tables
-    fio_verify(policy_lab, "node1", "/dev/storlab-policy/u1v1", size="16M",
+    fio_verify(policy_lab, "node1", "/dev/storlab-policy/u1v1", size="8M",
                extra=("--iodepth=32",))
 
 
@@ -219,12 +219,13 @@ def test_a_node_down_degrades_the_arrays_and_io_goes_on(policy_lab, tmp_path):
     with every point in time."""
     started = time.monotonic()
     assert storlab("node", policy_lab, "node4", "down").returncode == 0
-    for home in ("node1", "node2"):
-        fio_verify(policy_lab, home, "/dev/storlab-policy/u1v1", size="8M")
-        assert replica_md(policy_lab, home, "md100")["degraded"] == 1
-    # md sees a leg gone when I/O to it fails: after the writes
-    fio_verify(policy_lab, "node3", "/dev/storlab-policy/mirror-u1v1", size="8M")
-    assert replica_md(policy_lab, "node3", "md101")["degraded"] == 1
+    # md sees a leg gone when I/O to it fails: after the writes, on the three homes at once
+    volumes = (("node1", "md100", 4, "u1v1"), ("node2", "md100", 4, "u1v1"),
+               ("node3", "md101", 2, "mirror-u1v1"))
+    at_once(*(lambda h=home, v=volume: fio_verify(policy_lab, h, f"/dev/storlab-policy/{v}")
+              for home, _, _, volume in volumes))
+    state = md_arrays(policy_lab)
+    assert [state[(home, md)]["degraded"] for home, md, _, _ in volumes] == [1, 1, 1], state
     # a sweep measures the whole lab: refused while a node is down
     refused = storlab("sweep", str(EVENT_SWEEP), "--out", str(tmp_path / "refused"),
                       "--no-predict")
@@ -233,12 +234,10 @@ def test_a_node_down_degrades_the_arrays_and_io_goes_on(policy_lab, tmp_path):
         "(`storlab node profile-policy node4 up`)"), refused.stderr
     result = storlab("node", policy_lab, "node4", "up")
     assert result.returncode == 0, result.stdout + result.stderr
-    deadline = time.monotonic() + 300
-    for home, md, copies, volume in (("node1", "md100", 4, "u1v1"), ("node2", "md100", 4, "u1v1"),
-                                     ("node3", "md101", 2, "mirror-u1v1")):
-        wait_in_sync(policy_lab, home, md, copies, deadline)
-        check_copies_equal(policy_lab, home, md, deadline)      # parity or copies checked
-        verify_only(policy_lab, home, f"/dev/storlab-policy/{volume}")
+    resynced_and_checked(policy_lab, [(home, md, copies) for home, md, copies, _ in volumes],
+                         time.monotonic() + 300)       # parity or copies checked
+    at_once(*(lambda h=home, v=volume: verify_only(policy_lab, h, f"/dev/storlab-policy/{v}")
+              for home, _, _, volume in volumes))
     check_holding(policy_lab, CHAINS)
     print(f"\nnode4 lost and back, every array resynced: {time.monotonic() - started:.1f} s")
 

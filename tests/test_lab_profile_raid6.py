@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from lab_profile_rig import (TOPOLOGIES, Lab, check_copies_equal, disk_ops, fio_verify, guest,
-                             replica_md, storlab, verify_only, wait_in_sync)
+from lab_profile_rig import (TOPOLOGIES, Lab, disk_ops, fio_verify, guest, replica_md,
+                             resynced_and_checked, storlab, verify_only)
 
 NODES = 6
 VOLUME = "/dev/storlab-policy/u1v1"
@@ -26,7 +26,7 @@ def test_the_volume_is_raid6_over_a_piece_on_every_node(raid6_lab):
     assert array["level"] == "raid6" and array["degraded"] == 0, array
     assert len(array["members"]) == NODES
     assert guest(raid6_lab, "node1", "readlink", VOLUME).strip() == "/dev/md100"
-    fio_verify(raid6_lab, "node1", VOLUME, size="16M", extra=("--iodepth=32",))
+    fio_verify(raid6_lab, "node1", VOLUME, size="8M", extra=("--iodepth=32",))
 
 
 def test_a_small_write_updates_data_p_and_q(raid6_lab):
@@ -48,19 +48,23 @@ def test_a_small_write_updates_data_p_and_q(raid6_lab):
 
 
 def test_two_nodes_down_and_io_goes_on(raid6_lab):
-    """ftt 2: with node5 and node6 both down the array runs on its four data
-    pieces' worth; both come back and are resynced, the parity checked."""
+    """ftt 2: node5 and node6 go down at once (one `storlab node`) and the
+    array runs on its four data pieces' worth; both boot again at once and
+    are resynced, the parity checked. Bringing up a running node with them
+    is refused before either boots."""
     started = time.monotonic()
-    for lost, node in enumerate(("node5", "node6"), start=1):
-        result = storlab("node", raid6_lab, node, "down")
-        assert result.returncode == 0, result.stdout + result.stderr
-        fio_verify(raid6_lab, "node1", VOLUME, size="8M", extra=("--iodepth=32",))
-        assert replica_md(raid6_lab, "node1", "md100")["degraded"] == lost
-    for node in ("node5", "node6"):
-        result = storlab("node", raid6_lab, node, "up")
-        assert result.returncode == 0, result.stdout + result.stderr
-    deadline = time.monotonic() + 300
-    wait_in_sync(raid6_lab, "node1", "md100", NODES, deadline)
-    check_copies_equal(raid6_lab, "node1", "md100", deadline)      # P and Q checked
+    result = storlab("node", raid6_lab, "node5", "node6", "down")
+    assert result.returncode == 0, result.stdout + result.stderr
+    fio_verify(raid6_lab, "node1", VOLUME, size="8M", extra=("--iodepth=32",))
+    assert replica_md(raid6_lab, "node1", "md100")["degraded"] == 2
+    refused = storlab("node", raid6_lab, "node5", "node1", "up")
+    assert refused.returncode == 1 and refused.stderr.strip() == \
+        "storlab node: node node1 of lab 'profile-raid6' is already running", refused.stderr
+    twice = storlab("node", raid6_lab, "node5", "node5", "up")
+    assert twice.returncode == 1 and "node5" in twice.stderr and "twice" in twice.stderr
+    result = storlab("node", raid6_lab, "node5", "node6", "up")
+    assert result.returncode == 0, result.stdout + result.stderr
+    resynced_and_checked(raid6_lab, [("node1", "md100", NODES)],
+                         time.monotonic() + 300)           # P and Q checked
     verify_only(raid6_lab, "node1", VOLUME)
     print(f"\nRAID-6 two pieces lost and resynced: {time.monotonic() - started:.1f} s")

@@ -10,9 +10,9 @@ import pytest
 
 from storlab_cli.lab import libvirt_conn
 
-from lab_profile_rig import (TOPOLOGIES, Lab, check_copies_equal, device_writes, fio_verify,
-                             guest, replica_md, short_sweep, status, storage, storlab,
-                             verify_only, wait_in_sync)
+from lab_profile_rig import (TOPOLOGIES, Lab, device_writes, fio_verify, guest, replica_md,
+                             resynced_and_checked, short_sweep, status, storage, storlab,
+                             verify_only)
 
 
 # ----------------------------------------------------------- replicas and NFS
@@ -129,13 +129,10 @@ def test_primary_failover_and_rejoin(replica_lab):
     result = storlab("node", replica_lab, "node1", "up")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "node1: copy of volume node1 re-added on node2" in result.stdout
-    deadline = time.monotonic() + 300
-    md = wait_in_sync(replica_lab, "node2", "md1", 3, deadline)
+    md, _ = resynced_and_checked(replica_lab, [("node2", "md1", 3), ("node2", "md2", 3)],
+                                 time.monotonic() + 300)
     assert sorted(m["state"] for m in md["members"]) == \
         ["in sync", "in sync,write mostly", "in sync,write mostly"]
-    wait_in_sync(replica_lab, "node2", "md2", 3, deadline)
-    check_copies_equal(replica_lab, "node2", "md1", deadline)
-    check_copies_equal(replica_lab, "node2", "md2", deadline)
     # node1 is a client of its old share now, and reads what was written without it
     assert nfs_sources(replica_lab, "node1")["/mnt/storlab/node1"][0].startswith("nfs")
     verify_only(replica_lab, "node1", "/mnt/storlab/node1/failover.fio")

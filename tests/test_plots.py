@@ -315,6 +315,23 @@ def test_gnuplot_quoting_survives_any_label(tmp_path):
     assert "it's 100% \"quoted\" \\n $x {y} @z" in texts
 
 
+def test_a_long_title_wraps_at_words_within_the_figure(tmp_path):
+    """A study's name and its axes make titles of 120 characters and more:
+    drawn on lines of at most TITLE_MAX_CHARS, every word kept."""
+    title = ("allflash-policies — IOPS per node and latency vs workload.rwmixread "
+             "by volumes.method, volumes.checksum, and what else a study's axes add")
+    script = plots.Script(title)
+    block = script.data([[0, 1.0], [1, 2.0]])
+    script.element(f"{block} using 1:2 with lines title 'x'")
+    plots.run_gnuplot(str(tmp_path), "long", script.text("long"))
+    svg_texts(str(tmp_path / "long.svg"))
+    texts = ["".join(t.itertext()).strip()
+             for t in ET.parse(str(tmp_path / "long.svg")).getroot().iter(SVG_NS + "text")]
+    lines = [t for t in texts if len(t) > 10 and t in title]
+    assert len(lines) >= 2 and " ".join(lines) == title, lines
+    assert all(len(line) <= plots.TITLE_MAX_CHARS for line in lines)
+
+
 def test_report_is_escaped_self_contained_and_links_raw_files(tmp_path):
     rows = [dict(measured(qd, battery), iodepth=qd, **{"device.battery": battery})
             for qd in (1, 4) for battery in ("ok", "<b>failed & gone</b>")]

@@ -53,9 +53,12 @@ BAD_STUDIES = [
     ('scenario = 7\nfigure = "x"\nsim_wall_s = 5', "study.scenario = 7: must be 1..6"),
     ('scenario = 2\nsim_wall_s = 5', "study.figure: missing (a study says what it reproduces)"),
     ('scenario = 2\nfigure = "x"\nsim_wall_s = 5\ncolour = "red"', "study: unknown key 'colour' (known: scenario, figure, sim_wall_s, lab_scale, "
-     "deviation)"),
+     "lab_wall_s, deviation)"),
     ('scenario = 2\nfigure = "x"\nsim_wall_s = "fast"', "study.sim_wall_s = 'fast': must be an integer"),
     ('scenario = 2\nfigure = "x"\nsim_wall_s = 5\nlab_scale = 0', "study.lab_scale = 0: must be 1..1000000"),
+    ('scenario = 2\nfigure = "x"\nlab_wall_s = 0\nlab_scale = 10', "study.lab_wall_s = 0: must be 1..86400"),
+    ('scenario = 2\nfigure = "x"\nlab_wall_s = 60',
+     "study.lab_wall_s: a lab's wall time needs the lab_scale it ran at"),
 ]
 
 

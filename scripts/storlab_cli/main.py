@@ -14,7 +14,7 @@ COMMANDS = {
     "down": (lab.down, "stop everything a lab started: down LAB"),
     "status": (lab.status, "show labs: status [LAB] [--json]"),
     "exec": (lab.exec_, "run a command in a node: exec LAB NODE [--timeout S] -- CMD [ARGS...]"),
-    "node": (lab.node, "fail or restore a node: node LAB NODE down|up"),
+    "node": (lab.node, "fail or restore nodes: node LAB NODE... down|up"),
     "snapshot": (lab.snapshot, "snapshots of a workload volume: snapshot LAB NODE VOLUME "
                  "create|delete [ID]|list [--json]"),
     "console": (lab.console, "attach to a node's serial console: console LAB NODE"),

@@ -59,13 +59,14 @@ def console(args):
 
 
 def node(args):
-    p = cli_args.Parser(prog="storlab node", description="take a node down (destroy its domain) or "
-                "bring it back (boot it on the same disks, rejoin its storage profile)")
+    p = cli_args.Parser(prog="storlab node", description="take nodes down (destroy their domains, "
+                "all at once) or bring them back (boot them on the same disks, all at once, "
+                "and rejoin their storage profile)")
     p.add_argument("lab")
-    p.add_argument("node")
+    p.add_argument("node", nargs="+")
     p.add_argument("action", choices=("down", "up"))
     a = p.parse_args(args)
-    (lifecycle.node_down if a.action == "down" else lifecycle.node_up)(a.lab, a.node)
+    (lifecycle.node_down if a.action == "down" else lifecycle.node_up)(a.lab, *a.node)
     return 0
 
 

@@ -26,12 +26,20 @@ def wall_text(seconds):
     return f"{seconds} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
+def lab_text(study):
+    if not study.lab_scale:
+        return "no"
+    return f"scale {study.lab_scale:g}" + (f", {wall_text(study.lab_wall_s)}"
+                                           if study.lab_wall_s else "")
+
+
 def as_json(sweep):
     study = sweep.study
     return {"name": sweep.name, "file": os.path.relpath(sweep.path, paths.SOURCE_DIR),
             "scenario": study.scenario, "figure": study.figure, "points": len(sweep.points),
             "swept": sweep.swept, "sim_wall_s": study.sim_wall_s,
-            "lab_scale": study.lab_scale, "deviation": study.deviation,
+            "lab_scale": study.lab_scale, "lab_wall_s": study.lab_wall_s,
+            "deviation": study.deviation,
             "description": sweep.description}
 
 
@@ -47,10 +55,10 @@ def run(argv):
         return 0
     rows = [(s.name, str(s.study.scenario), s.study.figure, str(len(s.points)),
              wall_text(s.study.sim_wall_s),
-             f"scale {s.study.lab_scale:g}" if s.study.lab_scale else "no")
+             lab_text(s.study))
             for s in sweeps]
     for line in text_table.lines(("study", "scenario", "figure", "points", "sim (full size)",
-                                  "lab"), rows, align="lrlrrl"):
+                                  "lab (its scale, wall time)"), rows, align="lrlrrl"):
         print(line)
     print(f"\nrun one: storlab sweep {os.path.relpath(STUDIES_DIR)}/NAME.toml "
           "(simulator, full size; --backend lab: a lab at its scale)")

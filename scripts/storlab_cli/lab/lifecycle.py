@@ -203,60 +203,85 @@ def running_domains(topo, conn):
     return running
 
 
-def _lab_topology(lab, node):
-    """(state, topology) of a lab that is up and has node."""
+def _lab_topology(lab, *nodes):
+    """(state, topology) of a lab that is up and has every one of nodes."""
     state = lab_state.require(lab)
-    lab_state.require_node(state, node)
+    for node in nodes:
+        lab_state.require_node(state, node)
     topo = topology.load(state.topology)
-    if topo.name != lab or node not in [n.name for n in topo.nodes]:
-        raise UserError(f"lab '{lab}' has no node '{node}' in {state.topology}")
+    names = [n.name for n in topo.nodes]
+    for node in nodes:
+        if topo.name != lab or node not in names:
+            raise UserError(f"lab '{lab}' has no node '{node}' in {state.topology}")
     return state, topo
 
 
-def node_down(lab, node):
-    """Destroys one node's domain (a node failure); its disks keep running.
-    The replicated volumes it served fail over to a running peer, also when
-    the domain was already gone (a guest that crashed or was destroyed
-    behind storlab's back): this is how its volumes move."""
-    state, topo = _lab_topology(lab, node)
+def _distinct(lab, nodes):
+    if len(set(nodes)) != len(nodes):
+        twice = next(n for n in nodes if nodes.count(n) > 1)
+        raise UserError(f"node {twice} of lab '{lab}' is named twice")
+    return list(nodes)
+
+
+def node_down(lab, *nodes):
+    """Destroys the nodes' domains at once (a node failure, or a rack's); their
+    disks keep running. The replicated volumes each served fail over to a
+    running peer, also when the domain was already gone (a guest that crashed
+    or was destroyed behind storlab's back): this is how its volumes move."""
+    nodes = _distinct(lab, nodes)
+    state, topo = _lab_topology(lab, *nodes)
     libvirt_conn.ensure_daemons()
     conn = libvirt_conn.connect()
     running = running_domains(topo, conn)
-    if node in running:
-        running.pop(node).destroy()
-        _say(f"node {node} of lab '{lab}' is down (its disks stay up)")
-    else:
-        _say(f"node {node} of lab '{lab}' was already down (its disks stay up)")
+    for node in nodes:                   # every one down before any failover: none moves there
+        if node in running:
+            running.pop(node).destroy()
+            _say(f"node {node} of lab '{lab}' is down (its disks stay up)")
+        else:
+            _say(f"node {node} of lab '{lab}' was already down (its disks stay up)")
     if state.profile and state.profile.get("replicas"):
         try:
-            profiles.failover(topo, state.profile, running, node, _say)
+            for node in nodes:
+                profiles.failover(topo, state.profile, running, node, _say)
         finally:
             _save_state(state)      # what moved is recorded even when a later step failed
 
 
-def node_up(lab, node):
-    """Boots a node that went down again, on the same disks, and brings its
-    storage profile back: its stack reassembled, replicas resyncing."""
-    state, topo = _lab_topology(lab, node)
+def node_up(lab, *nodes):
+    """Boots nodes that went down again, at once, on the same disks, and brings
+    their storage profile back: each one's stack reassembled, replicas
+    resyncing."""
+    nodes = _distinct(lab, nodes)
+    state, topo = _lab_topology(lab, *nodes)
     libvirt_conn.ensure_daemons()
     conn = libvirt_conn.connect()
-    name = lab_state.domain_name(lab, node)
-    if any(d.isActive() for d in _existing_domains(conn, [name])):
-        raise UserError(f"node {node} of lab '{lab}' is already running")
+    for node in nodes:
+        name = lab_state.domain_name(lab, node)
+        if any(d.isActive() for d in _existing_domains(conn, [name])):
+            raise UserError(f"node {node} of lab '{lab}' is already running")
     image = appliance.ensure()
     started_s = time.monotonic()
+    booted = []
     try:
-        conn.createXML(render.domain_xml(topo, topo.node(node), image, run_dir(lab),
-                                         state.accel), 0)
-    except libvirt_conn.error_type() as e:
-        raise UserError(f"libvirt: {e.get_error_message()}") from None
-    _wait_for_agents(topo, conn, started_s, [topo.node(node)])
+        for node in nodes:
+            try:
+                booted.append(conn.createXML(render.domain_xml(
+                    topo, topo.node(node), image, run_dir(lab), state.accel), 0))
+            except libvirt_conn.error_type() as e:
+                raise UserError(f"libvirt: {e.get_error_message()}") from None
+        _wait_for_agents(topo, conn, started_s, [topo.node(node) for node in nodes])
+    except UserError:
+        for dom in booted:             # all come up or none: no node left half back
+            dom.destroy()
+        raise
     if topo.profile is not None:
         try:
-            profiles.rejoin(topo, state.profile, running_domains(topo, conn), node, _say)
+            for node in nodes:   # in order: a node's copies re-added before the next rejoins
+                profiles.rejoin(topo, state.profile, running_domains(topo, conn), node, _say)
         finally:
             _save_state(state)
-    _say(f"node {node} of lab '{lab}' is up again ({time.monotonic() - started_s:.1f} s)")
+    for node in nodes:
+        _say(f"node {node} of lab '{lab}' is up again ({time.monotonic() - started_s:.1f} s)")
 
 
 def snapshot(lab, node, volume, action, snapshot_id=None, as_json=False):

@@ -15,6 +15,7 @@ settings (per node, working set per host, a cache size marked): report/axes.py.
 """
 import os
 import subprocess
+import textwrap
 from dataclasses import dataclass
 
 from storlab_cli import deps
@@ -23,6 +24,7 @@ from storlab_cli.errors import UserError
 
 WIDTH_PX, HEIGHT_PX = 1000, 600
 FONT = "Sans,10"
+TITLE_MAX_CHARS = 90         # a title line at 14 pt across WIDTH_PX; longer ones wrap
 GNUPLOT_TIMEOUT_S = 60
 # Tableau 10: bar fill per series; lines use a darker shade of the same hue.
 PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1",
@@ -55,6 +57,13 @@ def quote(text):
     return "'" + text.replace("'", "''") + "'"
 
 
+def title_text(text):
+    """A gnuplot string expression for a title: quoted lines joined by
+    newlines, wrapped at words so that none runs past the figure's width."""
+    lines = textwrap.wrap(" ".join(str(text).splitlines()), TITLE_MAX_CHARS) or [""]
+    return ' . "\\n" . '.join(quote(line) for line in lines)
+
+
 def _num(value):
     return "NaN" if value is None else repr(float(value))
 
@@ -71,7 +80,7 @@ class Script:
         self.title = title
         self.lines = [
             "set encoding utf8",
-            f"set title {quote(title)} font ',14'",
+            f"set title {title_text(title)} font ',14'",
             "set border 3 lw 1 lc rgb '#555555'",
             "set tics out nomirror",
             "set grid ytics lt 1 lw 1 lc rgb '#e3e3e3'",

@@ -10,12 +10,16 @@ reproduces, for `storlab studies` and the README.
                                      by scripts/bench/studies_walltime.py
                                      (left out: not measured yet)
     lab_scale = 1000                 optional: the --scale a lab run takes
+    lab_wall_s = 900                 optional: its wall time in a lab at
+                                     lab_scale (TCG guests, a 2-core host),
+                                     lab up and down included (left out: not
+                                     measured yet)
     deviation = "..."                optional: where it differs from the study
                                      (a thing the lab or the model lacks)
 """
 from dataclasses import dataclass
 
-STUDY_KEYS = ("scenario", "figure", "sim_wall_s", "lab_scale", "deviation")
+STUDY_KEYS = ("scenario", "figure", "sim_wall_s", "lab_scale", "lab_wall_s", "deviation")
 SCENARIO_RANGE = (1, 6)
 WALL_RANGE_S = (1, 86400)
 
@@ -27,6 +31,7 @@ class Study:
     sim_wall_s: int | None
     lab_scale: float | None = None
     deviation: str = ""
+    lab_wall_s: int | None = None
 
 
 def read(loader, table, scale_range):
@@ -35,13 +40,16 @@ def read(loader, table, scale_range):
     for key in ("scenario", "figure"):
         if key not in table:
             loader.fail(f"study.{key}", "missing (a study says what it reproduces)")
-    wall_s = table.get("sim_wall_s")
-    if wall_s is not None:
-        wall_s = loader.integer(wall_s, "study.sim_wall_s", WALL_RANGE_S)
+    wall_s, lab_wall_s = (None if table.get(key) is None else
+                          loader.integer(table[key], f"study.{key}", WALL_RANGE_S)
+                          for key in ("sim_wall_s", "lab_wall_s"))
     lab_scale = table.get("lab_scale")
     if lab_scale is not None:
         lab_scale = loader.number(lab_scale, "study.lab_scale", *scale_range)
+    if lab_wall_s is not None and lab_scale is None:
+        loader.fail("study.lab_wall_s", "a lab's wall time needs the lab_scale it ran at")
     return Study(loader.integer(table["scenario"], "study.scenario", SCENARIO_RANGE),
                  loader.string(table["figure"], "study.figure"),
                  wall_s,
-                 lab_scale, loader.string(table.get("deviation", ""), "study.deviation"))
+                 lab_scale, loader.string(table.get("deviation", ""), "study.deviation"),
+                 lab_wall_s)
