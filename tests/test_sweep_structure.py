@@ -12,6 +12,7 @@ import tomllib
 
 import pytest
 
+from storlab_cli import paths
 from storlab_cli.schema import topology, topology_variants
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
@@ -246,10 +247,10 @@ def test_scale_divides_capacities_and_caches_and_keeps_the_rest():
     topology_variants.scale.topology_data(data, 8)
     cache, disk = data["defaults"]["devices"]
     assert cache["params"]["size"] == f"{400088457216 // 8 // (1 << 20)}M"
-    assert cache["params"]["buffer-size"] == "2M"           # the preset's 16M
+    assert "buffer-size" not in cache["params"]       # DRAM staging program units: kept
     assert "page-size" not in cache["params"]               # a unit of the NAND: kept
     assert disk["params"]["size"] == f"{900185481216 // 8 // (1 << 20)}M"
-    assert disk["params"]["cache-size"] == "4M"             # the preset's 32M
+    assert "cache-size" not in disk["params"]         # segments of read-ahead: kept
     assert "read-ahead" not in disk["params"]
     assert data["profile"]["volumes"]["size"] == "1024M"    # 8G
     path_less = dict(data)
@@ -270,9 +271,8 @@ def test_a_sweep_at_scale_runs_the_study_at_lab_size(tmp_path):
     assert [r["size"] for r in rows(out)] == ["4M", "8M"]
     for point, mib in (("000", 1), ("001", 2)):
         spec = (out / "points" / point / "cluster.spec").read_text().splitlines()
-        # 256M disks with the preset's 16M cache, 64M replicas, 16M volumes: a quarter
-        assert "device node1 disk0 hdd preset=sas10k-300g size=64M timing=off cache-size=4M" \
-            in spec, spec
+        # 256M disks (their buffer kept), 64M replicas, 16M volumes: a quarter
+        assert "device node1 disk0 hdd preset=sas10k-300g size=64M timing=off" in spec, spec
         assert "replica node1 16M node1 node2 node3" in spec and "volume node1 u1v1 4M" in spec
         job = (out / "points" / point / "job-cluster.fio").read_text()
         assert f"size={mib << 20}" in job.split(), job
@@ -332,3 +332,61 @@ def test_a_shipped_study_builds_every_topology_it_sweeps(name):
         for path, value in part.variant.structure.items():
             if path == "nodes.count":
                 assert len(part.topo.nodes) == value
+
+
+# ---- every device checked by the library before anything runs ---------------------
+
+def one_device_topology(tmp_path, plugin, params):
+    path = tmp_path / "one.toml"
+    path.write_text('name = "one"\n[nodes]\ncount = 1\n[[defaults.devices]]\nname = "disk"\n'
+                    f'plugin = "{plugin}"\n[defaults.devices.params]\n{params}\n')
+    return path
+
+
+def test_a_device_the_library_refuses_stops_sweep_and_up_before_anything_runs(tmp_path):
+    """Each value in range, the pair not: read-ahead beyond the drive's
+    buffer. The topology loads; the sweep and `up` ask the library about
+    every device first and say which one, in one line."""
+    topo = one_device_topology(tmp_path, "hdd",
+                               'preset = "sas10k-300g"\nsize = "64M"\ncache-size = "1M"\n'
+                               'read-ahead = "2M"')
+    reason = (f"{topo}: node node1 device disk0 (hdd): read-ahead=2097152: must be <= "
+              "cache-size=1048576 (read-ahead fills the cache)")
+    path = sweep_file(tmp_path, "iodepth = [1, 2]", topology_file=topo,
+                      workload='target = "disk0"\nrw = "randread"\nbs = "4k"\nsize = "4M"')
+    result = storlab("sweep", str(path), "--out", str(tmp_path / "out"))
+    assert (result.returncode, result.stderr.strip()) == (1, f"storlab sweep: {reason}")
+    assert not (tmp_path / "out").exists()
+    result = storlab("up", str(topo))
+    assert (result.returncode, result.stderr.strip()) == (1, f"storlab up: {reason}")
+    assert not os.path.exists("/run/storlab/one")
+
+
+def test_a_scale_that_shrinks_a_device_below_its_smallest_is_refused(tmp_path):
+    """A 400 GB SSD at scale 100000 would be 4 MiB, under the 16 MiB the
+    model builds: the combination and the scale are named."""
+    topo = one_device_topology(tmp_path, "ssd", 'preset = "intel-s3700-400g"')
+    path = sweep_file(tmp_path, "iodepth = [1, 2]", topology_file=topo,
+                      workload='target = "disk0"\nrw = "randread"\nbs = "4k"\nsize = "1M"')
+    result = storlab("sweep", str(path), "--out", str(tmp_path / "out"), "--scale", "100000")
+    assert result.returncode == 1
+    line, = result.stderr.strip().splitlines()
+    assert line.startswith(f"storlab sweep: {topo} with scale 100000: node node1 device "
+                           "disk0 (ssd): size=") and "16" in line, line
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_library_checks_device_lines_one_verdict_each():
+    tool = paths.catalog_tool()
+    lines = ["hdd preset=wd-xe-900g size=858M", "hdd cache-size=32k read-ahead=512k",
+             "ssd rpm=7200", "tape size=1G", "hdd rpm"]
+    result = subprocess.run([tool, "--check"], input="\n".join(lines) + "\n",
+                            capture_output=True, text=True, check=False, timeout=30)
+    assert result.returncode == 0, result.stderr
+    verdicts = result.stdout.splitlines()
+    assert verdicts[0] == "ok"
+    assert verdicts[1] == "read-ahead=524288: must be <= cache-size=32768 " \
+        "(read-ahead fills the cache)"
+    assert verdicts[2].startswith("unknown key 'rpm' for ssd")
+    assert verdicts[3] == "unknown kind 'tape' (known: hdd, ssd, raid)"
+    assert verdicts[4] == "'rpm': not KEY=VALUE"

@@ -9,6 +9,8 @@
  *            member count the controller takes; the largest member count
  *   cluster  the cluster simulator's host presets (each with its links'
  *            preset) and link presets, and the defaults
+ *
+ * With --check it checks device parameter sets instead (device_check.c).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog/device_check.h"
 #include "catalog/kinds.h"
 #include "cluster/fabric.h"
 #include "core/json_string.h"
@@ -191,9 +194,11 @@ print_raid (void)
 int
 main (int argc, char **argv)
 {
-  (void) argv;
+  if (argc == 2 && strcmp (argv[1], "--check") == 0)
+    return sl_catalog_check_devices (stdin, stdout) == 0 ? 0 : 1;
   if (argc != 1) {
-    fprintf (stderr, "usage: storlab-catalog  (prints the library's catalog as JSON)\n");
+    fprintf (stderr, "usage: storlab-catalog  (prints the library's catalog as JSON)\n"
+             "       storlab-catalog --check  (KIND KEY=VALUE... lines on stdin: ok or why not)\n");
     return 2;
   }
   fputs ("{\"kinds\": {", stdout);

@@ -42,7 +42,10 @@ const struct sl_param sl_hdd_params[] = {
     "host interface rate (600 for SAS/SATA 6 Gb/s)" },
   { "command-overhead-us", SL_PARAM_TIME_US, FIELD (command_overhead_ns), 0, 10000,
     "controller overhead per command (the datasheet's command overhead)" },
-  { "cache-size", SL_PARAM_CAPACITY_BYTES, FIELD (cache_bytes), 0, 4.0 * GIB,
+  /* a size, not a capacity: the buffer is segments that each hold a stream's
+   * read-ahead, a unit of the drive's transfers; a lab at a sweep's scale
+   * keeps it whole, or a scaled one would hold no read-ahead at all */
+  { "cache-size", SL_PARAM_SIZE_BYTES, FIELD (cache_bytes), 0, 4.0 * GIB,
     "drive buffer (cache) size; 0 disables read caching and read-ahead" },
   { "cache-segments", SL_PARAM_COUNT, FIELD (cache_segments), 1, 256,
     "read cache segments the buffer is divided into (replaced LRU)" },

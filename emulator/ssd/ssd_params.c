@@ -45,7 +45,10 @@ const struct sl_param sl_ssd_params[] = {
     "garbage collection starts when a die's free blocks fall below this share" },
   { "gc-high-watermark-pct", SL_PARAM_PERCENT, FIELD (gc_high_watermark_pct), 0, 50,
     "garbage collection stops when a die's free blocks reach this share" },
-  { "buffer-size", SL_PARAM_CAPACITY_BYTES, FIELD (buffer_bytes), 0, 64.0 * GIB,
+  /* a size, not a capacity: the DRAM buffer stages program units for the
+   * dies, sized to the drive's parallelism, not its data; a lab at a sweep's
+   * scale keeps it whole (scaled, it would not hold one program unit) */
+  { "buffer-size", SL_PARAM_SIZE_BYTES, FIELD (buffer_bytes), 0, 64.0 * GIB,
     "controller write buffer (DRAM); writes complete once in it" },
   { "plp", SL_PARAM_ON_OFF, FIELD (plp), 0, 1,
     "power-loss protection: buffered writes are durable, FLUSH does not wait" },

@@ -47,6 +47,12 @@ def stats_tool():
     return built("emulator", "storlab-stats")
 
 
+def catalog_tool():
+    if INSTALLED:
+        return os.path.join(INSTALLED["bindir"], "storlab-catalog")
+    return built("emulator", "storlab-catalog")
+
+
 def plugin(kind):
     if INSTALLED:
         return os.path.join(INSTALLED["plugindir"], f"nbdkit-{kind}-plugin.so")

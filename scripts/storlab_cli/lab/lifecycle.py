@@ -20,7 +20,7 @@ import time
 from storlab_cli import build, deps
 from storlab_cli.lab import (accel, agent, appliance, libvirt_conn, nbdkit, profile_status,
                              profiles, render, snapshots, state as lab_state)
-from storlab_cli.schema import topology
+from storlab_cli.schema import device_check, topology
 from storlab_cli.errors import UserError
 
 QEMU_GROUP = "libvirt-qemu"
@@ -133,6 +133,7 @@ def up(topology_path, requested_accel=None):
         raise UserError(topo.lab_refusal())
     deps.ensure_packages(UP_PACKAGES)
     build.build()
+    device_check.check([(topo, topo.path)])         # as the plugins will build them
     libvirt_conn.ensure_daemons()
     conn = libvirt_conn.connect()
     if (load_state(topo.name) is not None or _existing_domains(conn, _domain_names(topo))

@@ -4,10 +4,11 @@ topology and every working set, and keeps everything that is timing or a
 unit of a device's geometry or transfers:
 
   - devices (hdd, ssd, raid): each parameter the C library marks as a
-    capacity (its catalog type capacity_bytes: a disk's size, its cache,
-    an SSD's write buffer, a RAID member's size and the controller's
-    cache), as the device settles it (the preset's when the file leaves it
-    out);
+    capacity (its catalog type capacity_bytes: a disk's size, an SSD's SLC
+    cache, a RAID member's size and the controller's cache), as the device
+    settles it (the preset's when the file leaves it out). A drive's DRAM
+    buffer is a size of its transfers (the C library says why) and stays:
+    at lab size a disk's buffer covers more of the disk;
   - the storage profile's sizes: workload volumes, replicated volumes, the
     disk group's cache;
   - the workload's size (each worker's working set): in the fio jobs; the

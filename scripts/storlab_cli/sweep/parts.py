@@ -7,7 +7,7 @@ import os
 
 from storlab_cli.errors import UserError
 from storlab_cli.results import directory as results
-from storlab_cli.schema import topology_variants
+from storlab_cli.schema import device_check, topology_variants
 from storlab_cli.schema.sizes import binary_text
 from storlab_cli.sweep import plan as sweep_plan
 
@@ -46,6 +46,10 @@ def split(sweep, backend):
             raise UserError(part.topo.lab_refusal() + (f" ({part.variant.describe()})"
                                                        if part.variant.needs_file else ""))
         part.plan = sweep_plan.make(part.sweep, part.topo, backend)
+    # every device of every part as the C library would build it, before any runs
+    device_check.check([(p.topo, p.topo.path + (f" with {p.variant.describe()}"
+                                                if p.variant.needs_file else ""))
+                        for p in parts])
     plot_mark_bytes(sweep, parts)
     return parts
 
