@@ -165,13 +165,20 @@ def test_plugin_files_are_left_out_and_what_cannot_be_modelled_refused(tmp_path)
 
 
 def test_a_prediction_of_a_lab_runs_on_the_labs_hosts():
-    """A TCG lab's guests are tcg hosts sharing this machine's cores."""
+    """A TCG lab's guests are tcg hosts on udp links, sharing this
+    machine's cores, also when the topology's [sim] describes the cluster a
+    study ran on (a lab at a study's scale is still this host's lab);
+    --sim-host asks for another."""
+    cores = len(os.sched_getaffinity(0))
+    lab_own = topology.SimHost("tcg", "tcg-udp", None, None, cores)
     t = topo("profile-replicas")
-    assert sweep_command._predict_host(None, t, "tcg") == ("tcg", os.cpu_count())
-    assert sweep_command._predict_host(None, t, "kvm") == (None, None)        # bare-metal
-    assert sweep_command._predict_host("bare-metal", t, "tcg") == ("bare-metal", None)
-    t.sim = topology.SimHost()
-    assert sweep_command._predict_host(None, t, "tcg") == (None, None)        # the topology's
+    assert sweep_command._predict_host(None, t, "tcg") == lab_own
+    assert sweep_command._predict_host(None, t, "kvm").host == "bare-metal"
+    assert sweep_command._predict_host("bare-metal", t, "tcg") == \
+        topology.SimHost("bare-metal", "10gbe")
+    t.sim = topology.SimHost("bare-metal", "1gbe")              # the study's cluster
+    assert sweep_command._predict_host(None, t, "tcg") == lab_own
+    assert sweep_command._predict_host(None, t, "kvm") == topology.SimHost("bare-metal", "1gbe")
 
 
 def test_one_host_for_every_node():

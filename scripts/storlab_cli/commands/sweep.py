@@ -18,6 +18,7 @@ from storlab_cli.common import cli_args
 from storlab_cli.lab import lifecycle
 from storlab_cli.results import directory as results, host_limit
 from storlab_cli.schema import sweep as sweep_schema
+from storlab_cli.schema.topology import SimHost
 from storlab_cli.sweep import parts as sweep_parts, plan as sweep_plan, point_result
 from storlab_cli.sweep.backends import lab as sweep_lab, sim
 from storlab_cli.errors import UserError
@@ -162,17 +163,19 @@ def run_points(sweep, backend, out, label, needs_precondition, jobs=1, points=No
 
 
 def _predict_host(sim_host, topo, accelerator):
-    """The hosts a prediction of a lab gives its cluster, and the cores they
-    share: --sim-host, else the topology's [sim], else the lab's own (a TCG
-    guest's CPU cost, every guest on this host's cores)."""
-    if sim_host or topo.sim is not None:
-        return sim_host, None
+    """The hosts and links a prediction of a lab gives its cluster (a
+    resolved SimHost): --sim-host over the topology's [sim]; else, for a lab
+    under TCG, the lab's own, whatever the topology's [sim] says of the
+    cluster a study ran on (a TCG guest's CPU cost, the udp links, every
+    guest on this host's cores); else the topology's [sim] or the default."""
+    if sim_host:
+        return (topo.sim or SimHost()).resolved(sim_host)
     if accelerator == "tcg":
-        return "tcg", os.cpu_count()
-    return None, None
+        return SimHost().resolved("tcg", len(os.sched_getaffinity(0)))
+    return (topo.sim or SimHost()).resolved()
 
 
-def _predict(sweep, parts, out, sim_host=None, host_cores=None):
+def _predict(sweep, parts, out, sim_host, accelerator):
     """The simulator's prediction of the same sweep, in out/sim."""
     try:
         plans = [sweep_plan.make(part.sweep, part.topo, backend="sim") for part in parts]
@@ -182,7 +185,8 @@ def _predict(sweep, parts, out, sim_host=None, host_cores=None):
     sim_out = os.path.join(out, results.SIM_DIR)
     results.prepare(sim_out, sweep.path)
     for part, plan in zip(parts, plans):
-        with sim.SimBackend(part.sweep, part.topo, plan, _say, sim_host, host_cores) as backend:
+        host = _predict_host(sim_host, part.topo, accelerator)
+        with sim.SimBackend(part.sweep, part.topo, plan, _say, host=host) as backend:
             results.write_json(os.path.join(sim_out, "manifest.json"),
                                sweep_parts.manifest(sweep, parts, "sim", backend.facts(),
                                                     len(sweep.points)))
@@ -243,8 +247,7 @@ def run(argv):
     results.write_json(os.path.join(out, "manifest.json"),
                        sweep_parts.manifest(sweep, parts, sweep.backend, facts, len(sweep.points)))
     if sweep.backend == "lab" and sweep.predict and not args.no_predict:
-        _predict(sweep, parts, out, *_predict_host(args.sim_host, parts[0].topo,
-                                                   facts["accelerator"]))
+        _predict(sweep, parts, out, args.sim_host, facts["accelerator"])
     figures, report_path = plot.render(out)
     print(f"results: {out}")
     print(f"  points.csv  {os.path.join(out, 'points.csv')}")

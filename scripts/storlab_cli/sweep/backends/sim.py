@@ -34,11 +34,11 @@ CLUSTER_JOB = "job-cluster.fio"
 class SimBackend:
     name = "sim"
 
-    def __init__(self, sweep, topo, plan, say, sim_host=None, host_cores=None):
+    def __init__(self, sweep, topo, plan, say, sim_host=None, host=None):
         self.sweep, self.topo, self.plan, self.say = sweep, topo, plan, say
         # the cluster's host and link presets: the topology's [sim], --sim-host over
-        # it; host_cores: every node on one host (a prediction of this host's lab)
-        self.host = (topo.sim or SimHost()).resolved(sim_host, host_cores)
+        # it; host: already resolved (a prediction of a lab: its own hosts)
+        self.host = host or (topo.sim or SimHost()).resolved(sim_host)
 
     def __enter__(self):
         build.build()
