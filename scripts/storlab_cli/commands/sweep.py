@@ -6,6 +6,7 @@ sweep into the same directory resumes at the first point without one, so
 Ctrl-C or a crash loses nothing measured."""
 import argparse
 import concurrent.futures
+import contextlib
 import json
 import os
 import sys
@@ -114,26 +115,31 @@ def point_jobs(backend, requested=None):
     return requested or len(os.sched_getaffinity(0)) or 1
 
 
-def run_points(sweep, backend, out, label, needs_precondition, jobs=1, points=None):
-    """Runs what is missing of the sweep's points (or of points, a part of
-    them) in out, jobs points at once; returns the points.csv path (of
-    every point of the sweep)."""
-    points = sweep.points if points is None else points
-    todo = [p for p in points if not results.point_done(out, p)]
-    done = len(points) - len(todo)
+def run_points(sweep, work, out, label, needs_precondition, jobs=1):
+    """Runs what is missing of work's points in out, jobs points at once:
+    work is [(backend, points)], a sweep's parts (a simulator's side by
+    side: each point is a process of its own). Returns the points.csv path
+    (of every point of the sweep)."""
+    todo = [(backend, p) for backend, points in work for p in points
+            if not results.point_done(out, p)]
+    total = sum(len(points) for _, points in work)
+    done = total - len(todo)
     if done and todo:
-        _say(f"{label}: resuming at point {todo[0].index} ({done} of {len(points)} done)")
-    progress = Progress(len(points), done, label)
+        _say(f"{label}: resuming at point {todo[0][1].index} ({done} of {total} done)")
+    progress = Progress(total, done, label)
     if todo:
-        if needs_precondition or done == 0:
-            note = backend.precondition()
-            if note:
-                _say(f"{label}: preconditioned: {note}")
+        notes = []
+        for backend in dict.fromkeys(b for b, _ in todo):      # each once, in order
+            if needs_precondition or done == 0:
+                note = backend.precondition()
+                if note and note not in notes:
+                    notes.append(note)
+                    _say(f"{label}: preconditioned: {note}")
         progress.show(estimate_s=sweep.phases["ramp_s"] + sweep.phases["duration_s"]
-                      if backend.name == "lab" else None)
+                      if todo[0][0].name == "lab" else None)
     stopping = threading.Event()
 
-    def one(point):
+    def one(backend, point):
         if stopping.is_set():
             return
         directory = results.fresh_point_dir(out, point)
@@ -146,7 +152,7 @@ def run_points(sweep, backend, out, label, needs_precondition, jobs=1, points=No
     # by side they give what a serial run gives (test_sweep_cluster_sim).
     # Interrupted, no new point starts; those running finish and are kept.
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(one, point) for point in todo]
+        futures = [pool.submit(one, backend, point) for backend, point in todo]
         try:
             for future in concurrent.futures.as_completed(futures):
                 future.result()
@@ -184,16 +190,16 @@ def _predict(sweep, parts, out, sim_host, accelerator):
         return None
     sim_out = os.path.join(out, results.SIM_DIR)
     results.prepare(sim_out, sweep.path)
-    for part, plan in zip(parts, plans):
-        host = _predict_host(sim_host, part.topo, accelerator)
-        with sim.SimBackend(part.sweep, part.topo, plan, _say, host=host) as backend:
-            results.write_json(os.path.join(sim_out, "manifest.json"),
-                               sweep_parts.manifest(sweep, parts, "sim", backend.facts(),
-                                                    len(sweep.points)))
-            csv = run_points(sweep, backend, sim_out,
-                             part.label("simulator prediction", len(parts)), False,
-                             point_jobs(backend), part.points)
-    return csv
+    with contextlib.ExitStack() as stack:
+        backends = [stack.enter_context(sim.SimBackend(
+            part.sweep, part.topo, plan, _say, host=_predict_host(sim_host, part.topo,
+                                                                  accelerator)))
+                    for part, plan in zip(parts, plans)]
+        results.write_json(os.path.join(sim_out, "manifest.json"),
+                           sweep_parts.manifest(sweep, parts, "sim", backends[0].facts(),
+                                                len(sweep.points)))
+        return run_points(sweep, [(b, part.points) for b, part in zip(backends, parts)],
+                          sim_out, "simulator prediction", False, point_jobs(backends[0]))
 
 
 def _earlier_facts(out):
@@ -226,23 +232,32 @@ def run(argv):
         part.settle(out)
     _note_host_path_cap(sweep)
     facts = None
+    pending = [part for part in parts
+               if not all(results.point_done(out, p) for p in part.points)]
+    if sweep.backend == "sim" and pending:
+        # the simulator's parts side by side: a structural study's points at once
+        with contextlib.ExitStack() as stack:
+            backends = [stack.enter_context(sim.SimBackend(part.sweep, part.topo, part.plan,
+                                                           _say, args.sim_host))
+                        for part in pending]
+            facts = backends[0].facts()
+            done = sum(results.point_done(out, p) for p in sweep.points)
+            results.write_json(os.path.join(out, "manifest.json"),
+                               sweep_parts.manifest(sweep, parts, "sim", facts, done))
+            run_points(sweep, [(b, part.points) for b, part in zip(backends, pending)], out,
+                       "sweep", False, point_jobs(backends[0], args.jobs))
     for n, part in enumerate(parts):
-        if all(results.point_done(out, p) for p in part.points):
+        if sweep.backend == "sim" or part not in pending:
             continue                   # resumed: nothing of it to run, no lab to bring up
-        if sweep.backend == "lab":
-            # a part's lab goes down before the next one's comes up; --keep-lab: the last stays
-            keep = args.keep_lab and n == len(parts) - 1
-            backend = sweep_lab.LabBackend(part.sweep, part.topo, part.plan, _say, keep_lab=keep)
-        else:
-            backend = sim.SimBackend(part.sweep, part.topo, part.plan, _say, args.sim_host)
-        with backend:
+        # a part's lab goes down before the next one's comes up; --keep-lab: the last stays
+        keep = args.keep_lab and n == len(parts) - 1
+        with sweep_lab.LabBackend(part.sweep, part.topo, part.plan, _say, keep_lab=keep) as backend:
             facts = backend.facts()
             done = sum(results.point_done(out, p) for p in sweep.points)
             results.write_json(os.path.join(out, "manifest.json"),
                                sweep_parts.manifest(sweep, parts, backend.name, facts, done))
-            run_points(sweep, backend, out, part.label("sweep", len(parts)),
-                       getattr(backend, "brought_up", False), point_jobs(backend, args.jobs),
-                       part.points)
+            run_points(sweep, [(backend, part.points)], out, part.label("sweep", len(parts)),
+                       backend.brought_up, 1)
     facts = facts or _earlier_facts(out)
     results.write_json(os.path.join(out, "manifest.json"),
                        sweep_parts.manifest(sweep, parts, sweep.backend, facts, len(sweep.points)))
