@@ -242,23 +242,41 @@ name = "disk"
 plugin = "hdd"
 [defaults.devices.params]
 size = "1G"
-rpm = "99999"
+{hdd_param}
+[[defaults.devices]]
+name = "ram"
+plugin = "memory"
+[defaults.devices.params]
+size = "16M"
+allocator = "{allocator}"
 [nodes]
 count = 2
 """
 
 
 def test_a_device_that_cannot_start_rolls_the_lab_back(tmp_path):
+    """The library accepts every emulated device, nbdkit refuses the memory
+    plugin's allocator: node1's disk0 was already serving and is stopped,
+    nothing is left. A device the library refuses (rpm out of range) stops
+    `up` before anything starts."""
     topology_file = tmp_path / "bad.toml"
-    topology_file.write_text(BAD_DEVICE_TOPOLOGY)
     started = libvirt_conn.ensure_daemons()
     try:
+        topology_file.write_text(BAD_DEVICE_TOPOLOGY.format(hdd_param='timing = "off"',
+                                                            allocator="nosuch"))
         result = storlab("up", str(topology_file), "--accel", "tcg")
         assert result.returncode == 1
-        assert "rpm=99999: out of range" in result.stderr     # nbdkit's own message
+        assert 'unknown allocator "nosuch"' in result.stderr     # nbdkit's own message
         assert "Traceback" not in result.stderr
         assert "rolling back" in result.stdout
         assert lab_domains("badlab") == []
+        assert not os.path.exists(os.path.join(RUN_BASE, "badlab"))
+        topology_file.write_text(BAD_DEVICE_TOPOLOGY.format(hdd_param='rpm = "99999"',
+                                                            allocator="sparse"))
+        result = storlab("up", str(topology_file), "--accel", "tcg")
+        assert (result.returncode, result.stdout) == (1, "")
+        assert result.stderr.strip() == (f"storlab up: {topology_file}: node node1 device disk0 "
+                                         "(hdd): rpm=99999: out of range 3600..20000")
         assert not os.path.exists(os.path.join(RUN_BASE, "badlab"))
     finally:
         libvirt_conn.stop_daemons(started)
