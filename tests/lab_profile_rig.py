@@ -97,14 +97,14 @@ class Lab:
         assert not os.path.exists(os.path.join(RUN_BASE, self.name))
 
 
-def replica_md(lab, node, name):
-    return next(m for m in storage(lab, node)["md"] if m["name"] == name)
-
-
 def md_arrays(lab):
     """{(node, md name): md's state} of every running node, from one `status`."""
     return {(n["node"], m["name"]): m for n in status(lab)["nodes"]
             for m in (n.get("storage") or {}).get("md", [])}
+
+
+def replica_md(lab, node, name):
+    return md_arrays(lab)[(node, name)]
 
 
 def at_once(*calls):

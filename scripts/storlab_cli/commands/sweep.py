@@ -190,16 +190,32 @@ def _predict(sweep, parts, out, sim_host, accelerator):
         return None
     sim_out = os.path.join(out, results.SIM_DIR)
     results.prepare(sim_out, sweep.path)
+    _run_in_simulator(sweep, parts, [sim.SimBackend(part.sweep, part.topo, plan, _say,
+                                                    host=_predict_host(sim_host, part.topo,
+                                                                       accelerator))
+                                     for part, plan in zip(parts, plans)],
+                      sim_out, "simulator prediction", None)
+
+
+def _run_in_simulator(sweep, parts, backends, out, label, jobs):
+    """The simulator's parts side by side (backends: a SimBackend for each of
+    the parts with points left): a structural study's points at once, one
+    process each. The manifest says how many points are done before and
+    after. Returns the simulator's facts."""
     with contextlib.ExitStack() as stack:
-        backends = [stack.enter_context(sim.SimBackend(
-            part.sweep, part.topo, plan, _say, host=_predict_host(sim_host, part.topo,
-                                                                  accelerator)))
-                    for part, plan in zip(parts, plans)]
-        results.write_json(os.path.join(sim_out, "manifest.json"),
-                           sweep_parts.manifest(sweep, parts, "sim", backends[0].facts(),
-                                                len(sweep.points)))
-        return run_points(sweep, [(b, part.points) for b, part in zip(backends, parts)],
-                          sim_out, "simulator prediction", False, point_jobs(backends[0]))
+        for backend in backends:
+            stack.enter_context(backend)
+        facts = backends[0].facts()
+
+        def manifest():
+            done = sum(results.point_done(out, p) for p in sweep.points)
+            results.write_json(os.path.join(out, "manifest.json"),
+                               sweep_parts.manifest(sweep, parts, "sim", facts, done))
+        manifest()
+        run_points(sweep, [(b, b.sweep.points) for b in backends], out, label, False,
+                   point_jobs(backends[0], jobs))
+        manifest()
+    return facts
 
 
 def _earlier_facts(out):
@@ -235,19 +251,12 @@ def run(argv):
     pending = [part for part in parts
                if not all(results.point_done(out, p) for p in part.points)]
     if sweep.backend == "sim" and pending:
-        # the simulator's parts side by side: a structural study's points at once
-        with contextlib.ExitStack() as stack:
-            backends = [stack.enter_context(sim.SimBackend(part.sweep, part.topo, part.plan,
-                                                           _say, args.sim_host))
-                        for part in pending]
-            facts = backends[0].facts()
-            done = sum(results.point_done(out, p) for p in sweep.points)
-            results.write_json(os.path.join(out, "manifest.json"),
-                               sweep_parts.manifest(sweep, parts, "sim", facts, done))
-            run_points(sweep, [(b, part.points) for b, part in zip(backends, pending)], out,
-                       "sweep", False, point_jobs(backends[0], args.jobs))
-    for n, part in enumerate(parts):
-        if sweep.backend == "sim" or part not in pending:
+        facts = _run_in_simulator(sweep, parts, [sim.SimBackend(part.sweep, part.topo, part.plan,
+                                                                _say, args.sim_host)
+                                                 for part in pending],
+                                  out, "sweep", args.jobs)
+    for n, part in enumerate(parts if sweep.backend == "lab" else []):
+        if part not in pending:
             continue                   # resumed: nothing of it to run, no lab to bring up
         # a part's lab goes down before the next one's comes up; --keep-lab: the last stays
         keep = args.keep_lab and n == len(parts) - 1

@@ -211,9 +211,9 @@ def _lab_topology(lab, *nodes):
         lab_state.require_node(state, node)
     topo = topology.load(state.topology)
     names = [n.name for n in topo.nodes]
-    for node in nodes:
-        if topo.name != lab or node not in names:
-            raise UserError(f"lab '{lab}' has no node '{node}' in {state.topology}")
+    missing = [n for n in nodes if topo.name != lab or n not in names]
+    if missing:
+        raise UserError(f"lab '{lab}' has no node '{missing[0]}' in {state.topology}")
     return state, topo
 
 

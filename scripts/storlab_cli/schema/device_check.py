@@ -12,24 +12,24 @@ from storlab_cli.lab.nbdkit import STORLAB_PLUGINS
 CHECK_TIMEOUT_S = 60
 
 
-def _line(device):
+def _line(device, driver_keys):
     """"KIND KEY=VALUE ..." of the model's keys: the driver's (timing=,
     stats=...) are the plugin's business, not the model's."""
-    driver = {k["key"] for k in catalog.load()["driver_keys"]} - {"preset"}
-    pairs = [f"{k}={v}" for k, v in sorted(device.params.items()) if k not in driver]
+    pairs = [f"{k}={v}" for k, v in sorted(device.params.items()) if k not in driver_keys]
     return " ".join([device.plugin] + pairs)
 
 
 def check(topologies):
     """Raises a UserError naming the first device the library refuses:
     topologies is a list of (topology, where it comes from, for the error)."""
+    driver_keys = {k["key"] for k in catalog.load()["driver_keys"]} - {"preset"}
     lines, first_use = [], {}
     for topo, where in topologies:
         for node in topo.nodes:
             for device in node.devices:
                 if device.plugin not in STORLAB_PLUGINS:
                     continue
-                line = _line(device)
+                line = _line(device, driver_keys)
                 if line not in first_use:
                     first_use[line] = f"{where}: node {node.name} device {device.name}"
                     lines.append(line)
