@@ -979,7 +979,7 @@ static unsigned
 warmed (uint64_t slots, uint64_t offset, uint64_t length, bool hits[1024])
 {
   struct rig g = rc_rig (slots, rc_config (1 * MIB));
-  sl_cluster_warm (g.c, offset, length, false);
+  sl_cluster_warm (g.c, offset, length, SL_WARM_READS);
   sl_cluster_warm_finish (g.c);
   assert_int_equal (recorder_of (g.origin)->warms, 1);       /* passed on */
   assert_int_equal (recorder_of (g.origin)->warm_offset_bytes, offset);
@@ -1048,8 +1048,8 @@ test_rc_warm_regions_share_the_cache (void **state)
 {
   (void) state;
   struct rig g = rc_rig (100, rc_config (1 * MIB));
-  sl_cluster_warm (g.c, 0, 200 * CHUNK, false);
-  sl_cluster_warm (g.c, 512 * CHUNK, 200 * CHUNK, false);
+  sl_cluster_warm (g.c, 0, 200 * CHUNK, SL_WARM_READS);
+  sl_cluster_warm (g.c, 512 * CHUNK, 200 * CHUNK, SL_WARM_READS);
   sl_cluster_warm_finish (g.c);
   unsigned first = 0, second = 0;
   for (uint64_t chunk = 0; chunk < 200; chunk++)
@@ -1070,14 +1070,14 @@ test_wc_warm_under_writes_fills_to_the_watermark (void **state)
 {
   (void) state;
   struct rig g = wc_rig (100, wc_config (50, 45, 64));
-  sl_cluster_warm (g.c, 0, 1000 * BLOCK, false);              /* read: nothing */
+  sl_cluster_warm (g.c, 0, 1000 * BLOCK, SL_WARM_READS);     /* read: nothing */
   sl_cluster_warm_finish (g.c);
   assert_int_equal (counter (&g, "dirty_blocks"), 0);
   rig_free (&g);
 
   g = wc_rig (100, wc_config (50, 45, 64));
-  sl_cluster_warm (g.c, 0, 400 * BLOCK, true);
-  sl_cluster_warm (g.c, 2000 * BLOCK, 400 * BLOCK, true);
+  sl_cluster_warm (g.c, 0, 400 * BLOCK, SL_WARM_RANDOM_WRITES);
+  sl_cluster_warm (g.c, 2000 * BLOCK, 400 * BLOCK, SL_WARM_RANDOM_WRITES);
   sl_cluster_warm_finish (g.c);
   assert_int_equal (counter (&g, "dirty_blocks"), 49);
   assert_int_equal (counter (&g, "warmed_blocks"), 49);
@@ -1097,9 +1097,77 @@ test_wc_warm_under_writes_fills_to_the_watermark (void **state)
   rig_free (&g);
 
   g = wc_rig (100, wc_config (50, 45, 64));                   /* a region that fits */
-  sl_cluster_warm (g.c, 0, 20 * BLOCK, true);
+  sl_cluster_warm (g.c, 0, 20 * BLOCK, SL_WARM_RANDOM_WRITES);
   sl_cluster_warm_finish (g.c);
   assert_int_equal (counter (&g, "dirty_blocks"), 20);
+  rig_free (&g);
+}
+
+/* Blocks of [first, end) that a read finds in the buffer (100 us, not the
+ * origin's 1 ms). */
+static unsigned
+buffered_blocks (struct rig *g, uint64_t first, uint64_t end)
+{
+  unsigned held = 0;
+  for (uint64_t block = first; block < end; block++)
+    held += read_block (g, block) < 1000000;
+  return held;
+}
+
+/* A sequential writer about to start again at its region's start wrote
+ * the region's end last: the buffer holds each region's end, its share,
+ * in consecutive slots oldest first, so the writer's next write is a new
+ * block and writeback copies the oldest run in one I/O. */
+static void
+test_wc_warm_under_sequential_writes_holds_the_ends (void **state)
+{
+  (void) state;
+  struct rig g = wc_rig (100, wc_config (50, 45, 64));
+  sl_cluster_warm (g.c, 0, 400 * BLOCK, SL_WARM_SEQUENTIAL_WRITES);
+  sl_cluster_warm (g.c, 1000 * BLOCK, 400 * BLOCK, SL_WARM_SEQUENTIAL_WRITES);
+  sl_cluster_warm_finish (g.c);
+  assert_int_equal (counter (&g, "dirty_blocks"), 49);
+  assert_int_equal (counter (&g, "warmed_sequential_blocks"), 49);
+  assert_int_equal (buffered_blocks (&g, 376, 400), 24);      /* 49 x 400 / 800 */
+  assert_int_equal (buffered_blocks (&g, 1375, 1400), 25);    /* the rest */
+  assert_int_equal (buffered_blocks (&g, 0, 376) + buffered_blocks (&g, 1000, 1375), 0);
+  write_block (&g, 0);                                         /* new: the 50th */
+  assert_int_equal (counter (&g, "write_hits"), 0);
+  drain (&g);
+  /* the 6 oldest (down to the low watermark) are 376..381: one copy */
+  assert_int_equal (counter (&g, "writeback_ios"), 1);
+  assert_int_equal (counter (&g, "writeback_blocks"), 6);
+  assert_int_equal (ops (g.origin, SL_OP_WRITE), 1);
+  assert_int_equal (op_bytes (g.origin, SL_OP_WRITE), 6 * BLOCK);
+  assert_int_equal (buffered_blocks (&g, 376, 382), 0);
+  rig_free (&g);
+}
+
+/* Random and sequential writers share the buffer by the size of their
+ * regions; a block two regions both offer is placed once. */
+static void
+test_wc_warm_mixed_regions_place_each_block_once (void **state)
+{
+  (void) state;
+  struct rig g = wc_rig (100, wc_config (50, 45, 64));
+  sl_cluster_warm (g.c, 0, 400 * BLOCK, SL_WARM_SEQUENTIAL_WRITES);
+  sl_cluster_warm (g.c, 2000 * BLOCK, 400 * BLOCK, SL_WARM_RANDOM_WRITES);
+  sl_cluster_warm_finish (g.c);
+  assert_int_equal (counter (&g, "dirty_blocks"), 49);
+  assert_int_equal (counter (&g, "warmed_sequential_blocks"), 24);
+  assert_int_equal (buffered_blocks (&g, 376, 400), 24);
+  unsigned scattered = buffered_blocks (&g, 2000, 2400);
+  assert_int_equal (scattered, 25);
+  assert_true (buffered_blocks (&g, 2200, 2400) >= 5);         /* drawn from all of it */
+  rig_free (&g);
+
+  g = wc_rig (100, wc_config (50, 45, 64));                   /* the same blocks twice */
+  sl_cluster_warm (g.c, 0, 400 * BLOCK, SL_WARM_SEQUENTIAL_WRITES);
+  sl_cluster_warm (g.c, 0, 400 * BLOCK, SL_WARM_RANDOM_WRITES);
+  sl_cluster_warm_finish (g.c);
+  assert_int_equal (counter (&g, "dirty_blocks"), 49);
+  assert_int_equal (counter (&g, "warmed_blocks"), 49);
+  assert_int_equal (buffered_blocks (&g, 0, 400), 49);
   rig_free (&g);
 }
 
@@ -1172,6 +1240,8 @@ main (void)
     cmocka_unit_test (test_rc_random_traffic_consistent),
     cmocka_unit_test (test_rc_warm),
     cmocka_unit_test (test_wc_warm_under_writes_fills_to_the_watermark),
+    cmocka_unit_test (test_wc_warm_under_sequential_writes_holds_the_ends),
+    cmocka_unit_test (test_wc_warm_mixed_regions_place_each_block_once),
     cmocka_unit_test (test_rc_warm_regions_share_the_cache),
     cmocka_unit_test (test_rc_lvm_chunk_size),
   };

@@ -185,22 +185,23 @@ cluster_submit (void *self, struct sl_engine *e, struct sl_request *r)
 }
 
 void
-sl_cluster_warm (struct cluster *c, uint64_t offset_bytes, uint64_t length_bytes, bool writes)
+sl_cluster_warm (struct cluster *c, uint64_t offset_bytes, uint64_t length_bytes,
+                 enum sl_warm_load load)
 {
   const struct cl_export *x = export_at (c, offset_bytes);
   if (x == NULL)
     return;
   c->warmed = true;
-  c->warm_writes = writes;
+  c->warm_load = load;
   uint64_t start = offset_bytes - x->base_bytes;
   cl_warm (x->target, start, sl_min_u64 (length_bytes, x->size_bytes - start));
-  c->warm_writes = false;
+  c->warm_load = SL_WARM_READS;
 }
 
-bool
-cl_warm_writes (const struct cluster *c)
+enum sl_warm_load
+cl_warm_load (const struct cluster *c)
 {
-  return c->warm_writes;
+  return c->warm_load;
 }
 
 void

@@ -37,13 +37,22 @@ struct sl_model sl_cluster_model_from_text (const char *text, const char *name,
 bool sl_cluster_model_is (const struct sl_model *model);
 struct cluster *sl_cluster_of (const struct sl_model *model);
 
+/* What a worker does to its region, for the state its warm-up starts in. */
+enum sl_warm_load {
+  SL_WARM_READS,                       /* reads only: write buffers stay empty */
+  SL_WARM_RANDOM_WRITES,               /* writes anywhere in it: a write buffer holds
+                                        * blocks drawn from all of it */
+  SL_WARM_SEQUENTIAL_WRITES,           /* writes in order from its start, wrapping at its
+                                        * end: a write buffer holds the end written last */
+};
+
 /* Starts [offset, offset + length) of the address space in the steady
  * state a workload there reaches: read caches hold their share of it, and
- * when the workload writes (writes), write buffers are as full as their
+ * when the workload writes (load), write buffers are as full as their
  * writeback lets them stay.  Call before the first I/O, once per worker
  * region. */
 void sl_cluster_warm (struct cluster *c, uint64_t offset_bytes, uint64_t length_bytes,
-                      bool writes);
+                      enum sl_warm_load load);
 /* After the last sl_cluster_warm: every cache settles on its share of all
  * the regions given (not first come, first served). */
 void sl_cluster_warm_finish (struct cluster *c);

@@ -63,7 +63,7 @@ struct cluster {
   uint64_t ios_allocated;
   uint64_t memory_bytes;               /* models and layers, as estimated */
   bool warmed;                         /* sl_cluster_warm: caches started steady */
-  bool warm_writes;                    /* the region being warmed is written */
+  enum sl_warm_load warm_load;         /* what is done to the region being warmed */
 };
 
 struct cluster *cl_cluster_new (void);

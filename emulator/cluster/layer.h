@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cluster.h"
 #include "core/engine.h"
 #include "core/request.h"
 
@@ -162,9 +163,10 @@ void cl_part_done (struct cl_io *child);
 void cl_io_complete_at (struct cl_io *io, uint64_t when_ns);
 /* Starts the warm-up of [offset, offset + length) of t, if it has any. */
 void cl_warm (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes);
-/* During a warm-up: whether the region's workload writes (a write buffer
- * stays empty under a read load, fills under a write load). */
-bool cl_warm_writes (const struct cluster *c);
+/* During a warm-up: what the region's workload does (a write buffer
+ * stays empty under a read load, fills under a write load, with the end
+ * of the region a sequential writer wrote last). */
+enum sl_warm_load cl_warm_load (const struct cluster *c);
 
 uint64_t cl_now_ns (const struct cluster *c);
 /* Runs fn(engine, arg, arg_u64) at when_ns (>= now). */

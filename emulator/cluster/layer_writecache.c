@@ -103,7 +103,8 @@ struct writecache {
   uint32_t writeback_jobs;             /* copies in flight at most, 0: no limit */
   uint32_t run_max_blocks;
 
-  struct cl_ranges warm;               /* written regions to start full, in blocks */
+  struct cl_ranges warm;               /* randomly written regions to start full, in blocks */
+  struct cl_ranges warm_sequential;    /* sequentially written ones, one range each */
 
   struct slot_chunk **chunks;          /* blocks / SLOT_CHUNK + 1, NULL until used */
   uint32_t next_fresh;                 /* slots below it have been used */
@@ -135,6 +136,7 @@ struct writecache {
   uint64_t read_misses_blocks;
   uint64_t writeback_blocks;
   uint64_t warmed_blocks;              /* dirty from the start (warm_finish) */
+  uint64_t warmed_sequential_blocks;   /* ... of them, ends of sequentially written regions */
   uint64_t writeback_ios;
   uint64_t room_waits;                 /* writes that waited for a free slot */
 };
@@ -731,40 +733,126 @@ writecache_warm (struct cl_target *t, uint64_t offset_bytes, uint64_t length_byt
 {
   struct writecache *wc = t->self;
   uint64_t end = sl_min_u64 (offset_bytes + length_bytes, t->capacity_bytes);
-  if (cl_warm_writes (t->cluster) && offset_bytes < end)
-    cl_ranges_add (&wc->warm, offset_bytes / wc->block_bytes, (end - 1) / wc->block_bytes + 1);
+  enum sl_warm_load load = cl_warm_load (t->cluster);
+  if (load != SL_WARM_READS && offset_bytes < end)
+    cl_ranges_add (load == SL_WARM_SEQUENTIAL_WRITES ? &wc->warm_sequential : &wc->warm,
+                   offset_bytes / wc->block_bytes, (end - 1) / wc->block_bytes + 1);
   cl_warm (wc->origin, offset_bytes, length_bytes);
+}
+
+static uint64_t
+ranges_blocks (const struct cl_ranges *r)
+{
+  uint64_t total = 0;
+  for (size_t i = 0; i < r->count; i++)
+    total += r->range[i].end - r->range[i].first;
+  return total;
+}
+
+/* Whether the sequential regions overlap each other or the (merged)
+ * random ones: then a block may be offered twice, and each must be looked
+ * up before it is placed. */
+static bool
+warm_regions_overlap (const struct writecache *wc, uint64_t random_total,
+                      uint64_t sequential_total)
+{
+  if (wc->warm_sequential.count == 0)
+    return false;
+  struct cl_ranges all = { 0 };
+  for (size_t i = 0; i < wc->warm.count; i++)
+    cl_ranges_add (&all, wc->warm.range[i].first, wc->warm.range[i].end);
+  for (size_t i = 0; i < wc->warm_sequential.count; i++)
+    cl_ranges_add (&all, wc->warm_sequential.range[i].first, wc->warm_sequential.range[i].end);
+  bool overlap = cl_ranges_merge (&all) != random_total + sequential_total;
+  cl_ranges_free (&all);
+  return overlap;
+}
+
+static bool
+warm_place (struct writecache *wc, uint64_t block, bool look_up)
+{
+  if (look_up && hash_find (wc, block) != NO_SLOT)
+    return false;
+  place_block (wc, block, NO_SLOT);
+  wc->warmed_blocks++;
+  return true;
+}
+
+/* A sequential writer about to start again at its region's start last
+ * wrote the region's end, in order: the buffer holds each region's end
+ * (its share of want), in consecutive slots, oldest first.  The writers
+ * ran side by side, so the regions' ends are interleaved in the queue a
+ * writeback run's worth at a time. */
+static uint64_t
+warm_sequential_ends (struct writecache *wc, uint64_t want, uint64_t sequential_total,
+                      bool look_up)
+{
+  struct cl_ranges *r = &wc->warm_sequential;
+  uint64_t placed = 0, before = 0, longest = 0;
+  for (size_t i = 0; i < r->count; i++) {
+    /* the shares add up to want: each is the difference of rounded-down
+     * running totals; start becomes the first block of the region's end */
+    uint64_t length = r->range[i].end - r->range[i].first;
+    uint64_t share = (uint64_t) ((unsigned __int128) want * (before + length) / sequential_total)
+      - (uint64_t) ((unsigned __int128) want * before / sequential_total);
+    before += length;
+    r->range[i].start = r->range[i].end - share;
+    longest = sl_max_u64 (longest, share);
+  }
+  for (uint64_t step = 0; step < longest; step += wc->run_max_blocks)
+    for (size_t i = 0; i < r->count; i++) {
+      uint64_t from = r->range[i].start + step;
+      uint64_t to = sl_min_u64 (from + wc->run_max_blocks, r->range[i].end);
+      for (uint64_t block = from; block < to && room (wc) > 0; block++)
+        if (warm_place (wc, block, look_up)) {
+          wc->warmed_sequential_blocks++;
+          placed++;
+        }
+    }
+  return placed;
+}
+
+/* A random writer leaves blocks drawn evenly from every region it wrote
+ * (all of them if they fit), oldest first in a scattered order: the first
+ * writeback batches are not one sequential sweep. */
+static void
+warm_scattered (struct writecache *wc, uint64_t want, uint64_t random_total, bool look_up)
+{
+  /* i -> i * stride mod total visits every index once (stride prime to total) */
+  uint64_t stride = UINT64_C (2654435761);
+  while (random_total > 1 && random_total % stride == 0)
+    stride += 2;
+  for (uint64_t i = 0, placed = 0; i < random_total && placed < want && room (wc) > 0; i++) {
+    uint64_t block = cl_ranges_at (&wc->warm, (uint64_t) ((unsigned __int128) i * stride
+                                                          % random_total));
+    placed += warm_place (wc, block, look_up);
+  }
 }
 
 /* A steady write load keeps the buffer between its watermarks: writeback
  * starts at the high one and stops under the low one, and new writes fill
- * it up again.  So it starts one block short of the high watermark, dirty
- * with blocks drawn evenly from every written region (all of them if they
- * fit), oldest first in a scattered order, as a long random write load
- * leaves them: writeback's first batches are not one sequential sweep. */
+ * it up again.  So it starts one block short of the high watermark, each
+ * region giving its share as its writer leaves it. */
 static void
 writecache_warm_finish (struct cl_target *t)
 {
   struct writecache *wc = t->self;
-  uint64_t total = cl_ranges_merge (&wc->warm);
+  uint64_t random_total = cl_ranges_merge (&wc->warm);
+  uint64_t sequential_total = ranges_blocks (&wc->warm_sequential);
+  uint64_t total = random_total + sequential_total;
   uint64_t want = sl_min_u64 (total, wc->high_blocks > 0 ? wc->high_blocks - 1 : 0);
-  /* i -> i * stride mod total visits every index once (stride prime to total) */
-  uint64_t stride = UINT64_C (2654435761);
-  while (total > 1 && total % stride == 0)
-    stride += 2;
-  /* an empty buffer and merged ranges: every block visited is new to it */
-  bool empty = wc->hash.count == 0;
+  /* a buffer already holding blocks, or regions offering one block twice:
+   * look each up (else every block offered is new to it) */
+  bool look_up = wc->hash.count > 0
+    || warm_regions_overlap (wc, random_total, sequential_total);
   block_hash_reserve (&wc->hash, wc->hash.count + sl_min_u64 (want, room (wc)));
-  for (uint64_t i = 0, placed = 0; i < total && placed < want && room (wc) > 0; i++) {
-    uint64_t block = cl_ranges_at (&wc->warm, (uint64_t) ((unsigned __int128) i * stride
-                                                          % total));
-    if (!empty && hash_find (wc, block) != NO_SLOT)
-      continue;
-    place_block (wc, block, NO_SLOT);
-    wc->warmed_blocks++;
-    placed++;
-  }
+  uint64_t placed = 0;
+  if (sequential_total > 0)
+    placed = warm_sequential_ends (wc, (uint64_t) ((unsigned __int128) want * sequential_total
+                                                   / total), sequential_total, look_up);
+  warm_scattered (wc, want - placed, random_total, look_up);
   cl_ranges_free (&wc->warm);
+  cl_ranges_free (&wc->warm_sequential);
 }
 
 static void
@@ -779,11 +867,11 @@ writecache_write_counters (struct cl_target *t, FILE *out)
            ", \"read_hits_blocks\": %" PRIu64 ", \"read_misses_blocks\": %" PRIu64
            ", \"writeback_blocks\": %" PRIu64 ", \"writeback_ios\": %" PRIu64
            ", \"room_waits\": %" PRIu64 ", \"warmed_blocks\": %" PRIu64
-           ", \"fill_pct\": %.2f",
+           ", \"warmed_sequential_blocks\": %" PRIu64 ", \"fill_pct\": %.2f",
            wc->block_bytes, wc->blocks, wc->hash.count, wc->write_hits, wc->writes_buffered,
            wc->writes_around, wc->writes_around_blocks, wc->writes_bypassed,
            wc->read_hits_blocks, wc->read_misses_blocks, wc->writeback_blocks,
-           wc->writeback_ios, wc->room_waits, wc->warmed_blocks,
+           wc->writeback_ios, wc->room_waits, wc->warmed_blocks, wc->warmed_sequential_blocks,
            100.0 * (double) used / (double) wc->blocks);
 }
 
@@ -797,6 +885,7 @@ writecache_destroy (struct cl_target *t)
   block_hash_free (&wc->hash);
   free (wc->batch);
   cl_ranges_free (&wc->warm);
+  cl_ranges_free (&wc->warm_sequential);
   free (wc);
 }
 

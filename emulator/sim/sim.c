@@ -152,7 +152,9 @@ usage (FILE *out)
            "                       summed, each I/O in the interval it completed in.\n"
            "  --warm               cluster only: every job's region starts in the steady\n"
            "                       state its workload reaches (read caches hold their\n"
-           "                       share of it); the JSON says so (start_state).\n"
+           "                       share of it, write buffers a writer's share at their\n"
+           "                       high watermark: a sequential writer's region end);\n"
+           "                       the JSON says so (start_state).\n"
            "  --progress           print progress (simulated time, percent, wall time, time\n"
            "                       left) to stderr once a second after the first 2 s even\n"
            "                       when stderr is not a terminal; on a terminal it is shown\n"
@@ -576,13 +578,21 @@ setup_clones (struct sim *sim, const struct sl_jobfile *jf, uint64_t capacity_by
 /* Every clone's region starts in the steady state its workload reaches
  * (a cluster's read caches hold their share of it), so a working set of
  * hundreds of GiB needs no hours of simulated warm-up. */
+static enum sl_warm_load
+warm_load_of (const struct sl_job *job)
+{
+  if (!job->do_write)
+    return SL_WARM_READS;
+  return job->random ? SL_WARM_RANDOM_WRITES : SL_WARM_SEQUENTIAL_WRITES;
+}
+
 static void
 warm_cluster_regions (struct sim *sim, const struct sl_model *model)
 {
   struct cluster *c = sl_cluster_of (model);
   for (size_t i = 0; c && i < sim->clone_count; i++)
     sl_cluster_warm (c, sim->clones[i].region.offset_bytes, sim->clones[i].region.size_bytes,
-                     sim->clones[i].job->do_write);
+                     warm_load_of (sim->clones[i].job));
   if (c)
     sl_cluster_warm_finish (c);
 }
