@@ -286,6 +286,10 @@ printf 'storlab-cluster 1\nnode n1\ndevice n1 d0 hdd preset=sas10k-300g size=1G\
 printf '[global]\nrw=randread\nbs=4k\niodepth=4\nruntime=1\ntime_based=1\n[w]\noffset=0\nsize=64M\n' > "$TEST_DIR/c.fio"
 run_sim "$TEST_DIR/cluster.json" cluster --warm -- "$TEST_DIR/c.spec" "$TEST_DIR/c.fio"
 check "$TEST_DIR/cluster.json" "(lambda m: m['start_state'] == 'warm' and [l['name'] for l in m['layers']] == ['n1/d0', 'n1/front/volume/v'])(d['storlab']['device']['model']) and d['jobs'][0]['read']['total_ios'] > 0" "cluster: one node's volume on its disk"
+# a node of two disk groups (group=2, each its own cache): an LV on the second's device
+printf 'storlab-cluster 1\nnode n1\ndevice n1 c1 ssd preset=intel-s3700-400g size=1G\ndevice n1 c2 ssd preset=intel-s3700-400g size=1G\ndevice n1 d0 hdd preset=sas10k-300g size=1G\ndevice n1 d1 hdd preset=sas10k-300g size=1G\nlocal n1 disk-group mode=all-flash cache=c1 volume-group=per-device d0\nlocal n1 disk-group group=2 mode=all-flash cache=c2 volume-group=per-device d1\nvolume n1 v 64M devices=d1\nexport n1 at=0 size=64M volume=v\n' > "$TEST_DIR/groups.spec"
+run_sim "$TEST_DIR/groups.json" cluster -- "$TEST_DIR/groups.spec" "$TEST_DIR/c.fio"
+check "$TEST_DIR/groups.json" "(lambda l: l['n1/diskgroup']['ops']['read']['count'] == 0 and l['n1/d0']['ops']['read']['count'] == 0 and l['n1/diskgroup2']['ops']['read']['count'] == l['n1/d1']['ops']['read']['count'] >= d['jobs'][0]['read']['total_ios'] > 0)({x['name']: x for x in d['storlab']['device']['model']['layers']})" "cluster: a node's second disk group serves the LV on its device"
 expect_error "missing SPEC and JOBFILE" cluster
 expect_error "missing JOBFILE" cluster "$TEST_DIR/c.spec"
 expect_error "unknown option '--event-ms'" cluster --event-ms 5 "$TEST_DIR/c.spec" "$TEST_DIR/c.fio"

@@ -224,6 +224,130 @@ test_volumes_on_capacity_devices (void **state)
                   "no capacity device 'd9'");
 }
 
+/* The engine's JSON record of the run (malloc'd). */
+static char *
+json_of (struct run *r)
+{
+  char *json = NULL;
+  size_t bytes = 0;
+  FILE *out = open_memstream (&json, &bytes);
+  sl_engine_write_json (r->engine, out);
+  fclose (out);
+  return json;
+}
+
+/* A node of two disk groups (group=2, a vSAN host's second), each its own
+ * cache in front of its own capacity devices, the node's volume group made
+ * of all four devices' regions: d0, d1 in group 1, d2, d3 in group 2. */
+#define CACHE(node, name) \
+  "device " node " " name " ssd preset=intel-s3700-400g size=1G fixed-latency-us=50\n"
+#define TWO_GROUPS(mode, first_keys, second_keys, volumes) \
+  "storlab-cluster 1\nnode n1\n" CACHE ("n1", "cache") CACHE ("n1", "cache2") \
+  DISK ("n1", "d0") DISK ("n1", "d1") DISK ("n1", "d2") DISK ("n1", "d3") \
+  "local n1 disk-group mode=" mode " cache=cache stripe=64k " first_keys " d0 d1\n" \
+  "local n1 disk-group mode=" mode " cache=cache2 stripe=64k " second_keys " d2 d3\n" \
+  volumes
+#define PER_DEVICE "volume-group=per-device"
+
+/* An LV lies on its devices whichever group holds them: a's on d3 (group
+ * 2), b striped over d0 (group 1) and d2 (group 2), each share a slice of
+ * its own group, so a write goes to that group's write buffer (its cache
+ * device) and a read that misses it to that device. */
+static void
+test_volumes_on_two_disk_groups (void **state)
+{
+  (void) state;
+  struct run r = run_new (TWO_GROUPS ("all-flash", PER_DEVICE, "group=2 " PER_DEVICE,
+                                      "volume n1 a 64M devices=d3\n"
+                                      "volume n1 b 64M devices=d0+d2\n"
+                                      "export n1 at=0 size=64M volume=a\n"
+                                      "export n1 at=64M size=64M volume=b\n"));
+  /* group 1 keeps the names of a node of one group; group 2's carry its number */
+  const char *names[] = { "n1/diskgroup", "n1/capacity", "n1/diskgroup2", "n1/capacity2" };
+  for (unsigned i = 0; i < 4; i++)
+    assert_non_null (cl_target_find (r.c, names[i]));
+  assert_ptr_equal (r.c->node[0].local, cl_target_find (r.c, "n1/diskgroup"));
+  assert_int_equal (r.c->node[0].pv_count, 4);
+  assert_ptr_equal (r.c->node[0].pv[3].group, cl_target_find (r.c, "n1/diskgroup2"));
+  /* d3's region: the second of its group, after d2's extents */
+  assert_int_equal (r.c->node[0].pv[3].base_bytes, 63 * 4 * MIB + MIB);
+  /* reads pass the empty write buffers: a on d3 alone, b 64 KiB on each */
+  burst (&r, SL_OP_READ, 1, 0, 0, 64 * KIB);
+  burst (&r, SL_OP_READ, 1, 64 * MIB, 0, 128 * KIB);
+  assert_int_equal (bytes_of (&r, "n1/d3", SL_OP_READ), 64 * KIB);
+  assert_int_equal (bytes_of (&r, "n1/d0", SL_OP_READ), 64 * KIB);
+  assert_int_equal (bytes_of (&r, "n1/d2", SL_OP_READ), 64 * KIB);
+  assert_int_equal (ops_of (&r, "n1/d1", SL_OP_READ), 0);
+  assert_int_equal (ops_of (&r, "n1/diskgroup", SL_OP_READ), 1);
+  assert_int_equal (ops_of (&r, "n1/diskgroup2", SL_OP_READ), 2);
+  /* writes: a's into group 2's buffer only; b's halves one into each */
+  burst (&r, SL_OP_WRITE, 1, MIB, 0, 4 * KIB);
+  assert_int_equal (ops_of (&r, "n1/cache2", SL_OP_WRITE), 1);
+  assert_int_equal (ops_of (&r, "n1/cache", SL_OP_WRITE), 0);
+  burst (&r, SL_OP_WRITE, 1, 65 * MIB, 0, 128 * KIB);
+  assert_int_equal (bytes_of (&r, "n1/cache", SL_OP_WRITE), 64 * KIB);
+  assert_int_equal (bytes_of (&r, "n1/cache2", SL_OP_WRITE), 4 * KIB + 64 * KIB);
+  assert_int_equal (ops_of (&r, "n1/diskgroup", SL_OP_WRITE), 1);
+  assert_int_equal (ops_of (&r, "n1/diskgroup2", SL_OP_WRITE), 2);
+  char *json = json_of (&r);
+  assert_non_null (strstr (json, "\"name\": \"n1/diskgroup\""));
+  assert_non_null (strstr (json, "\"name\": \"n1/diskgroup2\""));
+  free (json);
+  run_free (&r);
+  /* a hybrid second group has its own read cache */
+  r = run_new (TWO_GROUPS ("hybrid", PER_DEVICE, "group=2 " PER_DEVICE,
+                           "volume n1 a 64M devices=d2\nexport n1 at=0 size=64M volume=a\n"));
+  assert_non_null (cl_target_find (r.c, "n1/readcache"));
+  burst (&r, SL_OP_READ, 1, 0, 0, 4 * KIB);
+  assert_int_equal (ops_of (&r, "n1/readcache2", SL_OP_READ), 1);
+  assert_int_equal (ops_of (&r, "n1/readcache", SL_OP_READ), 0);
+  assert_int_equal (ops_of (&r, "n1/d2", SL_OP_READ), 1);
+  run_free (&r);
+}
+
+#define ONE_LV "volume n1 v 16M devices=d0\nexport n1 at=0 size=16M volume=v\n"
+
+/* What a node's disk groups cannot be: out of order or numbered twice, out
+ * of 1..8, without the volume group made of their devices, sharing a
+ * device; nor after a local volume of another kind. */
+static void
+test_disk_group_numbers (void **state)
+{
+  (void) state;
+  assert_refused (TWO_GROUPS ("all-flash", "group=2 " PER_DEVICE, "group=3 " PER_DEVICE, ""),
+                  "bad.spec:9: local n1 disk-group: group=2, but node n1's next disk group is "
+                  "group=1");
+  assert_refused (TWO_GROUPS ("all-flash", PER_DEVICE, "group=1 " PER_DEVICE, ""),
+                  "bad.spec:10: local n1 disk-group: group=1, but node n1's next disk group is "
+                  "group=2");
+  assert_refused (TWO_GROUPS ("all-flash", PER_DEVICE, PER_DEVICE, ""),
+                  "group=1, but node n1's next disk group is group=2");
+  assert_refused (TWO_GROUPS ("all-flash", PER_DEVICE, "group=2", ONE_LV),
+                  "bad.spec:10: local n1 disk-group: group=2: a node of several disk groups needs "
+                  "volume-group=per-device on each");
+  assert_refused (TWO_GROUPS ("all-flash", "", "group=2 " PER_DEVICE, ONE_LV),
+                  "needs volume-group=per-device on each");
+  assert_refused (TWO_GROUPS ("all-flash", PER_DEVICE, "group=0 " PER_DEVICE, ONE_LV),
+                  "bad.spec:10: local n1 disk-group: group=0 (1 to 8)");
+  assert_refused (TWO_GROUPS ("all-flash", PER_DEVICE, "group=9 " PER_DEVICE, ONE_LV),
+                  "local n1 disk-group: group=9 (1 to 8)");
+  assert_refused (TWO_GROUPS ("all-flash", PER_DEVICE, "group=2 " PER_DEVICE " d1", ONE_LV),
+                  "bad.spec:10: local n1 disk-group: device 'd1' is in another of the node's "
+                  "disk groups already");
+  assert_refused ("storlab-cluster 1\nnode n1\n" CACHE ("n1", "cache") DISK ("n1", "d0")
+                  DISK ("n1", "d1")
+                  "local n1 disk-group mode=all-flash cache=cache volume-group=per-device d0\n"
+                  "local n1 disk-group group=2 mode=all-flash cache=cache volume-group=per-device"
+                  " d1\n", "device 'cache' is in another of the node's disk groups already");
+  assert_refused ("storlab-cluster 1\nnode n1\n" CACHE ("n1", "cache") DISK ("n1", "d0")
+                  DISK ("n1", "d1") "local n1 disk d0\n"
+                  "local n1 disk-group group=2 mode=all-flash cache=cache volume-group=per-device"
+                  " d1\n", "bad.spec:7: local n1: the node has its local volume already");
+  assert_refused (TWO_GROUPS ("all-flash", PER_DEVICE, "group=2 " PER_DEVICE,
+                              "local n1 disk d9\n"), "local n1: the node has its local volume "
+                  "already");
+}
+
 /* -------------------------------------------------------- replicas -- */
 
 #define THREE_NODES_REPLICA(link_keys) \
@@ -380,11 +504,7 @@ run_json (void)
     burst (&r, SL_OP_READ, 16, (uint64_t) round * 977 * 4096 % (200 * MIB), 11 * MIB, 4 * KIB);
     burst (&r, SL_OP_WRITE, 4, 256 * MIB + (uint64_t) round * 64 * KIB, MIB, 64 * KIB);
   }
-  char *json = NULL;
-  size_t bytes = 0;
-  FILE *out = open_memstream (&json, &bytes);
-  sl_engine_write_json (r.engine, out);
-  fclose (out);
+  char *json = json_of (&r);
   run_free (&r);
   return json;
 }
@@ -414,6 +534,8 @@ main (void)
     cmocka_unit_test (test_disk_group_stripe_mapping),
     cmocka_unit_test (test_a_read_passed_down_counts_at_every_layer),
     cmocka_unit_test (test_volumes_on_capacity_devices),
+    cmocka_unit_test (test_volumes_on_two_disk_groups),
+    cmocka_unit_test (test_disk_group_numbers),
     cmocka_unit_test (test_replica_fan_out),
     cmocka_unit_test (test_link_bandwidth_saturates),
     cmocka_unit_test (test_host_cpu_per_io),

@@ -84,13 +84,16 @@ def test_a_sweep_on_the_profiles_workload_volumes(raid_lab, tmp_path):
 
 def disk_group_topology(tmp_path_factory, mode):
     """profile-hybrid.toml as it is (its capacity LV striped over both
-    disks), or all-flash with the striping moved to the volumes: the group's
-    capacity LV one disk after the other, profile.volumes striped over both
-    (stripe_width 2) and a second set with a volume on each disk (stripe_width 1)."""
+    disks), or all-flash as two disk groups (groups = 2: cache0 in front of
+    disk0, cache1 in front of disk1) with the striping moved to the volumes:
+    profile.volumes striped over both disks, so over both groups
+    (stripe_width 2), and a second set with a volume on each (stripe_width 1)."""
     text = open(os.path.join(TOPOLOGIES, "profile-hybrid.toml"), encoding="utf-8").read()
     if mode == "all-flash":
         text = (text.replace('name = "profile-hybrid"', 'name = "profile-allflash"')
-                .replace('mode = "hybrid"', 'mode = "all-flash"')
+                .replace('name = "cache"\nplugin = "ssd"\n',
+                         'name = "cache"\nplugin = "ssd"\ncount = 2\n')
+                .replace('mode = "hybrid"', 'mode = "all-flash"\ngroups = 2')
                 .replace("read_cache_percent = 70\n", "")
                 .replace("stripe_width = 2\n", "stripe_width = 1\n")
                 .replace('size = "16M"\n', 'size = "16M"\nstripe_width = 2\n')
@@ -110,7 +113,8 @@ def disk_group_lab(request, tmp_path_factory):
 
 def test_disk_group_caches_and_verifies(disk_group_lab):
     mode, lab = disk_group_lab
-    before = {c["kind"]: c for c in storage(lab, "node1")["caches"]}
+    caches = storage(lab, "node1")["caches"]
+    before = {c["kind"]: c for c in caches}
     if mode == "hybrid":
         assert set(before) == {"dm-cache", "dm-writecache"}
         read_cache = before["dm-cache"]
@@ -119,28 +123,33 @@ def test_disk_group_caches_and_verifies(disk_group_lab):
         # dm-cache's metadata
         assert 24 << 20 <= read_cache["total_blocks"] * read_cache["block_bytes"] <= 36 << 20
         assert before["dm-writecache"]["total_blocks"] * 4096 <= 20 << 20
-    else:
-        assert set(before) == {"dm-writecache"}
-        assert before["dm-writecache"]["total_blocks"] * 4096 > 40 << 20
+    else:                                # a write buffer on each cache device
+        assert sorted(c["name"] for c in caches) == ["diskgroup", "diskgroup2"]
+        assert {c["kind"] for c in caches} == {"dm-writecache"}
+        assert all(c["total_blocks"] * 4096 > 40 << 20 for c in caches)
     # the capacity LV (hidden as data_corig under the read cache) is striped
-    # over both disks, or (all-flash) the volumes are
-    lines = guest(lab, "node1", "lvs", "-a", "--noheadings", "-o", "lv_name,stripes", "dg")
-    stripes = dict(line.replace("[", "").replace("]", "").split()
-                   for line in lines.splitlines() if line.strip())
-    assert stripes["data_corig" if mode == "hybrid" else "data"] == \
-        ("2" if mode == "hybrid" else "1")
+    # over both disks, or (all-flash) each group's is its one disk and the
+    # volumes are striped
+    for vg in ["dg"] if mode == "hybrid" else ["dg", "dg2"]:
+        lines = guest(lab, "node1", "lvs", "-a", "--noheadings", "-o", "lv_name,stripes", vg)
+        stripes = dict(line.replace("[", "").replace("]", "").split()
+                       for line in lines.splitlines() if line.strip())
+        assert stripes["data_corig" if mode == "hybrid" else "data"] == \
+            ("2" if mode == "hybrid" else "1")
     fio_verify(lab, "node1", "/dev/storlab/u1v2")
-    after = {c["kind"]: c for c in storage(lab, "node1")["caches"]}
-    assert after["dm-writecache"]["error"] == 0
-    assert after["dm-writecache"]["dirty_blocks"] > 0          # writes land in the buffer
+    after = [c for c in storage(lab, "node1")["caches"] if c["kind"] == "dm-writecache"]
+    assert all(c["error"] == 0 for c in after)
+    # writes land in the buffers: a striped volume's in both groups'
+    assert all(c["dirty_blocks"] > 0 for c in after)
 
 
 def test_volume_stripes_lie_on_the_capacity_devices(disk_group_lab):
-    """hybrid: the volume group is the disk group, one PV. all-flash with
-    stripe_width on the volumes: a PV per capacity disk (its region of the
-    disk group, below the cache tier), u1v1 and u1v2 striped over both,
-    the single set's volumes on one disk each, as schema/capacity_layout.py
-    placed them (the freest disk first); and data verifies through them."""
+    """hybrid: the volume group is the disk group, one PV. all-flash, two
+    groups, stripe_width on the volumes: a PV per capacity disk (its region
+    of its disk group, below that group's cache), u1v1 and u1v2 striped over
+    both, the single set's volumes on one disk each, as
+    schema/capacity_layout.py placed them (the freest disk first); and
+    data verifies through them."""
     mode, lab = disk_group_lab
     pvs = guest(lab, "node1", "pvs", "--noheadings", "-o", "pv_name", "--select",
                 "vg_name=storlab").split()
@@ -158,13 +167,15 @@ def test_volume_stripes_lie_on_the_capacity_devices(disk_group_lab):
                                                  for d in devices.split(",")))
     assert placed == {"u1v1": (2, ["disk0", "disk1"]), "u1v2": (2, ["disk0", "disk1"]),
                       "single-u1v1": (1, ["disk0"]), "single-u1v2": (1, ["disk1"])}
-    # each region maps the disk group's sectors that the capacity LV puts on
-    # its disk, less the first MiB (2048 sectors)
-    data = guest(lab, "node1", "dmsetup", "table", "dg-data").splitlines()
-    for k, disk in enumerate(("disk0", "disk1")):
+    # each region maps the sectors of its disk group that the group's
+    # capacity LV puts on its disk, less the first MiB (2048 sectors)
+    for disk, vg, group in (("disk0", "dg", "diskgroup"), ("disk1", "dg2", "diskgroup2")):
+        data = guest(lab, "node1", "dmsetup", "table", f"{vg}-data").splitlines()
         region = guest(lab, "node1", "dmsetup", "table", f"storlab-pv-{disk}").split()
-        start, length = map(int, data[k].split()[:2])
+        start, length = map(int, data[0].split()[:2])
         assert region[2] == "linear"
         assert (int(region[1]), int(region[4])) == (length - 2048, start + 2048)
+        assert region[3] == guest(lab, "node1", "dmsetup", "info", "-c", "--noheadings",
+                                  "-o", "major,minor", group).strip()      # of its own group
     fio_verify(lab, "node1", "/dev/storlab/u1v1")
     fio_verify(lab, "node1", "/dev/storlab/single-u1v2")

@@ -110,6 +110,77 @@ def test_all_flash_disk_group(tmp_path):
     assert g.capacity["node2"] == ["disk0", "disk1", "disk2"]
 
 
+# Each node: two 64 MiB caches (one 48 MiB on node1) and four 256 MiB disks.
+TWO_CACHES = BASE.replace('name = "cache"\nplugin = "memory"\n',
+                          'name = "cache"\nplugin = "memory"\ncount = 2\n') + \
+    '[[node.node1.devices]]\nname = "cache"\nplugin = "memory"\ncount = 2\n' \
+    '[node.node1.devices.params]\nsize = "48M"\n' \
+    '[[node.node1.devices]]\nname = "disk"\nplugin = "memory"\ncount = 4\n' \
+    '[node.node1.devices.params]\nsize = "256M"\n'
+
+
+def test_two_disk_groups_a_node(tmp_path):
+    """groups = 2: group k's cache is the k-th of the cache's table, its
+    capacity the k-th half of the other disks; every group's cache the
+    size of the smallest; the node's volume group spans both groups'
+    capacity devices, its volumes spread over them (the freest first)."""
+    p = load(tmp_path, ALL_FLASH + 'groups = 2\n[profile.volumes]\nper_unit = 4\nsize = "64M"\n',
+             TWO_CACHES).profile
+    g = p.disk_group
+    assert [(m.name, m.cache, m.capacity) for m in g.members["node2"]] == [
+        ("diskgroup", "cache0", ["disk0", "disk1"]), ("diskgroup2", "cache1", ["disk2", "disk3"])]
+    assert g.capacity["node2"] == ["disk0", "disk1", "disk2", "disk3"]   # every group's
+    assert g.cache_mib["node2"] == 64 - 8 and g.cache_mib["node1"] == 48 - 8
+    assert p.local_bytes["node1"] == 4 * (256 - 8) * MIB
+    assert p.lv_devices["node1"] == {"u1v1": ["disk0"], "u1v2": ["disk1"], "u1v3": ["disk2"],
+                                     "u1v4": ["disk3"]}
+    topo = load(tmp_path, ALL_FLASH + 'groups = 2\n[profile.volumes]\nper_unit = 4\n'
+                'size = "64M"\n', TWO_CACHES)
+    local, used = cluster_spec._local_stack(topo.profile, topo.node("node1"), None)
+    assert used == {"cache0", "cache1", "disk0", "disk1", "disk2", "disk3"}
+    assert local.splitlines() == [
+        "local node1 disk-group mode=all-flash cache=cache0 cache-size=40M stripe-width=1 "
+        "stripe=64k volume-group=per-device disk0 disk1",
+        "local node1 disk-group group=2 mode=all-flash cache=cache1 cache-size=40M "
+        "stripe-width=1 stripe=64k volume-group=per-device disk2 disk3"]
+    assert cluster_spec._volume_line(topo.profile, topo.profile.volumes, "node1", 3, "u1v3") \
+        == "volume node1 u1v3 64M devices=disk2"
+
+
+def test_one_group_leaves_the_other_caches_idle(tmp_path):
+    """groups = 1 over a table of two caches: cache1 is no capacity device
+    (the default capacity is every disk outside the cache's table)."""
+    g = load(tmp_path, ALL_FLASH, TWO_CACHES).profile.disk_group
+    assert g.capacity["node1"] == ["disk0", "disk1", "disk2", "disk3"]
+    assert [m.name for m in g.members["node1"]] == ["diskgroup"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("groups = 2", "profile.disk_group.groups = 2: node node1 has no device 'cache1' for "
+                   "group 2's cache"),
+    ("groups = 3\ncapacity = [\"disk0\", \"disk1\"]", "groups = 3: node node1 has no device"),
+    ("groups = 0", "profile.disk_group.groups = 0: must be 1..8"),
+    ("groups = 9", "profile.disk_group.groups = 9: must be 1..8"),
+])
+def test_groups_bad_settings(tmp_path, text, expected):
+    assert expected in error(tmp_path, ALL_FLASH + text + "\n")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('groups = 2\ncapacity = ["disk0", "disk1", "disk2"]',
+     "profile.disk_group.groups = 2: node node1's 3 capacity devices (disk0, disk1, disk2) "
+     "do not split into 2 equal groups"),
+    ('groups = 2\nstripe_width = 2', "profile.disk_group.stripe_width = 2: must be 1 with "
+                                      "groups = 2"),
+    ('groups = 2\ncapacity = ["cache1", "disk0"]',
+     "the cache device 'cache1' cannot also be a capacity device"),
+    ('groups = 2\ncache_size = "44M"', "profile.disk_group.cache_size = '44M': larger than its "
+                                       "device: 'cache0' of node node1 holds 48 MiB"),
+])
+def test_groups_bad_settings_with_two_caches(tmp_path, text, expected):
+    assert expected in error(tmp_path, ALL_FLASH + text + "\n", TWO_CACHES)
+
+
 @pytest.mark.parametrize("text, expected", [
     ('mode = "tiered"\ncache = "cache0"',
      "profile.disk_group.mode = 'tiered': unknown disk group mode (known: hybrid, all-flash)"),

@@ -36,6 +36,7 @@ def test_every_study_file_is_listed_with_what_it_reproduces():
     assert swept["hybrid-outstanding-io"] == ["iodepth", "rw"]
     assert "topology.devices.disk.count" in swept["hybrid-hdds-per-disk-group"]
     assert "topology.profile.volumes.ftt" in swept["hybrid-ftt"]
+    assert "topology.profile.disk_group.groups" in swept["hybrid-disk-groups"]
 
 
 def test_the_table_gives_scenario_points_wall_time_and_lab_scale():

@@ -17,10 +17,11 @@
 #define CL_MAX_EXPORTS 65536u
 
 /* A physical volume of a node's volume group made of its capacity devices'
- * regions of the disk group (volume-group=per-device): LVs named onto it. */
+ * regions of its disk groups (volume-group=per-device): LVs named onto it. */
 struct cl_pv {
   char device[CL_NAME_BYTES];          /* the capacity device it is the region of */
-  uint64_t base_bytes;                 /* where the region starts in the local volume */
+  struct cl_target *group;             /* the disk group the region lies in */
+  uint64_t base_bytes;                 /* where the region starts in that group */
   uint64_t size_bytes;
   uint64_t used_bytes;                 /* allocated to LVs so far, after LVM's header */
 };
@@ -28,8 +29,11 @@ struct cl_pv {
 struct cl_node {
   char name[CL_NAME_BYTES];
   struct cl_cpu cpu;
-  struct cl_target *local;             /* its local volume (raid, disk group, disk) */
+  struct cl_target *local;             /* its local volume (raid, disk group, disk);
+                                          of several disk groups, the first */
   uint64_t local_used_bytes;           /* allocated to LVs so far */
+  unsigned disk_groups;                /* its local statements' disk groups, 0 for a
+                                          disk or raid */
   struct cl_pv *pv;                    /* NULL: the local volume is the one PV */
   unsigned pv_count;
   uint64_t pv_stripe_bytes;            /* an LV striped over several: its stripe unit */

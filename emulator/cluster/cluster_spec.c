@@ -19,6 +19,13 @@
  *         [space-efficiency=none|dedup-compression|compression]   all-flash: data
  *         [dedupe-percent=P] [compress-percent=P]   reduction at destage, the data
  *                                              as the workload's fio keys say
+ *         [group=N]                            a node's disk groups 1..8 (a vSAN
+ *                                              host's), one statement each, 1, 2...
+ *                                              in order, each its own cache and
+ *                                              devices; several: each per-device,
+ *                                              the volume group every group's
+ *                                              regions; group N > 1's targets are
+ *                                              named diskgroupN, capacityN...
  *   volume NODE NAME SIZE [devices=DEV+...]    an LV on NODE's local volume, or with
  *         [method=mirror|raid5|raid6 on=NODE[:DEV+...],...]  a storage policy: md
  *         [checksum=on|off] [chunk=SIZE]       RAID-1/5/6 on NODE over components on
@@ -32,7 +39,8 @@
  *
  * An LV on a node whose volume group is per-device names its devices
  * (devices=, NODE:DEV+...): it is striped over them, as lvcreate -i over
- * those PVs, by the disk group's stripe unit.
+ * those PVs, by the disk group's stripe unit (group 1's), whichever of the
+ * node's disk groups each lies in.
  *   export NODE at=OFFSET size=SIZE volume=NAME   NODE's VMs drive volume NAME
  *   export NODE at=OFFSET size=SIZE share=NAME    ... files on replica NAME over NFS
  *

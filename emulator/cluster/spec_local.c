@@ -2,7 +2,10 @@
  * volume as the lab builds it (the format: cluster_spec.c): one disk, md
  * RAID over disks, or a disk group (its capacity LV, read cache, write
  * buffer, deduplication and compression), and with volume-group=per-device
- * the volume group made of each capacity disk's region. */
+ * the volume group made of each capacity disk's region.  A node may have
+ * several disk groups (group=N, a vSAN host's 1..5): each its own cache in
+ * front of its own capacity disks, as the lab's diskgroup, diskgroup2...,
+ * the node's one volume group made of every group's regions. */
 #define _GNU_SOURCE
 #include "spec_reader.h"
 
@@ -12,6 +15,9 @@
 #include <string.h>
 
 #include "layers.h"
+
+/* group=N: a node's disk groups 1..8 */
+#define MAX_DISK_GROUPS 8u
 
 /* Splits the words of a local statement into KEY=VALUE options and device
  * names (in order). */
@@ -100,13 +106,26 @@ local_raid (struct spec *s, unsigned node, const struct local_args *a)
   return t;
 }
 
+/* The name of a target of disk group `group` on node: NODE/BASETAIL for
+ * group 1 (a node of one group keeps the names the output's readers know),
+ * NODE/BASEnTAIL for group n, so that no two groups' names meet. */
+static void
+group_target_name (char *name, size_t name_bytes, const char *node, const char *base,
+                   unsigned group, const char *tail)
+{
+  if (group == 1)
+    snprintf (name, name_bytes, "%s/%s%s", node, base, tail);
+  else
+    snprintf (name, name_bytes, "%s/%s%u%s", node, base, group, tail);
+}
+
 /* space-efficiency=dedup-compression|compression on an all-flash disk
  * group: the data reduction layer over its capacity (*data replaced), what
  * the data is like from dedupe-percent= and compress-percent= (0..100, the
  * workload's fio dedupe_percentage and buffer_compress_percentage). */
 static int
-reduction_over (struct spec *s, unsigned node, const struct local_args *a, bool hybrid,
-                struct cl_target **data)
+reduction_over (struct spec *s, unsigned node, unsigned group, const struct local_args *a,
+                bool hybrid, struct cl_target **data)
 {
   const char *mode = arg (a, "space-efficiency");
   double dedupe = 0, compress = 0;
@@ -130,7 +149,7 @@ reduction_over (struct spec *s, unsigned node, const struct local_args *a, bool 
     return spec_fail (s, "local disk-group: space-efficiency=%s needs mode=all-flash (a hybrid "
                       "group's capacity devices are disks)", mode);
   char name[96], why[256];
-  snprintf (name, sizeof name, "%s/data-reduction", s->c->node[node].name);
+  group_target_name (name, sizeof name, s->c->node[node].name, "data-reduction", group, "");
   *data = cl_data_reduction_new (s->c, s->c->node[node].name, name, *data, &s->c->node[node].cpu,
                                  dedup, (unsigned) dedupe, (unsigned) compress, why, sizeof why);
   if (*data == NULL)
@@ -142,10 +161,12 @@ reduction_over (struct spec *s, unsigned node, const struct local_args *a, bool 
  * node's volume group made of each capacity device's region of the group
  * (volume-group.sh), the capacity being one device after another; each
  * region less its first MiB (so the group's own first sectors carry no PV
- * label). */
+ * label).  A further group's regions follow the earlier groups' in the
+ * node's list; its LVs are striped by the first group's stripe unit (the
+ * volume group's one -I). */
 static int
 volume_group (struct spec *s, unsigned node, const struct local_args *a,
-              const struct cl_target *group, double width, uint64_t extents,
+              struct cl_target *group, double width, uint64_t extents,
               uint64_t stripe_bytes)
 {
   const char *vg = arg (a, "volume-group");
@@ -157,20 +178,83 @@ volume_group (struct spec *s, unsigned node, const struct local_args *a,
     return spec_fail (s, "local disk-group: volume-group=per-device needs stripe-width=1 (each "
                       "device's region one range of the group)");
   struct cl_node *nd = &s->c->node[node];
-  nd->pv = cl_xcalloc (a->devices, sizeof *nd->pv);
-  nd->pv_count = a->devices;
-  nd->pv_stripe_bytes = stripe_bytes;
+  struct cl_pv *grown = realloc (nd->pv, (nd->pv_count + a->devices) * sizeof *grown);
+  if (grown == NULL)
+    abort ();
+  nd->pv = grown;
+  if (nd->pv_count == 0)
+    nd->pv_stripe_bytes = stripe_bytes;
   for (unsigned i = 0; i < a->devices; i++) {
+    struct cl_pv *pv = &nd->pv[nd->pv_count++];
     const char *device = strchr (a->device[i]->name, '/') + 1;
-    snprintf (nd->pv[i].device, sizeof nd->pv[i].device, "%s", device);
-    nd->pv[i].base_bytes = i * extents * LVM_EXTENT_BYTES + REGION_SKIP_BYTES;
+    memset (pv, 0, sizeof *pv);
+    snprintf (pv->device, sizeof pv->device, "%s", device);
+    pv->group = group;
+    pv->base_bytes = i * extents * LVM_EXTENT_BYTES + REGION_SKIP_BYTES;
     /* the last region ends with the group (less a data reduction's metadata) */
-    nd->pv[i].size_bytes = sl_min_u64 (extents * LVM_EXTENT_BYTES - REGION_SKIP_BYTES,
-                                       group->capacity_bytes > nd->pv[i].base_bytes
-                                       ? group->capacity_bytes - nd->pv[i].base_bytes : 0);
-    if (nd->pv[i].size_bytes < LVM_PE_START_BYTES)
+    pv->size_bytes = sl_min_u64 (extents * LVM_EXTENT_BYTES - REGION_SKIP_BYTES,
+                                 group->capacity_bytes > pv->base_bytes
+                                 ? group->capacity_bytes - pv->base_bytes : 0);
+    if (pv->size_bytes < LVM_PE_START_BYTES)
       return spec_fail (s, "local disk-group: device %s's region holds nothing", device);
   }
+  return 0;
+}
+
+/* group=N (1..8, default 1): which of the node's disk groups the
+ * statement builds.  They come in order, group 1 first, as the lab numbers
+ * diskgroup, diskgroup2...; a node of several has one volume group made of
+ * all their capacity devices, so every one of its statements says
+ * volume-group=per-device. */
+static int
+group_number (struct spec *s, unsigned node, const struct local_args *a, unsigned *group)
+{
+  const struct cl_node *nd = &s->c->node[node];
+  const char *value = arg (a, "group");
+  *group = 1;
+  if (value) {
+    char *end;
+    unsigned long n = strtoul (value, &end, 10);
+    if (value[0] < '0' || value[0] > '9' || *end || n < 1 || n > MAX_DISK_GROUPS)
+      return spec_fail (s, "local %s disk-group: group=%s (1 to %u)", nd->name, value,
+                        MAX_DISK_GROUPS);
+    *group = (unsigned) n;
+  }
+  if (*group != nd->disk_groups + 1)
+    return spec_fail (s, "local %s disk-group: group=%u, but node %s's next disk group is "
+                      "group=%u (a node's groups are 1, 2, 3... in the order of their "
+                      "statements)", nd->name, *group, nd->name, nd->disk_groups + 1);
+  const char *vg = arg (a, "volume-group");
+  if (*group > 1 && (nd->pv == NULL || vg == NULL || strcmp (vg, "per-device") != 0))
+    return spec_fail (s, "local %s disk-group: group=%u: a node of several disk groups needs "
+                      "volume-group=per-device on each (its volume group is made of every "
+                      "group's capacity devices)", nd->name, *group);
+  return 0;
+}
+
+/* Whether an earlier disk group of the node took device: each slices its
+ * devices (a capacity device's extents, the cache's regions), and nothing
+ * else slices a device of a node with disk groups. */
+static bool
+in_earlier_group (const struct cluster *c, const struct cl_target *device)
+{
+  for (const struct cl_target *t = c->targets; t; t = t->next_all)
+    if (t->slice_of == device)
+      return true;
+  return false;
+}
+
+static int
+devices_free (struct spec *s, unsigned node, const struct local_args *a,
+              const struct cl_target *cache)
+{
+  const struct cl_target *used = in_earlier_group (s->c, cache) ? cache : NULL;
+  for (unsigned i = 0; i < a->devices && used == NULL; i++)
+    if (in_earlier_group (s->c, a->device[i]))
+      used = a->device[i];
+  if (used)
+    return spec_fail (s, "local %s disk-group: device '%s' is in another of the node's disk "
+                      "groups already", s->c->node[node].name, strchr (used->name, '/') + 1);
   return 0;
 }
 
@@ -183,8 +267,9 @@ local_disk_group (struct spec *s, unsigned node, const struct local_args *a)
   static const char *const known[] = { "mode", "cache", "cache-size", "read-cache-percent",
                                        "stripe-width", "stripe", "volume-group",
                                        "space-efficiency", "dedupe-percent", "compress-percent",
-                                       NULL };
-  if (known_args (s, a, "local disk-group", known) < 0)
+                                       "group", NULL };
+  unsigned group_no;
+  if (known_args (s, a, "local disk-group", known) < 0 || group_number (s, node, a, &group_no) < 0)
     return NULL;
   const char *mode = arg (a, "mode"), *cache_name = arg (a, "cache");
   if (mode == NULL || cache_name == NULL) {
@@ -198,7 +283,7 @@ local_disk_group (struct spec *s, unsigned node, const struct local_args *a)
   }
   const char *node_name = s->c->node[node].name;
   struct cl_target *cache = spec_device_of (s, node, cache_name);
-  if (cache == NULL)
+  if (cache == NULL || devices_free (s, node, a, cache) < 0)
     return NULL;
   for (unsigned i = 0; i < a->devices; i++)
     if (a->device[i] == cache) {
@@ -246,7 +331,9 @@ local_disk_group (struct spec *s, unsigned node, const struct local_args *a)
   unsigned sets = a->devices / (unsigned) width;
   struct cl_target *set[64];
   for (unsigned k = 0; k < sets; k++) {
-    snprintf (name, sizeof name, "%s/stripe%u", node_name, k);
+    char tail[16];
+    snprintf (tail, sizeof tail, "%s%u", group_no == 1 ? "" : "-", k);
+    group_target_name (name, sizeof name, node_name, "stripe", group_no, tail);
     set[k] = width == 1 ? extents_of[k]
       : cl_stripe_new (s->c, node_name, name, stripe_bytes, extents_of + k * (unsigned) width,
                        (unsigned) width, why, sizeof why);
@@ -255,33 +342,33 @@ local_disk_group (struct spec *s, unsigned node, const struct local_args *a)
       return NULL;
     }
   }
-  snprintf (name, sizeof name, "%s/capacity", node_name);
+  group_target_name (name, sizeof name, node_name, "capacity", group_no, "");
   struct cl_target *data = cl_linear_new (s->c, node_name, name, set, sets, why, sizeof why);
-  if (data && reduction_over (s, node, a, hybrid, &data) < 0)
+  if (data && reduction_over (s, node, group_no, a, hybrid, &data) < 0)
     return NULL;
   uint64_t read_bytes = hybrid ? cache_bytes * (uint64_t) percent / 100 / LVM_EXTENT_BYTES
     * LVM_EXTENT_BYTES : 0;
   uint64_t write_bytes = (cache_bytes - read_bytes) / LVM_EXTENT_BYTES * LVM_EXTENT_BYTES;
   struct cl_target *origin = data;
   if (data && hybrid) {
-    snprintf (name, sizeof name, "%s/readcache-region", node_name);
+    group_target_name (name, sizeof name, node_name, "readcache", group_no, "-region");
     struct cl_target *region = cl_slice_new (s->c, node_name, name, cache, LVM_PE_START_BYTES,
                                              read_bytes, false, why, sizeof why);
     struct cl_readcache_config rc;
     cl_readcache_defaults (&rc);
-    snprintf (name, sizeof name, "%s/readcache", node_name);
+    group_target_name (name, sizeof name, node_name, "readcache", group_no, "");
     origin = region ? cl_readcache_new (s->c, node_name, name, data, region, &rc, why,
                                         sizeof why) : NULL;
   }
   struct cl_target *group = NULL;
   if (origin) {
-    snprintf (name, sizeof name, "%s/writebuffer-region", node_name);
+    group_target_name (name, sizeof name, node_name, "writebuffer", group_no, "-region");
     struct cl_target *region = cl_slice_new (s->c, node_name, name, cache,
                                              LVM_PE_START_BYTES + read_bytes, write_bytes, false,
                                              why, sizeof why);
     struct cl_writecache_config wc;
     cl_writecache_defaults (&wc);
-    snprintf (name, sizeof name, "%s/diskgroup", node_name);
+    group_target_name (name, sizeof name, node_name, "diskgroup", group_no, "");
     group = region ? cl_writecache_new (s->c, node_name, name, origin, region, &wc, why,
                                         sizeof why) : NULL;
   }
@@ -304,7 +391,10 @@ spec_local (struct spec *s, char **w, unsigned n)
   int node = spec_node_of (s, w[1]);
   if (node < 0)
     return -1;
-  if (s->c->node[node].local)
+  struct cl_node *nd = &s->c->node[node];
+  /* a disk group may follow the node's disk groups (group=N checks which) */
+  bool more_groups = nd->disk_groups > 0 && strcmp (w[2], "disk-group") == 0;
+  if (nd->local && !more_groups)
     return spec_fail (s, "local %s: the node has its local volume already", w[1]);
   struct local_args a;
   if (local_args (s, (unsigned) node, w, n, 3, &a) < 0)
@@ -323,7 +413,13 @@ spec_local (struct spec *s, char **w, unsigned n)
     return spec_fail (s, "local %s: unknown kind '%s' (known: disk, raid, disk-group)", w[1], w[2]);
   if (local == NULL)
     return -1;
-  s->c->node[node].local = local;
-  s->c->node[node].local_used_bytes = LVM_PE_START_BYTES;
+  if (strcmp (w[2], "disk-group") == 0)
+    nd->disk_groups++;
+  /* the first group stays the node's local volume; LVs on the others are
+   * sliced from them through their regions (new_lv) */
+  if (nd->local == NULL) {
+    nd->local = local;
+    nd->local_used_bytes = LVM_PE_START_BYTES;
+  }
   return 0;
 }

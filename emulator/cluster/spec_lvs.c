@@ -14,10 +14,11 @@
 #include "raid/raid.h"
 
 /* The physical volumes devices names ("disk0+disk1") on node nd, each
- * once, into on; how many, or 0 (recorded) for a name it has not. */
+ * once, into on (room for max); how many, or 0 (recorded) for a name it
+ * has not. */
 static unsigned
 named_pvs (struct spec *s, struct cl_node *nd, const char *name, const char *devices,
-           struct cl_pv **on)
+           struct cl_pv **on, unsigned max)
 {
   unsigned count = 0;
   char list[256];
@@ -38,6 +39,11 @@ named_pvs (struct spec *s, struct cl_node *nd, const char *name, const char *dev
         spec_fail (s, "%s: device %s named twice", name, device);
         return 0;
       }
+    /* several disk groups hold more PVs than an LV may stripe over */
+    if (count == max) {
+      spec_fail (s, "%s: on more than %u devices", name, max);
+      return 0;
+    }
     on[count++] = pv;
   }
   if (count == 0)
@@ -49,7 +55,9 @@ named_pvs (struct spec *s, struct cl_node *nd, const char *name, const char *dev
  * volume group made of the node's capacity devices (volume-group=
  * per-device), on the ones devices names ("disk0+disk1"): striped over
  * them by the group's stripe unit when several, each holding its share
- * after the LVs before it there, as lvcreate -i over those PVs does. */
+ * after the LVs before it there, as lvcreate -i over those PVs does.  Each
+ * share is a slice of the disk group its device's region lies in (a node
+ * may have several), so one LV may span groups. */
 static struct cl_target *
 new_lv (struct spec *s, unsigned node, const char *name, uint64_t size_bytes, bool listed,
         const char *devices)
@@ -82,7 +90,7 @@ new_lv (struct spec *s, unsigned node, const char *name, uint64_t size_bytes, bo
     return NULL;
   }
   struct cl_pv *on[64];
-  unsigned count = named_pvs (s, nd, name, devices, on);
+  unsigned count = named_pvs (s, nd, name, devices, on, sizeof on / sizeof on[0]);
   if (count == 0)
     return NULL;
   /* lvcreate -i: whole extents, the same on every stripe */
@@ -102,7 +110,7 @@ new_lv (struct spec *s, unsigned node, const char *name, uint64_t size_bytes, bo
   for (unsigned k = 0; k < count; k++) {
     char part_name[160];
     snprintf (part_name, sizeof part_name, "%s/on-%s", name, on[k]->device);
-    part[k] = cl_slice_new (s->c, nd->name, count == 1 ? name : part_name, nd->local,
+    part[k] = cl_slice_new (s->c, nd->name, count == 1 ? name : part_name, on[k]->group,
                             on[k]->base_bytes + LVM_PE_START_BYTES + on[k]->used_bytes,
                             share_bytes, count == 1 && listed, why, sizeof why);
     if (part[k] == NULL) {

@@ -53,7 +53,6 @@ from storlab_cli.schema.capacity_layout import component_lv, replica_lv
 from storlab_cli.schema.profile_common import linked
 from storlab_cli.errors import UserError
 
-LOCAL_DEVICES = {"raid": "/dev/md0", "disk_group": "/dev/mapper/diskgroup"}
 EXPORT_ROOT = "/export"
 
 
@@ -75,21 +74,26 @@ def _local_stack(topo, domain, node):
     the profile applies to this node (see schema/profile.py's nodes keys)."""
     profile = topo.profile
     entry = {"local": None, "volumes": []}
+    bases = []                         # volume-group.sh's: each local volume, then its regions
     if profile.raid is not None and node in profile.raid.devices:
         raid = profile.raid
         out = run_step(domain, node, "raid.sh",
                        [raid.level, raid.chunk_kib] + raid.devices[node])
         entry["local"] = out["device"][0]
+        bases = [entry["local"]]
     elif profile.disk_group is not None and node in profile.disk_group.capacity:
         group = profile.disk_group
-        out = run_step(domain, node, "disk-group.sh",
-                       [group.mode, group.cache, group.cache_mib[node], group.read_cache_percent,
-                        group.stripe_width, group.stripe_kib] + group.capacity[node])
-        entry["local"] = out["device"][0]
+        for members in group.members[node]:
+            out = run_step(domain, node, "disk-group.sh",
+                           [members.name, group.mode, members.cache, group.cache_mib[node],
+                            group.read_cache_percent, group.stripe_width, group.stripe_kib]
+                           + members.capacity)
+            bases += [out["device"][0]] + (members.capacity if node in profile.lv_devices
+                                           else [])
+        entry["local"] = bases[0]
     if profile.needs_volume_group(node):
-        base = entry["local"] or f"serial:{topo.node(node).devices[0].name}"
-        regions = profile.disk_group.capacity[node] if node in profile.lv_devices else []
-        out = run_step(domain, node, "volume-group.sh", [base] + regions)
+        out = run_step(domain, node, "volume-group.sh",
+                       bases or [f"serial:{topo.node(node).devices[0].name}"])
         entry["local"] = entry["local"] or out["device"][0]
     for v in profile.all_volume_sets():
         if node not in v.nodes:

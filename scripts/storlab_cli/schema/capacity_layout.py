@@ -5,13 +5,15 @@ simulator (cluster_spec.py's devices= and NODE:DEV words).
 
 A hyperconverged cluster stripes each component of a volume over
 stripe_width capacity devices of its disk group, below the shared cache
-tier. The lab builds the same: the disk group's capacity LV is the
+tier, and spreads a node's components over its disk groups. The lab builds the same: the disk group's capacity LV is the
 capacity devices one after another (its own stripe_width 1), so
 /dev/mapper/diskgroup's address range of each device is a region of its
 own; the node's volume group "storlab" is made of those regions, one
 physical volume each, and every LV on it names its devices: a striped
 component `lvcreate -i stripe_width` over the ones picked for it, every
-other LV (a set without stripe_width, a replica copy) one device.
+other LV (a set without stripe_width, a replica copy) one device. A node
+with several disk groups always has such a volume group, made of every
+group's capacity devices: its LVs spread over the groups the same way.
 
 The rule that picks them is vSAN's balancing, and LVM's own preference for
 the freest areas: an LV's devices are the stripe_width ones with the most
@@ -37,21 +39,26 @@ def replica_lv(volume):
 
 def split_nodes(profile):
     """The nodes whose volume group lies on their capacity devices: those
-    holding an LV of a set with stripe_width."""
+    holding an LV of a set with stripe_width, and those with more than one
+    disk group that hold LVs (one volume group over every group)."""
     out = set()
     for v in profile.all_volume_sets():
         if v.stripe_width:
             out |= {n for holders in v.holders.values() for n in holders}
+    group = profile.disk_group
+    if group is not None and group.groups > 1:
+        out |= {n for n in group.capacity if profile.needs_volume_group(n)}
     return out
 
 
-def region_extents(topo, group, node):
-    """Extents of one capacity device's region for the volume group: the
-    disk group's capacity LV takes the same whole extents of every device
-    (disk-group.sh); the region leaves out its first MiB (volume-group.sh)
-    and its own PV header takes one more: one extent less."""
+def region_extents(topo, group, node, device):
+    """Extents of one capacity device's region for the volume group: its
+    disk group's capacity LV takes the same whole extents of every device of
+    that group (disk-group.sh); the region leaves out its first MiB
+    (volume-group.sh) and its own PV header takes one more: one extent less."""
     sizes = {d.name: d.size_bytes for d in topo.node(node).devices}
-    per_device = min((sizes[n] - PE_START_BYTES) // EXTENT_BYTES for n in group.capacity[node])
+    members = group.group_of(node, device).capacity
+    per_device = min((sizes[n] - PE_START_BYTES) // EXTENT_BYTES for n in members)
     return per_device - 1
 
 
@@ -79,7 +86,7 @@ def layout(loader, profile, topo):
     group = profile.disk_group
     for node in sorted(split_nodes(profile)):
         devices = group.capacity[node]
-        free = {d: region_extents(topo, group, node) for d in devices}
+        free = {d: region_extents(topo, group, node, d) for d in devices}
         placed = {}
         for name, mib, width in _lvs_of(profile, node):
             extents = -(-mib * MIB // EXTENT_BYTES)

@@ -9,9 +9,16 @@ builds in the guests, validated strictly before anything starts.
 
     [profile.disk_group]    a cache device in front of capacity devices -> /dev/mapper/diskgroup
     mode = "hybrid"         "hybrid" (read cache + write buffer) | "all-flash" (write buffer only)
-    cache = "cache0"        the cache device
-    capacity = [...]        optional; default every other disk of the node
-    cache_size = "256M"     optional; default the whole cache device (less LVM's share)
+    cache = "cache0"        the cache device (of the first group)
+    capacity = [...]        optional; default every disk of the node outside the cache's
+                            device table
+    groups = 1              disk groups per node, 1..8: group k's cache is the k-th device
+                            of the cache's table from it (cache0, cache1, ...), its capacity
+                            the k-th of as many equal runs of the capacity devices; with
+                            more than one, the node's volume group is made of every group's
+                            capacity devices (/dev/mapper/diskgroup, diskgroup2, ...)
+    cache_size = "256M"     optional; default the whole cache device (less LVM's share);
+                            every group's cache the same (the smallest cache device's)
     read_cache_percent = 70 hybrid only, 10..90: the read cache's share, the rest buffers writes
     stripe_width = 1        1..len(capacity): capacity devices an extent is striped over
     stripe_kib = 64         stripe unit, 4..4096, a power of two
@@ -56,8 +63,9 @@ RAID_MIN_DEVICES = {0: 2, 1: 2, 10: 2, 5: 3, 6: 4}
 DISK_GROUP_MODES = ("hybrid", "all-flash")
 PROFILE_KEYS = ("raid", "disk_group", "replicas", "nfs", "volumes", "volume_sets")
 RAID_KEYS = ("level", "chunk_kib", "devices", "nodes")
-DISK_GROUP_KEYS = ("mode", "cache", "capacity", "cache_size", "read_cache_percent",
+DISK_GROUP_KEYS = ("mode", "cache", "capacity", "groups", "cache_size", "read_cache_percent",
                    "stripe_width", "stripe_kib", "space_efficiency", "nodes")
+GROUPS_RANGE = (1, 8)
 SPACE_EFFICIENCY = ("dedup-compression", "compression")
 REPLICAS_KEYS = ("ftt", "primary", "primaries", "peers", "size")
 NFS_KEYS = ("mount_point",)
@@ -78,19 +86,39 @@ class Raid:
 
 
 @dataclass
+class GroupMembers:
+    """One disk group of a node: its name in the guest and its devices."""
+    name: str              # "diskgroup", "diskgroup2", ...: /dev/mapper/NAME
+    cache: str
+    capacity: list
+
+
+@dataclass
 class DiskGroup:
     mode: str
-    cache: str
-    capacity: dict         # node -> [device names], for the nodes that build it
-    cache_mib: dict        # node -> MiB of the cache device used
+    cache: str             # the first group's cache device
+    capacity: dict         # node -> every group's capacity devices, group after group
+    cache_mib: dict        # node -> MiB of each group's cache device used
     read_cache_percent: int
     stripe_width: int
     stripe_kib: int
     space_efficiency: str = ""     # "" (none) or one of SPACE_EFFICIENCY
+    groups: int = 1
+    members: dict = field(default_factory=dict)   # node -> [GroupMembers], in order
 
     def cache_parts_bytes(self, node):
-        """(read cache, write buffer) bytes of node's cache as it is built."""
+        """(read cache, write buffer) bytes of one of node's caches as it is built."""
         return cache_parts(self.mode, self.cache_mib[node] * MIB, self.read_cache_percent)
+
+    def group_of(self, node, device):
+        """The group of node whose capacity device is device."""
+        return next(g for g in self.members[node] if device in g.capacity)
+
+
+def group_name(index):
+    """The k-th disk group's device-mapper name (index from 0): the first
+    keeps the name a node with one group has always had."""
+    return "diskgroup" if index == 0 else f"diskgroup{index + 1}"
 
 
 @dataclass
@@ -290,31 +318,42 @@ def _disk_group(loader, value, topo):
                                   f"{path}.read_cache_percent", READ_CACHE_PERCENT_RANGE)
     stripe_kib = _power_of_two(loader, table.get("stripe_kib", DEFAULT_CHUNK_KIB),
                                f"{path}.stripe_kib")
+    groups = loader.integer(table.get("groups", 1), f"{path}.groups", GROUPS_RANGE)
     cache_size = size_of(loader, table["cache_size"], f"{path}.cache_size") \
         if "cache_size" in table else None
-    capacity, cache_mib, stripe_width = {}, {}, None
+    capacity, cache_mib, members, stripe_width = {}, {}, {}, None
     for node in nodes_of(loader, table, f"{path}.nodes", topo):
         _device_list(loader, [cache], f"{path}.cache", node)
+        caches = _group_caches(loader, cache, groups, node)
         if "capacity" in table:
             names = _device_list(loader, table["capacity"], f"{path}.capacity", node)
-            if cache in names:
-                loader.fail(f"{path}.capacity", f"the cache device '{cache}' cannot also be "
-                            "a capacity device", table["capacity"])
+            for name in caches:
+                if name in names:
+                    loader.fail(f"{path}.capacity", f"the cache device '{name}' cannot also be "
+                                "a capacity device", table["capacity"])
         else:
-            names = [d.name for d in node.devices if d.name != cache]
+            table_of_cache = cache.rstrip("0123456789")
+            names = [d.name for d in node.devices
+                     if d.name.rstrip("0123456789") != table_of_cache]
             if not names:
                 loader.fail(path, f"node {node.name} has no capacity device besides "
-                            f"the cache '{cache}'")
+                            f"the cache's table '{table_of_cache}'")
+        if len(names) % groups:
+            loader.fail(f"{path}.groups", f"node {node.name}'s {len(names)} capacity devices "
+                        f"({', '.join(names)}) do not split into {groups} equal groups", groups)
+        per_group = len(names) // groups
         stripe_width = loader.integer(table.get("stripe_width", 1), f"{path}.stripe_width",
-                                      (1, len(names)))
+                                      (1, per_group))
+        if groups > 1 and stripe_width != 1:
+            loader.fail(f"{path}.stripe_width", f"must be 1 with groups = {groups}: the node's "
+                        "volume group is made of every group's capacity devices, each one "
+                        "region (stripe the volumes instead: profile.volumes.stripe_width)",
+                        stripe_width)
         capacity[node.name] = names
-        device_bytes = next(d.size_bytes for d in node.devices if d.name == cache)
-        usable = device_bytes - LVM_OVERHEAD_BYTES
-        size = usable if cache_size is None else cache_size
-        if size > usable:
-            loader.fail(f"{path}.cache_size", f"larger than its device: '{cache}' of node "
-                        f"{node.name} holds {device_bytes // MIB} MiB, at most "
-                        f"{max(usable, 0) // MIB} MiB usable", table["cache_size"])
+        members[node.name] = [GroupMembers(group_name(k), caches[k],
+                                           names[k * per_group:(k + 1) * per_group])
+                              for k in range(groups)]
+        size = _cache_size(loader, path, table, cache_size, caches, node)
         read_bytes, write_bytes = cache_parts(mode, size, read_percent)
         if min([read_bytes, write_bytes] if mode == "hybrid" else [write_bytes]) \
                 < MIN_CACHE_PART_BYTES:
@@ -330,7 +369,37 @@ def _disk_group(loader, value, topo):
             loader.fail(f"{path}.space_efficiency", "only with mode = 'all-flash' (a hybrid "
                         "group's capacity devices are disks)", space_efficiency)
     return DiskGroup(mode, cache, capacity, cache_mib, read_percent, stripe_width, stripe_kib,
-                     space_efficiency)
+                     space_efficiency, groups, members)
+
+
+def _group_caches(loader, cache, groups, node):
+    """The cache devices of node's groups: cache, then the next ones of its
+    device table (cache0, cache1, ...)."""
+    base = cache.rstrip("0123456789")
+    first = int(cache[len(base):]) if cache[len(base):] else 0
+    names = [cache] + [f"{base}{first + k}" for k in range(1, groups)]
+    have = {d.name for d in node.devices}
+    for k, name in enumerate(names[1:], start=2):
+        if name not in have:
+            loader.fail("profile.disk_group.groups", f"node {node.name} has no device '{name}' "
+                        f"for group {k}'s cache (group k's cache is the k-th device of "
+                        f"'{cache}''s table from it)", groups)
+    return names
+
+
+def _cache_size(loader, path, table, cache_size, caches, node):
+    """The bytes of each group's cache: cache_size, or the smallest cache
+    device's usable space; no larger than any cache device holds."""
+    usable = {d.name: d.size_bytes - LVM_OVERHEAD_BYTES for d in node.devices if d.name in caches}
+    smallest = min(caches, key=lambda name: usable[name])
+    if cache_size is None:
+        return usable[smallest]
+    if cache_size > usable[smallest]:
+        device_bytes = usable[smallest] + LVM_OVERHEAD_BYTES
+        loader.fail(f"{path}.cache_size", f"larger than its device: '{smallest}' of node "
+                    f"{node.name} holds {device_bytes // MIB} MiB, at most "
+                    f"{max(usable[smallest], 0) // MIB} MiB usable", table["cache_size"])
+    return cache_size
 
 
 def _replicas(loader, value, topo):
@@ -429,9 +498,11 @@ def local_volume_bytes(profile, node):
         return raid_usable_bytes(profile.raid.level, min(sizes[n] for n in names), len(names))
     if profile.disk_group is not None and node.name in profile.disk_group.capacity:
         group = profile.disk_group
-        names = group.capacity[node.name]
-        per_device = min(sizes[n] for n in names) - LVM_OVERHEAD_BYTES
-        return len(names) // group.stripe_width * group.stripe_width * per_device
+        total = 0
+        for members in group.members[node.name]:
+            per_device = min(sizes[n] for n in members.capacity) - LVM_OVERHEAD_BYTES
+            total += len(members.capacity) // group.stripe_width * group.stripe_width * per_device
+        return total
     return node.devices[0].size_bytes if node.devices else 0
 
 

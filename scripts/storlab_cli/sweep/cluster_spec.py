@@ -103,7 +103,7 @@ def _device_line(topo, node, device):
 
 def _local_stack(profile, node, workload):
     """The node's local volume (schema/profile.py's rule: its RAID, else its
-    disk group, else its first disk when it holds LVs) as (its spec line,
+    disk groups, else its first disk when it holds LVs) as (its spec lines,
     the devices it is built from), or (None, no devices). A disk group that
     deduplicates or compresses takes what the data is like from the
     workload's fio keys."""
@@ -116,20 +116,24 @@ def _local_stack(profile, node, workload):
                           f"chunk={raid.chunk_kib}k", f"data-offset={offset}"] + names),
                 set(names))
     if group is not None and node.name in group.capacity:
-        words = ["local", node.name, "disk-group", f"mode={group.mode}", f"cache={group.cache}",
-                 f"cache-size={group.cache_mib[node.name]}M"]
-        if group.mode == "hybrid":
-            words.append(f"read-cache-percent={group.read_cache_percent}")
-        words += [f"stripe-width={group.stripe_width}", f"stripe={group.stripe_kib}k"]
-        if node.name in profile.lv_devices:
-            words.append("volume-group=per-device")
-        if group.space_efficiency:
-            data = workload or {}
-            words += [f"space-efficiency={group.space_efficiency}",
-                      f"dedupe-percent={data.get('dedupe_percentage', 0)}",
-                      f"compress-percent={data.get('buffer_compress_percentage', 0)}"]
-        capacity = group.capacity[node.name]
-        return " ".join(words + capacity), {group.cache, *capacity}
+        lines, used = [], set()
+        for k, members in enumerate(group.members[node.name], start=1):
+            words = ["local", node.name, "disk-group"] + ([f"group={k}"] if k > 1 else [])
+            words += [f"mode={group.mode}", f"cache={members.cache}",
+                      f"cache-size={group.cache_mib[node.name]}M"]
+            if group.mode == "hybrid":
+                words.append(f"read-cache-percent={group.read_cache_percent}")
+            words += [f"stripe-width={group.stripe_width}", f"stripe={group.stripe_kib}k"]
+            if node.name in profile.lv_devices or group.groups > 1:
+                words.append("volume-group=per-device")
+            if group.space_efficiency:
+                data = workload or {}
+                words += [f"space-efficiency={group.space_efficiency}",
+                          f"dedupe-percent={data.get('dedupe_percentage', 0)}",
+                          f"compress-percent={data.get('buffer_compress_percentage', 0)}"]
+            lines.append(" ".join(words + members.capacity))
+            used |= {members.cache, *members.capacity}
+        return "\n".join(lines), used
     if profile.needs_volume_group(node.name):
         first = node.devices[0].name
         return f"local {node.name} disk {first}", {first}

@@ -73,7 +73,8 @@ def plot_mark_bytes(sweep, parts):
         if sweep.plot_mark == "read-cache" and group.mode != "hybrid":
             raise UserError(f"{where}: {part.topo.path}'s disk group is {group.mode}: it has "
                             "no read cache (\"write-buffer\" marks its write buffer)")
-        sizes |= {group.cache_parts_bytes(node)[MARK_PARTS[sweep.plot_mark]]
+        # a node's: every one of its disk groups has its own
+        sizes |= {group.cache_parts_bytes(node)[MARK_PARTS[sweep.plot_mark]] * group.groups
                   for node in group.cache_mib}
     if len(sizes) > 1:
         raise UserError(f"{where}: the nodes' {sweep.plot_mark.replace('-', ' ')}s differ "
