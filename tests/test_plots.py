@@ -172,7 +172,7 @@ def test_bandwidth_versus_block_size_and_microseconds(tmp_path):
         row.update(lat_mean_us=120.5, lat_p99_us=480.0)
     directory = make_results(tmp_path / "bs", ["bs", "iodepth"], rows, x="bs")
     figures, _ = plot.render(directory)
-    assert [f.name for f in figures] == ["iops-latency", "bandwidth", "hockey"]
+    assert [f.name for f in figures] == ["iops-latency", "bandwidth", "hockey", "layers"]
     assert_png(os.path.join(directory, "plots", "bandwidth.png"))
     texts = svg_texts(os.path.join(directory, "plots", "bandwidth.svg"))
     assert "bandwidth (MB/s)" in texts and "iodepth" not in texts   # one value: no series
@@ -185,6 +185,39 @@ def test_bandwidth_versus_block_size_and_microseconds(tmp_path):
     plot.render(directory)
     texts = svg_texts(os.path.join(directory, "plots", "bandwidth.svg"))
     assert "MB/s · iodepth=1" in texts and "MB/s · iodepth=32" in texts
+
+
+def test_layers_side_by_side_for_a_stack(tmp_path):
+    """A profile target's VM, device and member IOPS side by side at each x,
+    the latencies on the second axis; not for a plain device (one layer
+    only), nor with two series (the bars would mix)."""
+    rows = [dict(measured(qd), active_nodes=qd) for qd in (1, 2, 3)]
+    for row in rows:
+        row.update(dev_iops=row["iops"] * 1.5, member_iops=row["iops"] * 3)
+    directory = make_results(tmp_path / "vsa", ["active_nodes"], rows,
+                             workload={"target": "share"})
+    figures, _ = plot.render(directory)
+    assert "layers" in [f.name for f in figures]
+    texts = svg_texts(os.path.join(directory, "plots", "layers.svg"))
+    for text in ("IOPS, VMs (fio)", "IOPS, devices", "IOPS, member disks",
+                 "mean latency, VMs (fio)", "mean latency, devices", "IOPS (all nodes)"):
+        assert text in texts
+    blocks = datablocks(gp(directory, "layers"))
+    # three bars a category, the member disks' at 3x the VMs'
+    assert [len(blocks[b]) for b in ("$d0", "$d1", "$d2")] == [3, 3, 3]
+    assert blocks["$d2"][0][1] == pytest.approx(3 * blocks["$d0"][0][1])
+    assert all(math.isnan(row[2]) for row in blocks["$d2"])    # members: no latency
+    # a plain device: the VM and its front end are one layer
+    for row in rows:
+        row["member_iops"] = ""
+    directory = make_results(tmp_path / "device", ["active_nodes"], rows)
+    assert "layers" not in [f.name for f in plot.render(directory)[0]]
+    # two series: not drawn
+    rows = [dict(measured(qd, battery), iodepth=qd, **{"device.battery": battery})
+            for qd in (1, 8) for battery in ("ok", "failed")]
+    directory = make_results(tmp_path / "two", ["iodepth", "device.battery"], rows,
+                             x="iodepth", series="device.battery")
+    assert "layers" not in [f.name for f in plot.render(directory)[0]]
 
 
 def test_one_point_one_series_value_still_plots(tmp_path):
@@ -203,13 +236,13 @@ def test_string_x_without_series_and_nothing_swept(tmp_path):
             for battery in ("ok", "learning", "failed")]
     directory = make_results(tmp_path / "strings", ["device.battery"], rows)
     figures, _ = plot.render(directory)
-    assert [f.name for f in figures] == ["iops-latency", "hockey"]
+    assert [f.name for f in figures] == ["iops-latency", "hockey", "layers"]
     assert "set xtics ('ok' 0, 'learning' 1, 'failed' 2)" in gp(directory, "iops-latency")
     assert "IOPS" in svg_texts(os.path.join(directory, "plots", "iops-latency.svg"))
     # No swept key at all: the points themselves are the x axis.
     directory = make_results(tmp_path / "none", [], [measured(1), measured(2)])
     figures, _ = plot.render(directory)
-    assert [f.name for f in figures] == ["iops-latency", "hockey"]
+    assert [f.name for f in figures] == ["iops-latency", "hockey", "layers"]
 
 
 def test_empty_cells_are_not_available_not_errors(tmp_path):
@@ -219,7 +252,8 @@ def test_empty_cells_are_not_available_not_errors(tmp_path):
     rows[1]["iops"] = ""                                # and one point without IOPS
     directory = make_results(tmp_path / "gaps", ["iodepth"], rows)
     figures, report_path = plot.render(directory)
-    assert [f.name for f in figures] == ["iops-latency"]      # hockey needs latency
+    # hockey needs latency; the layers have IOPS
+    assert [f.name for f in figures] == ["iops-latency", "layers"]
     script = gp(directory, "iops-latency")
     assert "NaN" in script and "y2" not in script
     with open(report_path, encoding="utf-8") as f:
@@ -488,7 +522,9 @@ def test_x_per_host_shows_each_points_working_set_per_host(tmp_path):
     # listed largest first: the axis still goes from the smallest
     directory = working_set_sweep(tmp_path / "run", sizes=("8G", "1G", "4G", "2G"))
     figures, _ = plot.render(directory)
-    assert [f.name for f in figures] == ["iops-latency", "hockey"]
+    assert [f.name for f in figures] == ["iops-latency", "hockey", "layers"]
+    assert "set xtics ('64 GiB' 0, '128 GiB' 1, '256 GiB' 2, '512 GiB' 3)" in \
+        gp(directory, "layers")
     script = gp(directory, "iops-latency")
     assert "set xtics ('64 GiB' 0, '128 GiB' 1, '256 GiB' 2, '512 GiB' 3)" in script
     assert "set xlabel 'working set per host'" in script

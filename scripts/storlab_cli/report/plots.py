@@ -8,6 +8,9 @@ papers:
                  manifest plot.x; one bar per series side by side
   bandwidth      MB/s versus block size (when a bs key is swept)
   hockey         latency versus IOPS, one line per series, in sweep order
+  layers         IOPS (bars) and mean latency (lines) at each layer of the stack
+                 side by side: the VMs (fio), the devices, a raid device's
+                 member disks; for a profile target or a raid device, one series
   timeline-NNN   IOPS and latency over time of point NNN, live events marked
 The simulator's prediction (DIR/sim/points.csv) is overlaid on iops-latency and
 hockey as "simulator": IOPS as points, latency dashed. The manifest's plot
@@ -345,6 +348,68 @@ def bandwidth(results):
     return script
 
 
+# The layers of the stack a point's I/O passes, top down: (IOPS column,
+# mean latency column or None, legend).  The devices are a lab's emulated
+# disks or LUNs, or every drive of the simulated cluster; the members a
+# raid device's disks behind its controller.
+LAYERS = (("iops", "lat_mean_us", "VMs (fio)"), ("dev_iops", "dev_lat_mean_us", "devices"),
+          ("member_iops", None, "member disks"))
+
+
+def layers(results):
+    """What each layer does for the VMs' I/O, as the VSA study watched the
+    VM, the datastore and the physical adapter: a write that lands on two
+    copies shows twice the IOPS below; a cache that serves reads, fewer.
+    Totals over every node (the layers below the VMs serve inactive nodes'
+    copies too). None when only one layer has figures, when the sweep
+    drives a plain device (no layer below its front end), or when more
+    than one series would share the bars."""
+    table = results.points
+    present = [layer for layer in LAYERS
+               if any(table.number(row, layer[0]) is not None for row in table.rows)]
+    target = (results.manifest.get("workload") or {}).get("target", "device")
+    if len(present) < 2 or (target == "device" and present[-1][0] != "member_iops"):
+        return None
+    x_key, series_keys = plot_axes(results)
+    group = grouping(results, x_key, series_keys)
+    if len(group.series) > 1:
+        return None
+    index = _index(table, group)
+    rows = [index.get((category, group.series[0])) for category in group.categories]
+    latencies = [table.number(row, c) for row in rows if row for _, c, _ in present if c]
+    divisor, unit = latency_scale(latencies)
+    width = 0.8 / len(present)
+    script = Script(_title(results, f"IOPS and latency at each layer vs {x_key}"))
+    bars, lines, iops_all, lat_all = [], [], [], []
+    for j, (iops_column, latency_column, name) in enumerate(present):
+        offset = (j - (len(present) - 1) / 2) * width
+        data = [[i + offset, table.number(row, iops_column) if row else None,
+                 _scaled(table.number(row, latency_column), divisor)
+                 if row and latency_column else None]
+                for i, row in enumerate(rows)]
+        iops_all += [d[1] for d in data]
+        lat_all += [d[2] for d in data]
+        block = script.data(data)
+        fill = PALETTE[j % len(PALETTE)]
+        if _has_data(data, 1):
+            bars.append(f"{block} using 1:2 with boxes lc rgb '{fill}' "
+                        f"title {quote(f'IOPS, {name}')}")
+        if _has_data(data, 2):
+            lines.append(f"{block} using 1:3 axes x1y2 with linespoints dt 1 lw 2 pt 7 ps 1.1 "
+                         f"lc rgb '{darker(fill)}' title {quote(f'mean latency, {name}')}")
+    script.add(f"set boxwidth {width * 0.92} absolute", f"set xlabel {quote(x_key)}",
+               f"set ylabel {quote('IOPS (all nodes)')}",
+               f"set yrange [0:{axis_top(iops_all)}]", axis_format("y", axis_top(iops_all)))
+    category_tics(script, group.categories)
+    if lines:
+        script.add("set border 11 lw 1 lc rgb '#555555'", "set y2tics nomirror",
+                   f"set y2label {quote(f'latency ({unit})')}",
+                   f"set y2range [0:{axis_top(lat_all)}]", axis_format("y2", axis_top(lat_all)))
+    for element in bars + lines:
+        script.element(element)
+    return script
+
+
 def hockey(results):
     x_key, series_keys = plot_axes(results)
     group = grouping(results, x_key, series_keys)
@@ -472,7 +537,8 @@ def render_all(results):
     plots_dir = os.path.join(results.directory, "plots")
     os.makedirs(plots_dir, exist_ok=True)
     _clear(plots_dir)
-    builders = [("iops-latency", iops_latency), ("bandwidth", bandwidth), ("hockey", hockey)]
+    builders = [("iops-latency", iops_latency), ("bandwidth", bandwidth), ("hockey", hockey),
+                ("layers", layers)]
     builders += [(f"timeline-{t.point:03d}", lambda r, t=t: timeline(r, t))
                  for t in timelines_worth_drawing(results.timelines)]
     return draw(plots_dir, builders, results)
