@@ -147,6 +147,18 @@ def test_two_disk_groups_a_node(tmp_path):
         == "volume node1 u1v3 64M devices=disk2"
 
 
+def test_group_caches_come_from_the_cache_entry_itself(tmp_path):
+    """An entry name ending in a digit: "c1" x 2 is c10, c11, beside "c" x 4
+    (c0..c3); the groups' caches are c10 and c11, the capacity c0..c3."""
+    base = BASE.replace('name = "cache"\nplugin = "memory"\n',
+                        'name = "c1"\nplugin = "memory"\ncount = 2\n') \
+        .replace('name = "disk"\n', 'name = "c"\n')
+    g = load(tmp_path, '[profile.disk_group]\nmode = "all-flash"\ncache = "c10"\ngroups = 2\n',
+             base).profile.disk_group
+    assert [(m.cache, m.capacity) for m in g.members["node1"]] == [
+        ("c10", ["c0", "c1"]), ("c11", ["c2", "c3"])]
+
+
 def test_one_group_leaves_the_other_caches_idle(tmp_path):
     """groups = 1 over a table of two caches: cache1 is no capacity device
     (the default capacity is every disk outside the cache's table)."""

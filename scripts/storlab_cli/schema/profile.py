@@ -332,9 +332,8 @@ def _disk_group(loader, value, topo):
                     loader.fail(f"{path}.capacity", f"the cache device '{name}' cannot also be "
                                 "a capacity device", table["capacity"])
         else:
-            table_of_cache = cache.rstrip("0123456789")
-            names = [d.name for d in node.devices
-                     if d.name.rstrip("0123456789") != table_of_cache]
+            table_of_cache = node_device(node, cache).table
+            names = [d.name for d in node.devices if d.table != table_of_cache]
             if not names:
                 loader.fail(path, f"node {node.name} has no capacity device besides "
                             f"the cache's table '{table_of_cache}'")
@@ -372,15 +371,18 @@ def _disk_group(loader, value, topo):
                      space_efficiency, groups, members)
 
 
+def node_device(node, name):
+    return next(d for d in node.devices if d.name == name)
+
+
 def _group_caches(loader, cache, groups, node):
     """The cache devices of node's groups: cache, then the next ones of its
     device table (cache0, cache1, ...)."""
-    base = cache.rstrip("0123456789")
-    first = int(cache[len(base):]) if cache[len(base):] else 0
-    names = [cache] + [f"{base}{first + k}" for k in range(1, groups)]
-    have = {d.name for d in node.devices}
+    first = node_device(node, cache)
+    names = [cache] + [f"{first.table}{first.index + k}" for k in range(1, groups)]
+    have = {d.name: d.table for d in node.devices}
     for k, name in enumerate(names[1:], start=2):
-        if name not in have:
+        if have.get(name) != first.table:
             loader.fail("profile.disk_group.groups", f"node {node.name} has no device '{name}' "
                         f"for group {k}'s cache (group k's cache is the k-th device of "
                         f"'{cache}''s table from it)", groups)

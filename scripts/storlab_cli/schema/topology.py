@@ -36,7 +36,7 @@ import math
 import os
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from storlab_cli.common import toml_file
 from storlab_cli import catalog
@@ -109,6 +109,12 @@ class Device:
     bus: str             # "virtio" | "scsi" | "sata"
     size_bytes: int      # what the guest sees (raid: the LUN, from the plugin's rule)
     rotation_rpm: int | None  # hdd: its rpm; otherwise None (raid: see device_entry)
+    table: str = field(default="", compare=False)   # "disk": the entry it comes from
+
+    @property
+    def index(self):
+        """Its place in its entry (disk0: 0)."""
+        return int(self.name[len(self.table):])
 
 
 @dataclass
@@ -296,7 +302,7 @@ class _TopologyLoader(Loader):
                                         f"{key_path}.memory_mib", MEMORY_MIB_RANGE),
                 # each node owns its Device objects: callers may annotate them
                 devices=[Device(d.name, d.plugin, dict(d.params), d.bus, d.size_bytes,
-                                d.rotation_rpm) for d in node_devices]))
+                                d.rotation_rpm, d.table) for d in node_devices]))
 
         pairs = self.link_pairs(data.get("links", {}), node_names)
         links = [make_link(name, i, a, b) for i, (a, b) in enumerate(pairs)]
@@ -430,7 +436,7 @@ class _TopologyLoader(Loader):
         rotation_rpm = self.rotation_rpm(plugin, params, entry.get("params", {}).get("rpm"),
                                          f"{key_path}.params")
         return [Device(name=f"{base}{n}", plugin=plugin, params=dict(params), bus=bus,
-                       size_bytes=size_bytes, rotation_rpm=rotation_rpm)
+                       size_bytes=size_bytes, rotation_rpm=rotation_rpm, table=base)
                 for n in range(count)]
 
     def params(self, value, key_path, plugin):
