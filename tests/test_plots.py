@@ -220,6 +220,28 @@ def test_layers_side_by_side_for_a_stack(tmp_path):
     assert "layers" not in [f.name for f in plot.render(directory)[0]]
 
 
+def test_plot_names_on_axes_titles_and_legends(tmp_path):
+    """plot.names: the figures say "queue depth" and "BBU", not the keys."""
+    rows = [dict(measured(qd, battery), iodepth=qd, **{"device.battery": battery})
+            for qd in (1, 8) for battery in ("ok", "failed")]
+    directory = make_results(tmp_path / "named", ["iodepth", "device.battery"], rows,
+                             x="iodepth", series="device.battery",
+                             plot_settings={"names": {"iodepth": "queue depth",
+                                                      "device.battery": "BBU"}})
+    plot.render(directory)
+    script = gp(directory, "iops-latency")
+    assert "set xlabel 'queue depth'" in script
+    assert "IOPS and latency vs queue depth by BBU'" in script
+    assert "title 'IOPS · BBU=ok'" in script and "iodepth" not in script
+    with open(os.path.join(directory, "manifest.json"), encoding="utf-8") as f:
+        manifest = json.load(f)
+    manifest["plot"]["names"] = {"iodepth": 4}
+    with open(os.path.join(directory, "manifest.json"), "w", encoding="utf-8") as f:
+        json.dump(manifest, f)
+    with pytest.raises(UserError, match="plot.names must map column names to names"):
+        plot.render(directory)
+
+
 def test_one_point_one_series_value_still_plots(tmp_path):
     rows = [dict(measured(4, "failed"), iodepth=4, **{"device.battery": "failed"})]
     directory = make_results(tmp_path / "one", ["iodepth", "device.battery"], rows,

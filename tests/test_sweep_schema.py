@@ -148,6 +148,12 @@ def test_bad_plot_and_extra_points(tmp_path):
 SIZE_SWEEP = SWEEP.replace("iodepth = [1, 4, 16]", 'size = ["16M", "32M"]')
 
 
+def test_plot_names_of_swept_keys(tmp_path):
+    sweep = load(tmp_path, SWEEP + '[plot.names]\n"device.battery" = "BBU state"\n')
+    assert sweep.plot_names == {"device.battery": "BBU state"}
+    assert load(tmp_path, SWEEP).plot_names == {}
+
+
 def test_plot_axes_per_node_working_set_per_host_and_a_mark(tmp_path):
     sweep = load(tmp_path, SIZE_SWEEP)
     assert (sweep.plot_per_node, sweep.plot_x_per_host, sweep.plot_mark) == (False, False, None)
@@ -168,9 +174,19 @@ def test_plot_axes_per_node_working_set_per_host_and_a_mark(tmp_path):
     (SIZE_SWEEP, 'mark = "read-cache"', "s.toml: plot.mark = 'read-cache': marks a size per "
      "host on the working set axis: needs plot.x_per_host = true"),
     (SIZE_SWEEP, "per_nodes = true", "s.toml: plot: unknown key 'per_nodes' (known: x, series, "
-     "per_node, x_per_host, mark)"),
+     "per_node, x_per_host, mark, names)"),
+    (SWEEP, '[plot.names]\nbs = "block size"',
+     "s.toml: plot.names.\"bs\" = 'block size': not a swept key (swept: iodepth, device.battery)"),
+    (SWEEP, '[plot.names]\niodepth = 4', "s.toml: plot.names.\"iodepth\" = 4: must be one line "
+     "of 1..60 characters"),
+    (SWEEP, '[plot.names]\niodepth = " "', "plot.names.\"iodepth\" = ' ': must be one line"),
+    (SWEEP, '[plot.names]\niodepth = "' + "x" * 61 + '"', "must be one line of 1..60"),
+    (SWEEP, 'names = "depth"', "s.toml: plot.names = 'depth': must be a table"),
 ])
 def test_bad_plot_axes_are_one_line(tmp_path, sweep_text, plot_lines, needle):
+    if plot_lines.startswith("[plot.names]"):          # a table of its own
+        refused(tmp_path, sweep_text + plot_lines + "\n", needle)
+        return
     refused(tmp_path, sweep_text + f"[plot]\n{plot_lines}\n", needle)
 
 

@@ -188,7 +188,7 @@ def test_nodes_per_point_and_the_read_cache_marked_in_the_simulator(tmp_path):
     read_cache = 56 * MIB * 30 // 100
     assert manifest["plot"] == {"x": "size", "series": "topology.nodes.count", "per_node": True,
                                 "x_per_host": True, "mark": "read-cache",
-                                "mark_bytes": read_cache}
+                                "mark_bytes": read_cache, "names": {}}
     script = (out / "plots" / "iops-latency.gp").read_text()
     assert "set xtics ('16 MiB' 0, '32 MiB' 1)" in script
     assert "set arrow from first 0.05, graph 0 to first 0.05, graph 1 nohead dt 2" in script

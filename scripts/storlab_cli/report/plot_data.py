@@ -148,6 +148,10 @@ def load_manifest(path):
     for key in ("per_node", "x_per_host"):
         if plot.get(key) is not None and not isinstance(plot[key], bool):
             raise UserError(f"{path}: plot.{key} must be true, false or null")
+    names = plot.get("names") or {}
+    if not isinstance(names, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                              for k, v in names.items()):
+        raise UserError(f"{path}: plot.names must map column names to names")
     mark, mark_bytes = plot.get("mark"), plot.get("mark_bytes")
     if mark is not None and mark not in PLOT_MARKS:
         raise UserError(f"{path}: plot.mark must be {', '.join(PLOT_MARKS)} or null")

@@ -170,6 +170,11 @@ def axis_format(axis, top):
     return f"set format {axis} '%.0f'" if top >= 10 else f"set format {axis} '%g'"
 
 
+def name_of(results, key):
+    """What the figures call a column: the sweep's plot.names, else the key."""
+    return (results.plot_setting("names") or {}).get(key, key)
+
+
 @dataclass
 class Grouping:
     """Rows arranged for a figure: categories along x (sweep order), series
@@ -178,10 +183,14 @@ class Grouping:
     series_keys: list
     categories: list
     series: list
+    names: dict = None         # plot.names: key -> what the figures call it
 
     def series_label(self, values):
-        """'battery=ok': keys without their table prefix (the title has them whole)."""
-        return ", ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in zip(self.series_keys, values))
+        """'battery=ok': keys without their table prefix (the title has them
+        whole), or as plot.names calls them."""
+        names = self.names or {}
+        return ", ".join(f"{names.get(k, k.rsplit('.', 1)[-1])}={v}"
+                         for k, v in zip(self.series_keys, values))
 
     def key_of(self, row):
         return (row[self.x_key], tuple(row[k] for k in self.series_keys))
@@ -198,7 +207,8 @@ def grouping(results, x_key, series_keys):
     rows = results.points.rows + (results.sim.rows if results.sim else [])
     return Grouping(x_key, list(series_keys),
                     axes.ordered(results, x_key, _first_seen(row[x_key] for row in rows)),
-                    _first_seen(tuple(row[k] for k in series_keys) for row in rows))
+                    _first_seen(tuple(row[k] for k in series_keys) for row in rows),
+                    results.plot_setting("names") or {})
 
 
 def plot_axes(results):
@@ -258,8 +268,8 @@ def iops_latency(results):
         return rows
 
     iops = axes.per_node_text(results, "IOPS")
-    title = f"{iops} and latency vs {x_key}" + (f" by {', '.join(series_keys)}"
-                                               if series_keys else "")
+    title = f"{iops} and latency vs {name_of(results, x_key)}" + (
+        f" by {', '.join(name_of(results, k) for k in series_keys)}" if series_keys else "")
     script = Script(_title(results, title))
     bars, sim_iops, lines, iops_all, lat_all = [], [], [], [], []
     for j, values in enumerate(group.series):
@@ -294,7 +304,7 @@ def iops_latency(results):
     if not (bars or sim_iops or lines):
         return None
     script.add(f"set boxwidth {width * 0.92} absolute",
-               f"set xlabel {quote(x_key)}", f"set ylabel {quote(iops)}",
+               f"set xlabel {quote(name_of(results, x_key))}", f"set ylabel {quote(iops)}",
                f"set yrange [0:{axis_top(iops_all)}]", axis_format("y", axis_top(iops_all)))
     category_tics(script, group.categories)
     cache = axes.mark(results, group.categories)
@@ -325,7 +335,7 @@ def bandwidth(results):
     lab = _index(results.points, group)
     width = 0.8 / max(1, len(group.series))
     mb_s = axes.per_node_text(results, "MB/s")
-    script = Script(_title(results, f"Bandwidth vs {bs_key}"))
+    script = Script(_title(results, f"Bandwidth vs {name_of(results, bs_key)}"))
     all_mb_s = []
     for j, values in enumerate(group.series):
         offset = (j - (len(group.series) - 1) / 2) * width
@@ -341,7 +351,8 @@ def bandwidth(results):
                            f"title {quote(_legend(mb_s, group, values))}")
     if not script.elements:
         return None
-    script.add(f"set boxwidth {width * 0.92} absolute", f"set xlabel {quote(bs_key)}",
+    script.add(f"set boxwidth {width * 0.92} absolute",
+               f"set xlabel {quote(name_of(results, bs_key))}",
                f"set ylabel {quote(f'bandwidth ({mb_s})')}",
                f"set yrange [0:{axis_top(all_mb_s)}]", axis_format("y", axis_top(all_mb_s)))
     category_tics(script, group.categories)
@@ -379,7 +390,8 @@ def layers(results):
     latencies = [table.number(row, c) for row in rows if row for _, c, _ in present if c]
     divisor, unit = latency_scale(latencies)
     width = 0.8 / len(present)
-    script = Script(_title(results, f"IOPS and latency at each layer vs {x_key}"))
+    script = Script(_title(results, f"IOPS and latency at each layer vs "
+                                    f"{name_of(results, x_key)}"))
     bars, lines, iops_all, lat_all = [], [], [], []
     for j, (iops_column, latency_column, name) in enumerate(present):
         offset = (j - (len(present) - 1) / 2) * width
@@ -397,7 +409,8 @@ def layers(results):
         if _has_data(data, 2):
             lines.append(f"{block} using 1:3 axes x1y2 with linespoints dt 1 lw 2 pt 7 ps 1.1 "
                          f"lc rgb '{darker(fill)}' title {quote(f'mean latency, {name}')}")
-    script.add(f"set boxwidth {width * 0.92} absolute", f"set xlabel {quote(x_key)}",
+    script.add(f"set boxwidth {width * 0.92} absolute",
+               f"set xlabel {quote(name_of(results, x_key))}",
                f"set ylabel {quote('IOPS (all nodes)')}",
                f"set yrange [0:{axis_top(iops_all)}]", axis_format("y", axis_top(iops_all)))
     category_tics(script, group.categories)

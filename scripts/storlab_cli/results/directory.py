@@ -126,7 +126,7 @@ def manifest(sweep, topo, backend, facts, points_done):
         "swept": sweep.swept, "plot": {"x": sweep.plot_x, "series": sweep.plot_series,
                                        "per_node": sweep.plot_per_node,
                                        "x_per_host": sweep.plot_x_per_host,
-                                       "mark": sweep.plot_mark},
+                                       "mark": sweep.plot_mark, "names": sweep.plot_names},
         "workload": sweep.workload, "phases": sweep.phases,
         "points": [{"index": p.index, "params": p.params, "label": p.label,
                     "events": [vars(e) for e in p.events]} for p in sweep.points],

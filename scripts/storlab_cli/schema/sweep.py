@@ -67,6 +67,8 @@
                                      read cache ("write-buffer": its write buffer) per
                                      node, from the topology (sweep/parts.py; drawn by
                                      report/axes.py)
+    [plot.names]                     what the figures call a swept key (axis, title,
+    "topology.devices.disk.count" = "HDDs per node"    legend); default the key itself
 
 Device knobs run as plugin parameters in the simulator; in a lab they can
 only change live, through a raid device's control socket (battery,
@@ -104,7 +106,8 @@ SWEEPABLE = ("active_nodes", "units", "workers", "rw", "rwmixread", "random_perc
 # fio's keys for what the written data is like (deduplication, compression)
 DATA_KEYS = ("dedupe_percentage", "buffer_compress_percentage")
 PHASE_KEYS = ("precondition", "ramp_s", "duration_s", "interval_s")
-PLOT_KEYS = ("x", "series", "per_node", "x_per_host", "mark")
+PLOT_KEYS = ("x", "series", "per_node", "x_per_host", "mark", "names")
+PLOT_NAME_MAX_CHARS = 60
 PLOT_MARKS = ("read-cache", "write-buffer")     # a disk group's cache parts (profile.py)
 PER_HOST_X = "size"                  # x_per_host: the working set per worker, times a host's
 EXTRA_KEYS = ("label", "events")
@@ -201,6 +204,7 @@ class Sweep:
     plot_per_node: bool = False
     plot_x_per_host: bool = False
     plot_mark: str | None = None     # one of PLOT_MARKS
+    plot_names: dict = field(default_factory=dict)   # swept key -> what figures call it
 
     @property
     def label_key(self):
@@ -368,7 +372,7 @@ class _SweepLoader(Loader):
             study = study_schema.read(self, self.table(data["study"], "study"), SCALE_RANGE)
         return Sweep(name, description, self.path, backend, topology_path, predict, workload,
                      phases, swept, points, plot_x, plot_series, factor, study,
-                     *self.plot_axes(plot_table, plot_x))
+                     *self.plot_axes(plot_table, plot_x), self.plot_names(plot_table, swept))
 
     def workload(self, table):
         self.check_keys(table, WORKLOAD_KEYS, "workload")
@@ -438,6 +442,21 @@ class _SweepLoader(Loader):
         if x is not None and x == series:
             self.fail("plot.series", "is the same key as plot.x", series)
         return x, series
+
+    def plot_names(self, table, swept):
+        """[plot.names]: a name for a swept key in the figures, one line of at
+        most PLOT_NAME_MAX_CHARS characters."""
+        names = self.table(table.get("names", {}), "plot.names")
+        for key, name in names.items():
+            key_path = f'plot.names."{key}"'
+            if key not in swept:
+                self.fail(key_path, f"not a swept key (swept: {', '.join(swept) or 'none'})",
+                          name)
+            if not isinstance(name, str) or not name.strip() or "\n" in name \
+                    or len(name) > PLOT_NAME_MAX_CHARS:
+                self.fail(key_path, f"must be one line of 1..{PLOT_NAME_MAX_CHARS} characters",
+                          name)
+        return dict(names)
 
     def plot_axes(self, table, x):
         """(per_node, x_per_host, mark) of the [plot] table; x is plot.x."""
