@@ -575,9 +575,7 @@ setup_clones (struct sim *sim, const struct sl_jobfile *jf, uint64_t capacity_by
   return 0;
 }
 
-/* Every clone's region starts in the steady state its workload reaches
- * (a cluster's read caches hold their share of it), so a working set of
- * hundreds of GiB needs no hours of simulated warm-up. */
+/* What a job does to its region, as a write buffer's warm state needs it. */
 static enum sl_warm_load
 warm_load_of (const struct sl_job *job)
 {
@@ -586,6 +584,9 @@ warm_load_of (const struct sl_job *job)
   return job->random ? SL_WARM_RANDOM_WRITES : SL_WARM_SEQUENTIAL_WRITES;
 }
 
+/* Every clone's region starts in the steady state its workload reaches
+ * (a cluster's read caches hold their share of it), so a working set of
+ * hundreds of GiB needs no hours of simulated warm-up. */
 static void
 warm_cluster_regions (struct sim *sim, const struct sl_model *model)
 {

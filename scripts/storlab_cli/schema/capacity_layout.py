@@ -5,13 +5,14 @@ simulator (cluster_spec.py's devices= and NODE:DEV words).
 
 A hyperconverged cluster stripes each component of a volume over
 stripe_width capacity devices of its disk group, below the shared cache
-tier, and spreads a node's components over its disk groups. The lab builds the same: the disk group's capacity LV is the
-capacity devices one after another (its own stripe_width 1), so
-/dev/mapper/diskgroup's address range of each device is a region of its
-own; the node's volume group "storlab" is made of those regions, one
-physical volume each, and every LV on it names its devices: a striped
-component `lvcreate -i stripe_width` over the ones picked for it, every
-other LV (a set without stripe_width, a replica copy) one device. A node
+tier, and spreads a node's components over its disk groups. The lab
+builds the same: the disk group's capacity LV is the capacity devices one
+after another (its own stripe_width 1), so /dev/mapper/diskgroup's address
+range of each device is a region of its own; the node's volume group
+"storlab" is made of those regions, one physical volume each, and every LV
+on it names its devices: a striped component `lvcreate -i stripe_width`
+over the ones picked for it, every other LV (a set without stripe_width, a
+replica copy) one device. A node
 with several disk groups always has such a volume group, made of every
 group's capacity devices: its LVs spread over the groups the same way.
 
