@@ -146,7 +146,8 @@ real_time_requests_leave_at_their_deadline (void **state)
   }
   for (int i = 0; i < 4; i++) {
     pthread_join (th[i], NULL);
-    assert_int_equal (t[i].worst_early_ns, 0);
+    /* early only by the release path's learnt hand-over (test_release.c) */
+    assert_true (t[i].worst_early_ns < 1500000);
     /* A lost wakeup would leave a thread waiting for unrelated events;
      * scheduling on a loaded shared host is late by far less. */
     assert_true (t[i].worst_late_ns < 100000000);
@@ -181,12 +182,12 @@ real_time_offset_releases_early_by_the_offset (void **state)
     uint64_t before = sl_clock_monotonic_ns ();
     sl_engine_execute (e, &r);
     took_ns[i] = sl_clock_monotonic_ns () - before;
-    /* Never before the deadline minus the offset. */
-    assert_true (took_ns[i] >= 700000);
   }
-  /* And typically right at it (the median is robust to a busy host). */
+  /* Typically right at the deadline minus the offset (the median is
+   * robust to a busy host), not at the deadline. */
   qsort (took_ns, 20, sizeof took_ns[0], compare_u64);
-  assert_true (took_ns[10] < 700000 + 500000);
+  assert_true (took_ns[10] > 700000 - 200000);
+  assert_true (took_ns[10] < 700000 + 250000);
   sl_engine_free (e);
   free (stats);
 }

@@ -95,7 +95,9 @@ def expected_front(b, a, window_s):
             "read lat us": f(rl / r / 1000 if r else None, 1),
             "write lat us": f(wl / w / 1000 if w else None, 1),
             "mean lat us": f((rl + wl) / (r + w) / 1000 if r + w else None, 1),
-            "QD now": str(a["queue_depth"]), "QD mean": f((rl + wl) / (window_s * 1e9), 2)}
+            "QD now": str(a["queue_depth"]), "QD mean": f((rl + wl) / (window_s * 1e9), 2),
+            # these snapshots predate release lateness
+            "late p99 us": "-"}
 
 
 def expected_member(b, a, window_s):
@@ -183,6 +185,37 @@ def test_hdd_frame_has_the_front_end_only():
                                          + (2397 - 1062) * 213654) / (window_s * 1e9), 2)
     assert not has_table(frame, "cache") and not has_table(frame, "member")
     assert "events" not in frame
+
+
+def with_release_lateness(snapshot_doc, buckets):
+    doc = copy.deepcopy(snapshot_doc)
+    doc["devices"][0]["realtime"] = {"release_lateness_histogram": {
+        "sub_bits": 7, "buckets": [[i, c] for i, c in sorted(buckets.items())]}}
+    return doc
+
+
+def test_frame_shows_release_lateness_and_says_when_it_is_late():
+    # histogram buckets (sub_bits 7): index 768 holds 4096..4127 ns
+    # (midpoint 4111), index 1975 holds 2998272..3014655 ns (midpoint 3006463)
+    before = with_release_lateness(snapshot("hdd-before"), {768: 100})
+    on_time = with_release_lateness(snapshot("hdd-after"), {768: 100 + 1000})
+    late = with_release_lateness(snapshot("hdd-after"), {768: 100 + 980, 1975: 20})
+    frame = top_frame.render(before, on_time)
+    assert table(frame, "front end")["hdd"]["late p99 us"] == "4.1"
+    assert "release-late" not in frame
+    # 1000 releases in the window: the 990th is in the 3 ms bucket, beyond a
+    # tenth of the drive's mean latency
+    frame = top_frame.render(before, late)
+    front = table(frame, "front end")["hdd"]
+    assert front["late p99 us"] == "3006.5"
+    assert 3006.5 > 0.1 * float(front["mean lat us"])
+    warning = [line for line in frame.split("\n") if "release-late" in line]
+    assert len(warning) == 1
+    said = re.fullmatch(r"hdd: release-late, 3006 us p99 against (\d+) us mean: (.*)", warning[0])
+    assert abs(int(said.group(1)) - float(front["mean lat us"])) <= 1
+    assert said.group(2) == ("the plugin released replies late (release lateness p99 above 10% "
+                             "of the device's mean latency): the host's CPU could not keep the "
+                             "model's timing")
 
 
 # ---- bad input ---------------------------------------------------------------------------

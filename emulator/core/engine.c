@@ -15,6 +15,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "release.h"
+
 /* A real-time request thread parks here until the model has decided its
  * completion time. */
 struct waiter {
@@ -28,6 +30,10 @@ struct waiter {
 #define GAP_SAMPLES 64
 #define GAP_MAX_NS 2000000u
 #define GAP_RECOMPUTE_EVERY 16
+/* A request's completion event only books statistics: the driver runs it
+ * at most this late when no request thread passes by (a live stats reader
+ * sees completions this late at worst), instead of waking per request. */
+#define BOOKKEEPING_LAG_NS 1000000u
 
 struct sl_engine {
   enum sl_clock_kind clock;
@@ -48,6 +54,7 @@ struct sl_engine {
   int driver_started;
   int stopping;
   uint64_t driver_sleep_until_ns;      /* engine time the driver waits for */
+  uint64_t model_events;               /* queued events that are not bookkeeping */
   struct sl_request *free_requests;    /* engine-owned requests for execute() */
 
   /* latency offset */
@@ -125,6 +132,8 @@ wall_engine_ns (const struct sl_engine *e)
 
 /* --------------------------------------------------------- model calls -- */
 
+static void finish_request (struct sl_engine *e, void *arg, uint64_t unused);
+
 void
 sl_engine_schedule (struct sl_engine *e, uint64_t when_ns,
                     sl_event_fn fn, void *arg, uint64_t arg_u64)
@@ -132,6 +141,9 @@ sl_engine_schedule (struct sl_engine *e, uint64_t when_ns,
   if (when_ns < e->now_ns)
     when_ns = e->now_ns;       /* the past is gone: run it now */
   sl_event_queue_push (&e->events, e->now_ns, when_ns, fn, arg, arg_u64);
+  if (fn == finish_request)
+    return;                    /* bookkeeping: see keep_driver_for_bookkeeping */
+  e->model_events++;
   if (e->driver_started && when_ns < e->driver_sleep_until_ns)
     pthread_cond_signal (&e->driver_wake);
 }
@@ -202,6 +214,8 @@ sl_engine_run_next (struct sl_engine *e)
   sl_event_queue_prefetch (&e->events);
   if (ev.when_ns > e->now_ns)
     e->now_ns = ev.when_ns;
+  if (ev.fn != finish_request)
+    e->model_events--;
   ev.fn (e, ev.arg, ev.arg_u64);
   return true;
 }
@@ -232,6 +246,8 @@ driver_main (void *arg)
     }
     else {
       uint64_t wake = sl_event_queue_next_ns (&e->events, e->now_ns);
+      if (e->model_events == 0)
+        wake += BOOKKEEPING_LAG_NS;
       e->driver_sleep_until_ns = wake;
       uint64_t abs_ns = wake + e->epoch_ns;
       struct timespec ts = { .tv_sec = (time_t) (abs_ns / 1000000000u),
@@ -299,6 +315,20 @@ take_request (struct sl_engine *e)
   return r;
 }
 
+/* A request thread is about to leave the engine lock with completions
+ * still queued: the driver must come for them within BOOKKEEPING_LAG_NS.
+ * Asked here rather than per scheduled completion, so a request reaped at
+ * once costs no driver wake-up. */
+static void
+keep_driver_for_bookkeeping (struct sl_engine *e)
+{
+  if (!e->driver_started || sl_event_queue_len (&e->events) == 0)
+    return;
+  uint64_t run_by = sl_event_queue_next_ns (&e->events, e->now_ns) + BOOKKEEPING_LAG_NS;
+  if (run_by < e->driver_sleep_until_ns)
+    pthread_cond_signal (&e->driver_wake);
+}
+
 /* A request thread leaves the engine; the last one out starts an idle gap. */
 static void
 leave_locked (struct sl_engine *e, uint64_t left_ns)
@@ -350,13 +380,16 @@ sl_engine_execute_at_arrival (struct sl_engine *e, struct sl_request *caller,
   caller->arrival_ns = now;
   caller->completion_ns = w.completion_ns;
   caller->completion_known = true;
+  keep_driver_for_bookkeeping (e);
 
   if (release > now) {
     pthread_mutex_unlock (&e->lock);
-    sl_clock_sleep_until_ns (release + e->epoch_ns);
+    uint64_t late = sl_release_wait_until (release + e->epoch_ns);
     uint64_t left = wall_engine_ns (e);
     pthread_mutex_lock (&e->lock);
-    sl_device_stats_release (e->stats, left > release ? left - release : 0);
+    struct sl_release_path path;
+    sl_release_get_path (&path);
+    sl_device_stats_release (e->stats, late, &path);
     leave_locked (e, left);
   }
   else

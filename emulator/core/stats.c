@@ -200,10 +200,12 @@ sl_device_stats_adopt_counters (struct sl_device_stats *s, const char *const nam
 }
 
 void
-sl_device_stats_release (struct sl_device_stats *s, uint64_t lateness_ns)
+sl_device_stats_release (struct sl_device_stats *s, uint64_t lateness_ns,
+                         const struct sl_release_path *path)
 {
   write_begin (s);
   sl_histogram_record (&s->release_lateness_ns, lateness_ns);
+  s->release_path = *path;
   write_end (s);
 }
 
@@ -313,6 +315,11 @@ write_json_record (const struct sl_device_stats *s, FILE *out)
   /* the buckets too: a sweep's window of lateness is the difference of two */
   fputs (", \"release_lateness_histogram\": ", out);
   write_json_histogram (out, &s->release_lateness_ns);
+  fprintf (out, ", \"release_path\": {\"spin_cores\": %llu, "
+           "\"handover_ns\": %llu, \"timer_late_ns\": %llu}",
+           (unsigned long long) s->release_path.spin_cores,
+           (unsigned long long) s->release_path.handover_ns,
+           (unsigned long long) s->release_path.timer_late_ns);
   fputs ("}, \"counters\": {", out);
   bool first = true;
   for (unsigned i = 0; i < sizeof s->model_counter / sizeof s->model_counter[0]; i++) {

@@ -28,6 +28,14 @@ struct sl_op_stats {
   struct sl_histogram latency_ns;      /* arrival -> completion */
 };
 
+/* Real time only: what the release path (release.h) runs with and has
+ * learnt, as of the last release. */
+struct sl_release_path {
+  uint64_t handover_ns;        /* futex wake -> the released thread running */
+  uint64_t timer_late_ns;      /* how late the dispatcher's timed sleeps end */
+  uint64_t spin_cores;
+};
+
 struct sl_device_stats {
   volatile uint64_t sequence;  /* seqlock: odd while being written */
   char name[SL_STATS_NAME_BYTES];
@@ -45,6 +53,7 @@ struct sl_device_stats {
   /* Real time only: how late requests were released past their deadline.
    * A lab whose releases run late measures the host, not the model. */
   struct sl_histogram release_lateness_ns;
+  struct sl_release_path release_path;
   /* model-specific counters (named, for JSON): e.g. hdd cache hits, seeks */
   uint64_t model_counter[16];
   char model_counter_name[16][24];
@@ -67,8 +76,10 @@ void sl_device_stats_arrival (struct sl_device_stats *s, uint64_t now_ns);
 void sl_device_stats_completion (struct sl_device_stats *s, enum sl_op op,
                                  uint64_t length_bytes, uint64_t latency_ns,
                                  uint64_t now_ns);
-/* Real-time drivers: a request left lateness_ns after its deadline. */
-void sl_device_stats_release (struct sl_device_stats *s, uint64_t lateness_ns);
+/* Real-time drivers: a request left lateness_ns after its deadline; path:
+ * the release path's figures then. */
+void sl_device_stats_release (struct sl_device_stats *s, uint64_t lateness_ns,
+                              const struct sl_release_path *path);
 /* Name a model counter slot (index < 16). */
 void sl_device_stats_name_counter (struct sl_device_stats *s, unsigned index,
                                    const char *name);

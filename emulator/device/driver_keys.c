@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "core/release.h"
 #include "params.h"
 
 const struct sl_driver_key sl_driver_keys[] = {
@@ -14,6 +15,8 @@ const struct sl_driver_key sl_driver_keys[] = {
   { "timing", "on|off", "off: serve with zero latency (measures plugin overhead)", true },
   { "fixed-latency-us", "US",
     "serve every request in exactly US instead of the model (calibration)", true },
+  { "release-cores", "auto|N",
+    "cores the real-time release path may keep busy spinning (0: sleep only)", false },
 };
 const size_t sl_driver_key_count = sizeof sl_driver_keys / sizeof sl_driver_keys[0];
 
@@ -29,7 +32,8 @@ sl_driver_key_find (const char *key)
 void
 sl_driver_settings_defaults (struct sl_driver_settings *s)
 {
-  *s = (struct sl_driver_settings) { .latency_offset_auto = true, .timing = true };
+  *s = (struct sl_driver_settings) { .latency_offset_auto = true, .timing = true,
+                                     .release_cores = SL_RELEASE_SPIN_AUTO };
 }
 
 static int
@@ -92,6 +96,20 @@ sl_driver_settings_set (struct sl_driver_settings *s, const char *key,
     }
     s->timing = false;
     s->fixed_latency_ns = (uint64_t) (us * 1000.0 + 0.5);
+    return 0;
+  }
+  if (strcmp (key, "release-cores") == 0) {
+    double cores;
+    if (strcmp (value, "auto") == 0) {
+      s->release_cores = SL_RELEASE_SPIN_AUTO;
+      return 0;
+    }
+    if (sl_parse_decimal (value, &cores) == -1 || cores < 0 || cores > 64
+        || cores != (int) cores) {
+      snprintf (err, err_bytes, "release-cores=%s: expected auto or a whole number 0..64", value);
+      return -1;
+    }
+    s->release_cores = (int) cores;
     return 0;
   }
   snprintf (err, err_bytes, "unknown driver key '%s'", key);

@@ -9,6 +9,7 @@
 
 #include "catalog/kinds.h"
 #include "core/engine.h"
+#include "core/release.h"
 #include "core/stats.h"
 #include "core/store.h"
 #include "device/device.h"
@@ -188,6 +189,7 @@ storlab_plugin_config_complete (void)
     nbdkit_error ("cannot create the device engine");
     return -1;
   }
+  sl_release_set_spin_cores (dev.settings.release_cores);
   if (dev.settings.latency_offset_auto)
     sl_engine_set_latency_offset_auto (dev.engine, true);
   else

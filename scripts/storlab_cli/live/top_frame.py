@@ -5,7 +5,10 @@ render() is what the tests call.
     header     device, kind, capacity, uptime, refresh interval, window;
                raid: level, members, stripe, cache, policy, battery,
                whether write-back is in effect, the last events
-    front end  read/write IOPS, MB/s and mean latency, queue depth
+    front end  read/write IOPS, MB/s and mean latency, queue depth, and how
+               late the plugin released its replies (p99); a line says so
+               when that passes the share of the mean latency a sweep flags
+               (host_limit: release-late)
     cache      (raid) read hit %, dirty MB of the cache MB, destage MB/s,
                writes acknowledged from the cache / written through
     members    (raid) one row each: state, IOPS, MB/s, busy %, mean latency
@@ -16,7 +19,7 @@ import datetime
 
 from storlab_cli.common import text_table
 from storlab_cli.live import raid_events
-from storlab_cli.results import device_window
+from storlab_cli.results import device_window, host_limit
 from storlab_cli.schema.sizes import binary_text as size
 
 EVENTS_SHOWN = 5
@@ -36,13 +39,23 @@ def duration(seconds):
 def _front_table(fronts):
     """The front end, then each LUN of a controller on its own row."""
     headers = ["front end", "read IOPS", "write IOPS", "read MB/s", "write MB/s",
-               "read lat us", "write lat us", "mean lat us", "QD now", "QD mean"]
+               "read lat us", "write lat us", "mean lat us", "QD now", "QD mean",
+               "late p99 us"]
     rows = [[f.name, number(f.read_iops, 1), number(f.write_iops, 1),
              number(f.read_mb_s, 2), number(f.write_mb_s, 2),
              number(f.read_lat_mean_us, 1), number(f.write_lat_mean_us, 1),
              number(f.lat_mean_us, 1), "-" if f.queue_depth is None else str(f.queue_depth),
-             number(f.mean_queue_depth, 2)] for f in fronts]
+             number(f.mean_queue_depth, 2), number(f.release_late_p99_us, 1)] for f in fronts]
     return text_table.lines(headers, rows)
+
+
+def _late_lines(fronts):
+    """A warning per front end whose replies left too late for its latency."""
+    return [f"{f.name}: release-late, {f.release_late_p99_us:.0f} us p99 against "
+            f"{f.lat_mean_us:.0f} us mean: {host_limit.REASONS['release-late']}"
+            for f in fronts
+            if f.release_late_p99_us is not None and f.lat_mean_us
+            and f.release_late_p99_us > host_limit.RELEASE_LATE_SHARE_MAX * f.lat_mean_us]
 
 
 def _cache_table(name, cache, controller):
@@ -103,6 +116,9 @@ def render(before, after, events=(), window_s=None, interval_s=None, source="dev
                      f"write-back {'on' if cache.write_back_effective else 'off'}")
         lines += _event_lines(list(events))
     lines += [""] + _front_table([front] + luns)
+    late = _late_lines([front] + luns)
+    if late:
+        lines += [""] + late
     if cache is not None:
         lines += [""] + _cache_table(front.name, cache, c)
         lines += [""] + _member_table(members, c)

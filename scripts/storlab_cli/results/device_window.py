@@ -194,16 +194,22 @@ def window(doc, source="device window"):
         except (KeyError, TypeError) as e:
             raise UserError(f"{source}: RAID record without {e}") from None
         member_iops = member_ios / window_s
-    late = front.get("release_lateness_buckets")
-    late_p99_ns = None if late is None else latency_buckets.percentile(
-        {int(i): c for i, c in late.items()}, 99.0)
     return DeviceWindow(name=front["name"], kind=front["kind"], window_s=window_s, ios=ios,
                         dev_iops=ios / window_s,
                         dev_lat_mean_us=lat_sum_ns / ios / 1000.0 if ios else None,
                         member_iops=member_iops, cache_read_hits=hits,
                         cache_read_misses=misses, dirty_bytes=dirty,
                         mean_queue_depth=lat_sum_ns / window_ns,
-                        release_late_p99_us=None if late_p99_ns is None else late_p99_ns / 1000.0)
+                        release_late_p99_us=_release_late_p99_us(front))
+
+
+def _release_late_p99_us(record):
+    """The p99 of how late a delta() record's replies were released, or None
+    (the simulator; snapshots without it; no release in the window)."""
+    late = record.get("release_lateness_buckets")
+    late_p99_ns = None if late is None else latency_buckets.percentile(
+        {int(i): c for i, c in late.items()}, 99.0)
+    return None if late_p99_ns is None else late_p99_ns / 1000.0
 
 
 @dataclass(frozen=True)
@@ -221,6 +227,7 @@ class LayerWindow:
     queue_depth: int | None         # in flight at the window's end
     busy_ns: int | None             # time with I/O in flight, in the window
     utilization: float | None       # busy share since the device started (older snapshots)
+    release_late_p99_us: float | None = None    # real time: how late replies left (p99)
 
     @property
     def read_iops(self):
@@ -293,7 +300,7 @@ def layers(doc, source="device window"):
                 write_bytes=_uint(wr["bytes"], f"{where}: write bytes"),
                 read_lat_sum_ns=float(rd["lat_sum_ns"]), write_lat_sum_ns=float(wr["lat_sum_ns"]),
                 queue_depth=r.get("queue_depth"), busy_ns=r.get("busy_ns"),
-                utilization=r.get("utilization")))
+                utilization=r.get("utilization"), release_late_p99_us=_release_late_p99_us(r)))
     except (KeyError, TypeError) as e:
         raise UserError(f"{source}: not a device window document (no {e})") from None
     if isinstance(window_ns, bool) or not isinstance(window_ns, int) or window_ns <= 0:

@@ -1,0 +1,302 @@
+/* release.c — the dispatcher of release.h: a deadline heap, one thread, and
+ * futexes for the waiting threads. */
+#define _GNU_SOURCE
+#include "release.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+
+/* Learnt figures start here and follow the host with weight 1/8. */
+#define HANDOVER_START_NS 10000u
+#define TIMER_LATE_START_NS 50000u
+/* A single sample above this is the thread descheduled, not the path. */
+#define SAMPLE_MAX_NS 1000000u
+/* Spinning: threads due within this much of each other leave together. */
+#define SPIN_BATCH_NS 1000u
+/* Spinning: sleep until this much (plus the timer's lateness) before. */
+#define SPIN_GUARD_NS 5000u
+/* Threads signalled per unlocked pass (the rest wait for the next). */
+#define RELEASE_PASS_MAX 64
+
+struct waiter {
+  uint64_t deadline_ns;
+  uint64_t signalled_ns;
+  _Atomic uint32_t released;   /* futex word: 0 waiting, 1 released */
+};
+
+static struct {
+  pthread_mutex_t lock;
+  pthread_once_t once;
+  int started;                 /* 1 running, -1 could not start */
+  struct waiter **heap;        /* min-heap on deadline_ns */
+  size_t len, cap;
+  _Atomic uint32_t wake_seq;   /* futex word the dispatcher waits on */
+  int sleeping;                /* the dispatcher is in its futex wait */
+  _Atomic int spin_cores;      /* as set: SL_RELEASE_SPIN_AUTO or >= 0 */
+  _Atomic uint64_t handover_ns;
+  _Atomic uint64_t timer_late_ns;
+} d = {
+  .lock = PTHREAD_MUTEX_INITIALIZER,
+  .once = PTHREAD_ONCE_INIT,
+  .spin_cores = SL_RELEASE_SPIN_AUTO,
+  .handover_ns = HANDOVER_START_NS,
+  .timer_late_ns = TIMER_LATE_START_NS,
+};
+
+/* ------------------------------------------------------------ futexes -- */
+
+static void
+futex_wait (_Atomic uint32_t *word, uint32_t expected, uint64_t until_ns)
+{
+  struct timespec ts, *timeout = NULL;
+  if (until_ns != UINT64_MAX) {
+    ts = (struct timespec) { .tv_sec = (time_t) (until_ns / 1000000000u),
+                             .tv_nsec = (long) (until_ns % 1000000000u) };
+    timeout = &ts;
+  }
+  /* FUTEX_WAIT_BITSET: an absolute CLOCK_MONOTONIC deadline */
+  syscall (SYS_futex, word, FUTEX_WAIT_BITSET_PRIVATE, expected, timeout, NULL,
+           FUTEX_BITSET_MATCH_ANY);
+}
+
+static void
+futex_wake (_Atomic uint32_t *word)
+{
+  syscall (SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static inline void
+cpu_relax (void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause ();
+#endif
+}
+
+static void
+learn (_Atomic uint64_t *ewma, uint64_t sample_ns)
+{
+  if (sample_ns > SAMPLE_MAX_NS)
+    return;
+  uint64_t v = atomic_load_explicit (ewma, memory_order_relaxed);
+  /* racing updates lose a sample, never corrupt the figure */
+  atomic_store_explicit (ewma, v - v / 8 + sample_ns / 8, memory_order_relaxed);
+}
+
+/* --------------------------------------------------------------- heap -- */
+
+static void
+heap_swap (size_t i, size_t j)
+{
+  struct waiter *t = d.heap[i];
+  d.heap[i] = d.heap[j];
+  d.heap[j] = t;
+}
+
+static int
+heap_push (struct waiter *w)
+{
+  if (d.len == d.cap) {
+    size_t cap = d.cap ? 2 * d.cap : 256;
+    struct waiter **heap = realloc (d.heap, cap * sizeof *heap);
+    if (heap == NULL)
+      return -1;
+    d.heap = heap;
+    d.cap = cap;
+  }
+  size_t i = d.len++;
+  d.heap[i] = w;
+  while (i > 0 && d.heap[(i - 1) / 2]->deadline_ns > d.heap[i]->deadline_ns) {
+    heap_swap (i, (i - 1) / 2);
+    i = (i - 1) / 2;
+  }
+  return 0;
+}
+
+static struct waiter *
+heap_pop (void)
+{
+  struct waiter *top = d.heap[0];
+  d.heap[0] = d.heap[--d.len];
+  for (size_t i = 0;;) {
+    size_t l = 2 * i + 1, r = l + 1, m = i;
+    if (l < d.len && d.heap[l]->deadline_ns < d.heap[m]->deadline_ns)
+      m = l;
+    if (r < d.len && d.heap[r]->deadline_ns < d.heap[m]->deadline_ns)
+      m = r;
+    if (m == i)
+      break;
+    heap_swap (i, m);
+    i = m;
+  }
+  return top;
+}
+
+/* --------------------------------------------------------- dispatcher -- */
+
+static long online_cpus;        /* read once */
+
+static unsigned
+spin_cores_now (void)
+{
+  int c = atomic_load (&d.spin_cores);
+  if (c != SL_RELEASE_SPIN_AUTO)
+    return (unsigned) c;
+  if (online_cpus == 0)
+    online_cpus = sysconf (_SC_NPROCESSORS_ONLN);
+  return online_cpus >= SL_RELEASE_AUTO_SPIN_MIN_CPUS;
+}
+
+/* Signals every thread due before the dispatcher could next act (within
+ * horizon_ns of now, hand-over included).  Drops the lock to make the wake
+ * calls, so threads can queue meanwhile. */
+static void
+release_due (uint64_t now, uint64_t horizon_ns)
+{
+  struct waiter *due[RELEASE_PASS_MAX];
+  size_t n = 0;
+  while (d.len > 0 && n < RELEASE_PASS_MAX && d.heap[0]->deadline_ns <= now + horizon_ns)
+    due[n++] = heap_pop ();
+  pthread_mutex_unlock (&d.lock);
+  for (size_t i = 0; i < n; i++) {
+    struct waiter *w = due[i];
+    w->signalled_ns = sl_clock_monotonic_ns ();
+    atomic_store_explicit (&w->released, 1, memory_order_release);
+    /* w may be gone from here on (its thread saw released): the wake of a
+     * stale address is at worst a spurious wake-up, which futexes allow */
+    futex_wake (&w->released);
+  }
+  pthread_mutex_lock (&d.lock);
+}
+
+/* Sleeps until until_ns or a new earliest deadline; learns the timer's
+ * lateness from the sleeps that ran out. */
+static void
+sleep_locked (uint64_t until_ns)
+{
+  uint32_t seq = atomic_load (&d.wake_seq);
+  d.sleeping = 1;
+  pthread_mutex_unlock (&d.lock);
+  futex_wait (&d.wake_seq, seq, until_ns);
+  uint64_t woke = sl_clock_monotonic_ns ();
+  pthread_mutex_lock (&d.lock);
+  d.sleeping = 0;
+  if (until_ns != UINT64_MAX && woke >= until_ns && atomic_load (&d.wake_seq) == seq)
+    learn (&d.timer_late_ns, woke - until_ns);
+}
+
+static void
+spin_locked (uint64_t until_ns)
+{
+  uint32_t seq = atomic_load (&d.wake_seq);
+  pthread_mutex_unlock (&d.lock);
+  while (sl_clock_monotonic_ns () < until_ns && atomic_load (&d.wake_seq) == seq)
+    cpu_relax ();
+  pthread_mutex_lock (&d.lock);
+}
+
+static void *
+dispatcher_main (void *unused)
+{
+  (void) unused;
+  sl_clock_prepare_thread ();
+  pthread_mutex_lock (&d.lock);
+  for (;;) {
+    unsigned spin = spin_cores_now ();
+    if (d.len == 0) {
+      sleep_locked (UINT64_MAX);
+      continue;
+    }
+    uint64_t now = sl_clock_monotonic_ns ();
+    uint64_t handover = atomic_load (&d.handover_ns);
+    uint64_t timer_late = atomic_load (&d.timer_late_ns);
+    uint64_t deadline = d.heap[0]->deadline_ns;
+    uint64_t signal_at = deadline > handover ? deadline - handover : 0;
+    /* Sleeping, the next chance to act is a timer's lateness away: a thread
+     * due sooner than half of that leaves now, early by less than it
+     * would be late. */
+    uint64_t batch = spin ? SPIN_BATCH_NS : timer_late / 2;
+    if (signal_at <= now + batch) {
+      release_due (now, handover + batch);
+      continue;
+    }
+    uint64_t early = timer_late + (spin ? SPIN_GUARD_NS : 0);
+    uint64_t wake_at = signal_at > early ? signal_at - early : 0;
+    if (now < wake_at)
+      sleep_locked (wake_at);
+    else if (spin)
+      spin_locked (signal_at);
+    else                       /* closer than the timer's lateness: split the error */
+      sleep_locked (signal_at - timer_late / 2);
+  }
+  return NULL;
+}
+
+static void
+start_dispatcher (void)
+{
+  pthread_t t;
+  pthread_attr_t attr;
+  pthread_attr_init (&attr);
+  pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+  d.started = pthread_create (&t, &attr, dispatcher_main, NULL) == 0 ? 1 : -1;
+  pthread_attr_destroy (&attr);
+}
+
+/* ------------------------------------------------------------- public -- */
+
+void
+sl_release_set_spin_cores (int cores)
+{
+  atomic_store (&d.spin_cores, cores < 0 ? SL_RELEASE_SPIN_AUTO : cores);
+  atomic_fetch_add (&d.wake_seq, 1);
+  futex_wake (&d.wake_seq);
+}
+
+uint64_t
+sl_release_wait_until (uint64_t deadline_ns)
+{
+  uint64_t now = sl_clock_monotonic_ns ();
+  if (now >= deadline_ns)
+    return now - deadline_ns;
+  pthread_once (&d.once, start_dispatcher);
+  struct waiter w = { .deadline_ns = deadline_ns };
+  pthread_mutex_lock (&d.lock);
+  if (d.started < 0 || heap_push (&w) == -1) {
+    /* no dispatcher: the thread times itself, as before one existed */
+    pthread_mutex_unlock (&d.lock);
+    sl_clock_sleep_until_ns (deadline_ns);
+    now = sl_clock_monotonic_ns ();
+    return now > deadline_ns ? now - deadline_ns : 0;
+  }
+  if (d.heap[0] == &w) {       /* a new earliest deadline: tell the dispatcher */
+    atomic_fetch_add (&d.wake_seq, 1);
+    if (d.sleeping)
+      futex_wake (&d.wake_seq);
+  }
+  pthread_mutex_unlock (&d.lock);
+  while (atomic_load_explicit (&w.released, memory_order_acquire) == 0)
+    futex_wait (&w.released, 0, UINT64_MAX);
+  now = sl_clock_monotonic_ns ();
+  learn (&d.handover_ns, now - w.signalled_ns);
+  return now > deadline_ns ? now - deadline_ns : 0;
+}
+
+void
+sl_release_get_path (struct sl_release_path *out)
+{
+  *out = (struct sl_release_path) {
+    .handover_ns = atomic_load (&d.handover_ns),
+    .timer_late_ns = atomic_load (&d.timer_late_ns),
+    .spin_cores = spin_cores_now (),
+  };
+}

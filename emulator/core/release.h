@@ -1,0 +1,49 @@
+/* release.h — one dispatcher releases every real-time request thread of the
+ * process at its deadline.
+ *
+ * A model decides when a request completes; an nbdkit thread waits for that
+ * moment, then sends the reply.  When each waiting thread timed its own
+ * wake-up, each paid the kernel's wake-up lateness and spun it away, and a
+ * handful of spinning threads on two cores starved the transport sharing
+ * those cores (100 µs at QD 16: 0.12 of the memory plugin's IOPS).  Here the
+ * waiting threads block on a futex and one dispatcher owns the deadlines:
+ *
+ *  - it sleeps to the earliest deadline with 1 ns timer slack.  It runs at
+ *    normal priority: at SCHED_FIFO it preempted the very threads it had
+ *    just released (100 µs at QD 16 on the 2-core host: 40k IOPS against
+ *    74k, scripts/bench/realtime_bench.py);
+ *  - it wakes each thread early by the hand-over it measures (futex wake to
+ *    that thread running), so threads leave on time, not late by it;
+ *  - threads due together (before its next wake-up could come) leave in
+ *    one pass;
+ *  - it spins the last microseconds only with a core to spin on
+ *    (sl_release_set_spin_cores): never more spinning threads than that.
+ */
+#ifndef STORLAB_RELEASE_H
+#define STORLAB_RELEASE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "stats.h"
+
+/* The cores the release path may keep busy spinning: 0 sleeps only; 1 or
+ * more lets the dispatcher spin its last microseconds (it is one thread, so
+ * it uses one).  SL_RELEASE_SPIN_AUTO: 1 on a host with at least
+ * SL_RELEASE_AUTO_SPIN_MIN_CPUS online CPUs, else 0.  Takes effect at the
+ * dispatcher's next wait. */
+#define SL_RELEASE_SPIN_AUTO (-1)
+#define SL_RELEASE_AUTO_SPIN_MIN_CPUS 4
+void sl_release_set_spin_cores (int cores);
+
+/* Blocks the calling thread until sl_clock_monotonic_ns() reaches
+ * deadline_ns (or the dispatcher's early hand-over makes it arrive then).
+ * Returns how late the thread left past deadline_ns, 0 when on time. */
+uint64_t sl_release_wait_until (uint64_t deadline_ns);
+
+/* What the dispatcher runs with and has learnt, for the stats (no lock
+ * taken: figures of the moment). */
+void sl_release_get_path (struct sl_release_path *out);
+
+#endif
