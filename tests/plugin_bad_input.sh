@@ -30,6 +30,8 @@ expect_refused "write-cache=maybe" write-cache=maybe
 expect_refused "average-seek-ms" average-seek-ms=7.9            # above full stroke
 expect_refused "latency-offset-us=soon" latency-offset-us=soon
 expect_refused "fixed-latency-us=-3" fixed-latency-us=-3
+expect_refused "release-cores=1.5" release-cores=1.5
+expect_refused "release-cores=auto" release-cores=auto
 expect_refused "timing=sometimes" timing=sometimes
 expect_refused "file=/nonexistent/dir/disk.img" file=/nonexistent/dir/disk.img
 expect_refused "stats=/nonexistent/dir/stats" stats=/nonexistent/dir/stats

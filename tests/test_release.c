@@ -112,7 +112,7 @@ an_earlier_deadline_does_not_wait_for_a_later_one (void **state)
 }
 
 static void
-spinning_budget_releases_as_well (void **state)
+a_spin_slot_holder_leaves_at_its_deadline (void **state)
 {
   (void) state;
   enum { N = 16 };
@@ -122,6 +122,13 @@ spinning_budget_releases_as_well (void **state)
     t[i] = (struct waiter_thread) { .delay_ns = 100000u + (uint64_t) i * 50000u };
   run_waiters (t, N);
   check_bounds (t, N);
+  /* One thread at a time always holds the slot: it spins to its deadline
+   * and never leaves early. */
+  for (int i = 0; i < 20; i++) {
+    struct waiter_thread one = { .delay_ns = 300000u };
+    run_waiters (&one, 1);
+    assert_true (one.left_ns >= one.start_ns + one.delay_ns);
+  }
   struct sl_release_path path;
   sl_release_get_path (&path);
   assert_int_equal (path.spin_cores, 1);
@@ -130,7 +137,6 @@ spinning_budget_releases_as_well (void **state)
   assert_int_equal (path.spin_cores, 0);
   run_waiters (t, N);
   check_bounds (t, N);
-  sl_release_set_spin_cores (SL_RELEASE_SPIN_AUTO);
 }
 
 static void
@@ -148,7 +154,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (every_thread_leaves_near_its_deadline),
     cmocka_unit_test (an_earlier_deadline_does_not_wait_for_a_later_one),
-    cmocka_unit_test (spinning_budget_releases_as_well),
+    cmocka_unit_test (a_spin_slot_holder_leaves_at_its_deadline),
     cmocka_unit_test (a_past_deadline_returns_at_once),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);

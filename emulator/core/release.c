@@ -20,9 +20,9 @@
 #define TIMER_LATE_START_NS 50000u
 /* A single sample above this is the thread descheduled, not the path. */
 #define SAMPLE_MAX_NS 1000000u
-/* Spinning: threads due within this much of each other leave together. */
-#define SPIN_BATCH_NS 1000u
-/* Spinning: sleep until this much (plus the timer's lateness) before. */
+/* A thread given a spin slot is woken this much before its deadline on
+ * top of twice the learnt hand-over, and spins the rest: it leaves on time
+ * even when its wake-up takes twice as long as usual. */
 #define SPIN_GUARD_NS 5000u
 /* Threads signalled per unlocked pass (the rest wait for the next). */
 #define RELEASE_PASS_MAX 64
@@ -30,6 +30,7 @@
 struct waiter {
   uint64_t deadline_ns;
   uint64_t signalled_ns;
+  bool spin;                   /* holds a spin slot: spins to its deadline */
   _Atomic uint32_t released;   /* futex word: 0 waiting, 1 released */
 };
 
@@ -41,13 +42,13 @@ static struct {
   size_t len, cap;
   _Atomic uint32_t wake_seq;   /* futex word the dispatcher waits on */
   int sleeping;                /* the dispatcher is in its futex wait */
-  _Atomic int spin_cores;      /* as set: SL_RELEASE_SPIN_AUTO or >= 0 */
+  _Atomic unsigned spin_cores; /* threads that may spin at once */
+  _Atomic unsigned spinning;   /* released threads spinning to their deadline */
   _Atomic uint64_t handover_ns;
   _Atomic uint64_t timer_late_ns;
 } d = {
   .lock = PTHREAD_MUTEX_INITIALIZER,
   .once = PTHREAD_ONCE_INIT,
-  .spin_cores = SL_RELEASE_SPIN_AUTO,
   .handover_ns = HANDOVER_START_NS,
   .timer_late_ns = TIMER_LATE_START_NS,
 };
@@ -143,29 +144,28 @@ heap_pop (void)
 
 /* --------------------------------------------------------- dispatcher -- */
 
-static long online_cpus;        /* read once */
-
 static unsigned
 spin_cores_now (void)
 {
-  int c = atomic_load (&d.spin_cores);
-  if (c != SL_RELEASE_SPIN_AUTO)
-    return (unsigned) c;
-  if (online_cpus == 0)
-    online_cpus = sysconf (_SC_NPROCESSORS_ONLN);
-  return online_cpus >= SL_RELEASE_AUTO_SPIN_MIN_CPUS;
+  return atomic_load (&d.spin_cores);
 }
 
 /* Signals every thread due before the dispatcher could next act (within
- * horizon_ns of now, hand-over included).  Drops the lock to make the wake
- * calls, so threads can queue meanwhile. */
+ * horizon_ns of now, hand-over included); with spin_slot, only the first,
+ * which spins to its deadline.  Drops the lock to make the wake calls, so
+ * threads can queue meanwhile. */
 static void
-release_due (uint64_t now, uint64_t horizon_ns)
+release_due (uint64_t now, uint64_t horizon_ns, bool spin_slot)
 {
   struct waiter *due[RELEASE_PASS_MAX];
   size_t n = 0;
-  while (d.len > 0 && n < RELEASE_PASS_MAX && d.heap[0]->deadline_ns <= now + horizon_ns)
+  while (d.len > 0 && n < RELEASE_PASS_MAX && d.heap[0]->deadline_ns <= now + horizon_ns
+         && !(spin_slot && n == 1))
     due[n++] = heap_pop ();
+  if (spin_slot && n == 1) {
+    due[0]->spin = true;
+    atomic_fetch_add (&d.spinning, 1);
+  }
   pthread_mutex_unlock (&d.lock);
   for (size_t i = 0; i < n; i++) {
     struct waiter *w = due[i];
@@ -194,16 +194,6 @@ sleep_locked (uint64_t until_ns)
     learn (&d.timer_late_ns, woke - until_ns);
 }
 
-static void
-spin_locked (uint64_t until_ns)
-{
-  uint32_t seq = atomic_load (&d.wake_seq);
-  pthread_mutex_unlock (&d.lock);
-  while (sl_clock_monotonic_ns () < until_ns && atomic_load (&d.wake_seq) == seq)
-    cpu_relax ();
-  pthread_mutex_lock (&d.lock);
-}
-
 static void *
 dispatcher_main (void *unused)
 {
@@ -211,7 +201,6 @@ dispatcher_main (void *unused)
   sl_clock_prepare_thread ();
   pthread_mutex_lock (&d.lock);
   for (;;) {
-    unsigned spin = spin_cores_now ();
     if (d.len == 0) {
       sleep_locked (UINT64_MAX);
       continue;
@@ -220,21 +209,22 @@ dispatcher_main (void *unused)
     uint64_t handover = atomic_load (&d.handover_ns);
     uint64_t timer_late = atomic_load (&d.timer_late_ns);
     uint64_t deadline = d.heap[0]->deadline_ns;
-    uint64_t signal_at = deadline > handover ? deadline - handover : 0;
-    /* Sleeping, the next chance to act is a timer's lateness away: a thread
-     * due sooner than half of that leaves now, early by less than it
-     * would be late. */
-    uint64_t batch = spin ? SPIN_BATCH_NS : timer_late / 2;
+    /* With a spin slot free the earliest thread is woken well ahead and
+     * spins the rest; without, early by the hand-over so that it arrives
+     * on time on average. */
+    bool spin_slot = atomic_load (&d.spinning) < spin_cores_now ();
+    uint64_t lead = spin_slot ? 2 * handover + SPIN_GUARD_NS : handover;
+    uint64_t signal_at = deadline > lead ? deadline - lead : 0;
+    /* The next chance to act is a timer's lateness away: a thread due
+     * sooner than half of that leaves now, early by less than it would be
+     * late. */
+    uint64_t batch = timer_late / 2;
     if (signal_at <= now + batch) {
-      release_due (now, handover + batch);
+      release_due (now, lead + batch, spin_slot);
       continue;
     }
-    uint64_t early = timer_late + (spin ? SPIN_GUARD_NS : 0);
-    uint64_t wake_at = signal_at > early ? signal_at - early : 0;
-    if (now < wake_at)
-      sleep_locked (wake_at);
-    else if (spin)
-      spin_locked (signal_at);
+    if (signal_at > now + timer_late)
+      sleep_locked (signal_at - timer_late);
     else                       /* closer than the timer's lateness: split the error */
       sleep_locked (signal_at - timer_late / 2);
   }
@@ -255,9 +245,9 @@ start_dispatcher (void)
 /* ------------------------------------------------------------- public -- */
 
 void
-sl_release_set_spin_cores (int cores)
+sl_release_set_spin_cores (unsigned cores)
 {
-  atomic_store (&d.spin_cores, cores < 0 ? SL_RELEASE_SPIN_AUTO : cores);
+  atomic_store (&d.spin_cores, cores);
   atomic_fetch_add (&d.wake_seq, 1);
   futex_wake (&d.wake_seq);
 }
@@ -288,6 +278,14 @@ sl_release_wait_until (uint64_t deadline_ns)
     futex_wait (&w.released, 0, UINT64_MAX);
   now = sl_clock_monotonic_ns ();
   learn (&d.handover_ns, now - w.signalled_ns);
+  if (w.spin) {
+    while ((now = sl_clock_monotonic_ns ()) < deadline_ns)
+      cpu_relax ();
+    atomic_fetch_sub (&d.spinning, 1);
+    /* the slot is free: the dispatcher may be sleeping on a later plan */
+    atomic_fetch_add (&d.wake_seq, 1);
+    futex_wake (&d.wake_seq);
+  }
   return now > deadline_ns ? now - deadline_ns : 0;
 }
 

@@ -16,8 +16,8 @@
  *    that thread running), so threads leave on time, not late by it;
  *  - threads due together (before its next wake-up could come) leave in
  *    one pass;
- *  - it spins the last microseconds only with a core to spin on
- *    (sl_release_set_spin_cores): never more spinning threads than that.
+ *  - a thread spins its last microseconds only when given a core to spin
+ *    on (sl_release_set_spin_cores): never more spinning threads than that.
  */
 #ifndef STORLAB_RELEASE_H
 #define STORLAB_RELEASE_H
@@ -28,14 +28,13 @@
 
 #include "stats.h"
 
-/* The cores the release path may keep busy spinning: 0 sleeps only; 1 or
- * more lets the dispatcher spin its last microseconds (it is one thread, so
- * it uses one).  SL_RELEASE_SPIN_AUTO: 1 on a host with at least
- * SL_RELEASE_AUTO_SPIN_MIN_CPUS online CPUs, else 0.  Takes effect at the
- * dispatcher's next wait. */
-#define SL_RELEASE_SPIN_AUTO (-1)
-#define SL_RELEASE_AUTO_SPIN_MIN_CPUS 4
-void sl_release_set_spin_cores (int cores);
+/* The cores the release path may keep busy spinning (0, the default:
+ * never).  With N, up to N released threads at once are woken ahead of
+ * their deadline by twice the learnt hand-over and spin the rest, so they
+ * leave on time however long their wake-up took.  The budget is this
+ * process's: plugin processes sharing a host each spin their own.  Takes
+ * effect at the dispatcher's next decision. */
+void sl_release_set_spin_cores (unsigned cores);
 
 /* Blocks the calling thread until sl_clock_monotonic_ns() reaches
  * deadline_ns (or the dispatcher's early hand-over makes it arrive then).

@@ -3,7 +3,6 @@
 
 #include <string.h>
 
-#include "core/release.h"
 #include "params.h"
 
 const struct sl_driver_key sl_driver_keys[] = {
@@ -15,8 +14,8 @@ const struct sl_driver_key sl_driver_keys[] = {
   { "timing", "on|off", "off: serve with zero latency (measures plugin overhead)", true },
   { "fixed-latency-us", "US",
     "serve every request in exactly US instead of the model (calibration)", true },
-  { "release-cores", "auto|N",
-    "cores the real-time release path may keep busy spinning (0: sleep only)", false },
+  { "release-cores", "N",
+    "released threads that may spin to their deadline at once (default 0: none)", false },
 };
 const size_t sl_driver_key_count = sizeof sl_driver_keys / sizeof sl_driver_keys[0];
 
@@ -32,8 +31,7 @@ sl_driver_key_find (const char *key)
 void
 sl_driver_settings_defaults (struct sl_driver_settings *s)
 {
-  *s = (struct sl_driver_settings) { .latency_offset_auto = true, .timing = true,
-                                     .release_cores = SL_RELEASE_SPIN_AUTO };
+  *s = (struct sl_driver_settings) { .latency_offset_auto = true, .timing = true };
 }
 
 static int
@@ -100,16 +98,12 @@ sl_driver_settings_set (struct sl_driver_settings *s, const char *key,
   }
   if (strcmp (key, "release-cores") == 0) {
     double cores;
-    if (strcmp (value, "auto") == 0) {
-      s->release_cores = SL_RELEASE_SPIN_AUTO;
-      return 0;
-    }
     if (sl_parse_decimal (value, &cores) == -1 || cores < 0 || cores > 64
-        || cores != (int) cores) {
-      snprintf (err, err_bytes, "release-cores=%s: expected auto or a whole number 0..64", value);
+        || cores != (unsigned) cores) {
+      snprintf (err, err_bytes, "release-cores=%s: expected a whole number 0..64", value);
       return -1;
     }
-    s->release_cores = (int) cores;
+    s->release_cores = (unsigned) cores;
     return 0;
   }
   snprintf (err, err_bytes, "unknown driver key '%s'", key);

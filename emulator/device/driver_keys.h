@@ -33,7 +33,7 @@ struct sl_driver_settings {
    * 0 with timing=off) — overhead studies and calibration */
   bool timing;
   uint64_t fixed_latency_ns;
-  int release_cores;           /* SL_RELEASE_SPIN_AUTO or >= 0 (release.h) */
+  unsigned release_cores;      /* release.h: sl_release_set_spin_cores */
 };
 
 void sl_driver_settings_defaults (struct sl_driver_settings *s);
