@@ -8,19 +8,21 @@
  *                every step of an I/O costs tens to hundreds of µs.  The
  *                medians of three passes of scripts/bench/tcg_calibrate.py
  *                (fio 4 KiB random in a guest of calibrate-tcg.toml, one
- *                mechanism at a time, on 2026-11-26; the tables are in
- *                scripts/bench/cluster_validation.md): at 8 outstanding a
- *                bare disk costs the vCPU ~340 µs an I/O, of which 270 µs
- *                are the device I/O (what md RAID-1's second write adds)
- *                and 71 µs the front end's own; an NVMe/TCP request costs
- *                the initiator 989 µs besides the front end and the target
- *                344 µs besides its device I/O; an I/O at 1 outstanding
- *                costs 184 µs more than at 8 (the vCPU idles while the
- *                request is out, then takes the interrupt and wakes fio).
- *                Beside the vCPUs, QEMU's I/O thread and nbdkit spend
- *                199 µs per device I/O and QEMU's udp netdevs 240 µs per
- *                message.  A dm linear remap and ext4 measured within the
- *                passes' noise (23 and 1 µs): not charged.
+ *                mechanism at a time, on 2026-11-26 after the plugins'
+ *                release path stopped waking a thread per request; the
+ *                tables are in scripts/bench/cluster_validation.md): at 8
+ *                outstanding a bare disk costs the vCPU ~140 µs an I/O, of
+ *                which 46 µs are the device I/O (what md RAID-1's second
+ *                write adds) and 91 µs the front end's own; an NVMe/TCP
+ *                request costs the initiator 438 µs besides the front end
+ *                and the target 275 µs besides its device I/O; an I/O at 1
+ *                outstanding costs 118 µs more than at 8 (the vCPU idles
+ *                while the request is out, then takes the interrupt and
+ *                wakes fio).  Beside the vCPUs, QEMU's I/O thread and
+ *                nbdkit spend 64 µs per device I/O and QEMU's udp netdevs
+ *                155 µs per message.  A dm linear remap (15 µs) is within
+ *                the passes' spread and not charged; ext4 measured 47-55 µs
+ *                an I/O in every pass and is not charged yet.
  *   bare-metal — a KVM host: the kernel block layer plus virtio and QEMU's
  *                I/O thread cost on the order of 10 µs of CPU per I/O, and
  *                an NVMe/TCP or NFS target about as much again; 16 cores
@@ -46,10 +48,10 @@ struct host_preset {
 
 static const struct host_preset host_presets[] = {
   { "bare-metal", "10gbe", { .cores = 16, .per_io_ns = 10000, .per_remote_io_ns = 10000 } },
-  { "tcg", "tcg-udp", { .cores = 1, .per_io_ns = 71000, .per_device_io_ns = 270000,
-                        .per_hop_io_ns = 989000, .per_remote_io_ns = 344000,
-                        .idle_wake_ns = 184000, .hypervisor_per_device_io_ns = 199000,
-                        .hypervisor_per_message_ns = 240000 } },
+  { "tcg", "tcg-udp", { .cores = 1, .per_io_ns = 91000, .per_device_io_ns = 46000,
+                        .per_hop_io_ns = 438000, .per_remote_io_ns = 275000,
+                        .idle_wake_ns = 118000, .hypervisor_per_device_io_ns = 64000,
+                        .hypervisor_per_message_ns = 155000 } },
 };
 
 int
