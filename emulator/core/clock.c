@@ -68,6 +68,14 @@ sl_clock_sleep_until_ns (uint64_t deadline_ns)
     /* EWMA with weight 1/8: follows load changes within a few dozen waits. */
     oversleep_ewma_ns = oversleep_ewma_ns - oversleep_ewma_ns / 8 + late / 8;
   }
-  while (sl_clock_monotonic_ns () < deadline_ns)
+  sl_clock_spin_until_ns (deadline_ns);
+}
+
+uint64_t
+sl_clock_spin_until_ns (uint64_t deadline_ns)
+{
+  uint64_t now;
+  while ((now = sl_clock_monotonic_ns ()) < deadline_ns)
     cpu_relax ();
+  return now;
 }

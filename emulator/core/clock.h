@@ -22,6 +22,10 @@ uint64_t sl_clock_monotonic_ns (void);
  * calling thread's timer slack to 1 ns on first use. */
 void sl_clock_sleep_until_ns (uint64_t deadline_ns);
 
+/* Busy-waits until sl_clock_monotonic_ns() >= deadline_ns; returns that
+ * time (the last microseconds of a wait, where sleeping is too coarse). */
+uint64_t sl_clock_spin_until_ns (uint64_t deadline_ns);
+
 /* Minimises the calling thread's timer slack (for threads that wait on
  * condition variables with deadlines, like the engine's driver). */
 void sl_clock_prepare_thread (void);

@@ -3,12 +3,10 @@
 #define _GNU_SOURCE
 #include "release.h"
 
-#include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,14 +73,6 @@ futex_wake (_Atomic uint32_t *word)
   syscall (SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-static inline void
-cpu_relax (void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause ();
-#endif
-}
-
 static void
 learn (_Atomic uint64_t *ewma, uint64_t sample_ns)
 {
@@ -143,12 +133,6 @@ heap_pop (void)
 }
 
 /* --------------------------------------------------------- dispatcher -- */
-
-static unsigned
-spin_cores_now (void)
-{
-  return atomic_load (&d.spin_cores);
-}
 
 /* Signals every thread due before the dispatcher could next act (within
  * horizon_ns of now, hand-over included); with spin_slot, only the first,
@@ -212,7 +196,7 @@ dispatcher_main (void *unused)
     /* With a spin slot free the earliest thread is woken well ahead and
      * spins the rest; without, early by the hand-over so that it arrives
      * on time on average. */
-    bool spin_slot = atomic_load (&d.spinning) < spin_cores_now ();
+    bool spin_slot = atomic_load (&d.spinning) < atomic_load (&d.spin_cores);
     uint64_t lead = spin_slot ? 2 * handover + SPIN_GUARD_NS : handover;
     uint64_t signal_at = deadline > lead ? deadline - lead : 0;
     /* The next chance to act is a timer's lateness away: a thread due
@@ -279,8 +263,7 @@ sl_release_wait_until (uint64_t deadline_ns)
   now = sl_clock_monotonic_ns ();
   learn (&d.handover_ns, now - w.signalled_ns);
   if (w.spin) {
-    while ((now = sl_clock_monotonic_ns ()) < deadline_ns)
-      cpu_relax ();
+    now = sl_clock_spin_until_ns (deadline_ns);
     atomic_fetch_sub (&d.spinning, 1);
     /* the slot is free: the dispatcher may be sleeping on a later plan */
     atomic_fetch_add (&d.wake_seq, 1);
@@ -295,6 +278,6 @@ sl_release_get_path (struct sl_release_path *out)
   *out = (struct sl_release_path) {
     .handover_ns = atomic_load (&d.handover_ns),
     .timer_late_ns = atomic_load (&d.timer_late_ns),
-    .spin_cores = spin_cores_now (),
+    .spin_cores = atomic_load (&d.spin_cores),
   };
 }

@@ -75,10 +75,10 @@ class Bench:
         if result.returncode != 0:
             raise UserError(f"fio {name}: {result.stderr.strip()}")
         side = fio_results.load(out)["jobs"][0]["read"]
-        clat = side["clat_ns"]
-        pct = clat["percentile"]
         if window:
             return {"iops": side["iops"], **self.window_clat(name)}
+        clat = side["clat_ns"]
+        pct = clat["percentile"]
         return {"iops": side["iops"], "mean_us": clat["mean"] / 1e3,
                 "p50_us": pct["50.000000"] / 1e3, "p99_us": pct["99.000000"] / 1e3}
 
