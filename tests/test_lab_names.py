@@ -58,7 +58,7 @@ def recorders(tmp_path, monkeypatch):
     conn = FakeConnection(["storlab-hw-node1", "storlab-hw-wss-node1", "storlab-hw-wss-node2",
                            "other-domain"])
     monkeypatch.setattr(libvirt_conn, "ensure_daemons", lambda: None)
-    monkeypatch.setattr(libvirt_conn, "connect", lambda: conn)
+    monkeypatch.setattr(libvirt_conn, "connect", lambda uri=libvirt_conn.URI: conn)
     monkeypatch.setattr(shutil, "rmtree", lambda path, *a, **k: removed.append(str(path)))
     monkeypatch.setattr(nbdkit, "stop_daemon", lambda pidfile, *a, **k: stopped.append(pidfile))
     return run_base, conn, removed, stopped

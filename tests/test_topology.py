@@ -475,7 +475,7 @@ def test_size_grammar(text, size):
 
 # ---- validation errors --------------------------------------------------------------
 
-TOP_KNOWN = "name, description, accel, boot_timeout_s, defaults, nodes, node, links, profile, sim"
+TOP_KNOWN = "name, description, accel, boot_timeout_s, defaults, nodes, node, links, hosts, profile, sim"
 
 
 ERROR_CASES = [
@@ -533,7 +533,7 @@ ERROR_CASES = [
     (MINIMAL + "[node.node2]\nmemory_mib = 100000\n",
      "node.node2.memory_mib = 100000: must be 256..16384"),
     (MINIMAL + "[node.node2]\nname = 'y'\n",
-     "node.node2: unknown key 'name' (known: vcpus, memory_mib, devices)"),
+     "node.node2: unknown key 'name' (known: vcpus, memory_mib, devices, host)"),
     ("node = 1\n" + MINIMAL, "node = 1: must be a table"),
     (MINIMAL + "[node]\nnode1 = 2\n", "node.node1 = 2: must be a table"),
     # devices
@@ -911,3 +911,87 @@ def test_libvirt_parser_keeps_what_we_asked_for():
         assert len(root.findall("devices/interface[@type='udp']")) == 3
     finally:
         conn.close()
+
+
+# ---- hosts: [[hosts]] and node placement --------------------------------------------
+
+TWO_HOSTS = MINIMAL + '''
+[[hosts]]
+name = "here"
+uri = "qemu:///system"
+address = "192.0.2.1"
+[[hosts]]
+name = "far"
+uri = "qemu+ssh://root@192.0.2.2:2222/system?keyfile=/k/id&no_verify=1"
+address = "192.0.2.2"
+'''
+
+
+def test_one_local_host_by_default(tmp_path):
+    topo = load_text(tmp_path, MINIMAL)
+    assert [(h.name, h.uri, h.local) for h in topo.hosts] == [("local", "qemu:///system", True)]
+    assert {n.host.name for n in topo.nodes} == {"local"}
+    # links within one host stay on loopback
+    ends = topology.link_ends(topo, "node1")
+    assert {(e.local_address, e.peer_address) for e in ends} == {("127.0.0.1", "127.0.0.1")}
+
+
+def test_nodes_spread_and_placed_by_hand(tmp_path):
+    topo = load_text(tmp_path, TWO_HOSTS)
+    assert [n.host.name for n in topo.nodes] == ["here", "far", "here"]
+    topo = load_text(tmp_path, TWO_HOSTS + '[node.node1]\nhost = "far"\n')
+    assert [n.host.name for n in topo.nodes] == ["far", "here", "here"]
+    # capacity weighs the spread and bounds it
+    weighted = TWO_HOSTS.replace('address = "192.0.2.2"', 'address = "192.0.2.2"\ncapacity = 1')
+    topo = load_text(tmp_path, weighted.replace("count = 3", "count = 4"))
+    assert [n.host.name for n in topo.nodes] == ["here", "far", "here", "here"]
+
+
+def test_links_between_hosts_use_the_hosts_addresses(tmp_path):
+    topo = load_text(tmp_path, TWO_HOSTS)
+    ends = {e.peer: e for e in topology.link_ends(topo, "node1")}
+    assert (ends["node2"].local_address, ends["node2"].peer_address) == ("192.0.2.1", "192.0.2.2")
+    assert (ends["node3"].local_address, ends["node3"].peer_address) == ("127.0.0.1", "127.0.0.1")
+    far = {e.peer: e for e in topology.link_ends(topo, "node2")}
+    assert (far["node1"].local_address, far["node1"].peer_address) == ("192.0.2.2", "192.0.2.1")
+
+
+def test_ssh_target_comes_from_the_uri_alone():
+    from storlab_cli.schema import hosts
+    target = hosts.parse_ssh_uri("qemu+ssh://root@192.0.2.2:2222/system?keyfile=/k/id"
+                                 "&no_verify=1&command=/opt/ssh")
+    assert target.argv("-T") == ["/opt/ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10",
+                                 "-p", "2222", "-i", "/k/id", "-o", "StrictHostKeyChecking=no",
+                                 "-l", "root", "-T", "192.0.2.2"]
+
+
+HOST_ERRORS = [
+    (MINIMAL + '[[hosts]]\nname = "a"\nuri = "qemu+tcp://h/system"\n',
+     "hosts[0].uri = 'qemu+tcp://h/system': not a qemu+ssh:// URI"),
+    (MINIMAL + '[[hosts]]\nname = "a"\nuri = "qemu+ssh://h/session"\n',
+     "hosts[0].uri = 'qemu+ssh://h/session': the path must be /system"),
+    (MINIMAL + '[[hosts]]\nname = "a"\nuri = "qemu+ssh://h/system?pkipath=/x"\n',
+     "hosts[0].uri = 'qemu+ssh://h/system?pkipath=/x': query parameter 'pkipath'"),
+    (TWO_HOSTS.replace('address = "192.0.2.2"', 'address = "far.example"'),
+     "hosts[1].address = 'far.example': not an IPv4 or IPv6 address"),
+    (TWO_HOSTS.replace('address = "192.0.2.2"\n', ''),
+     "hosts[1].address: missing: with several hosts each names the address"),
+    (TWO_HOSTS.replace('name = "far"', 'name = "here"'),
+     "hosts[1].name = 'here': the same as hosts[0]"),
+    (TWO_HOSTS + '[node.node2]\nhost = "moon"\n',
+     "node.node2.host = 'moon': unknown host (hosts) (known: here, far)"),
+    (TWO_HOSTS.replace('address = "192.0.2.2"', 'address = "192.0.2.2"\ncapacity = 1')
+     + '[node.node1]\nhost = "far"\n[node.node2]\nhost = "far"\n',
+     "hosts: host 'far' has capacity 1 and 2 nodes placed on it"),
+    (TWO_HOSTS.replace('address = "192.0.2.1"', 'address = "192.0.2.1"\ncapacity = 1')
+     .replace('address = "192.0.2.2"', 'address = "192.0.2.2"\ncapacity = 1'),
+     "hosts: 3 nodes do not fit: the hosts' capacity is 2"),
+    (MINIMAL + '[[hosts]]\nname = "a"\nuri = "qemu:///system"\nport = 1\n',
+     "hosts[0]: unknown key 'port' (known: name, uri, address, capacity)"),
+]
+
+
+@pytest.mark.parametrize("text, expected", HOST_ERRORS, ids=[e for _, e in HOST_ERRORS])
+def test_host_errors(tmp_path, text, expected):
+    message = load_error(tmp_path, text)
+    assert message.startswith(expected), message

@@ -19,6 +19,9 @@ STARTUP_MODULES = {"jinja2": "python3-jinja2"}
 # renders (the report test runs headless Chromium).
 PLOT_PACKAGES = ["gnuplot-nox"]
 REPORT_CHECK_PACKAGES = ["chromium"]
+# The multi-host lab test's second host: this machine again, through an sshd
+# the test starts on loopback (openssh-server; the client is a lab package).
+MULTIHOST_CHECK_PACKAGES = ["openssh-server"]
 
 
 def missing_packages(packages):

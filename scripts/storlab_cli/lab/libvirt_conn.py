@@ -59,16 +59,17 @@ def ensure_daemons(timeout_s=20):
     return started
 
 
-def connect():
-    """A connection to the system QEMU driver, retrying while libvirtd starts."""
+def connect(uri=URI):
+    """A connection to the system QEMU driver, retrying while the local
+    libvirtd starts (a remote one is up or not: no retry)."""
     libvirt = _libvirt()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + (20 if uri == URI else 0)
     while True:
         try:
-            return libvirt.open(URI)
+            return libvirt.open(uri)
         except libvirt.libvirtError as e:
-            if time.monotonic() > deadline:
-                raise UserError(f"cannot connect to libvirt at {URI}: {e.get_error_message()}") from None
+            if time.monotonic() >= deadline:
+                raise UserError(f"cannot connect to libvirt at {uri}: {e.get_error_message()}") from None
             time.sleep(0.2)
 
 

@@ -18,14 +18,15 @@ import sys
 import time
 
 from storlab_cli import build, deps
-from storlab_cli.lab import (accel, agent, appliance, libvirt_conn, nbdkit, profile_status,
-                             profiles, render, snapshots, state as lab_state)
+from storlab_cli.lab import (accel, agent, appliance, hosts as lab_hosts, libvirt_conn, nbdkit,
+                             profile_status, profiles, render, snapshots, state as lab_state)
 from storlab_cli.schema import device_check, topology
 from storlab_cli.errors import UserError
 
 QEMU_GROUP = "libvirt-qemu"
+# openssh-client: a lab's remote hosts (qemu+ssh) are reached through ssh.
 LAB_PACKAGES = ["qemu-system-x86", "libvirt-daemon-system", "libvirt-clients",
-                "python3-libvirt", "python3-jinja2"]
+                "python3-libvirt", "python3-jinja2", "openssh-client"]
 CONSOLE_TAIL_LINES = 25
 # Everything `up` needs on the host: building, libvirt and QEMU, the appliance's contents.
 UP_PACKAGES = deps.BUILD_PACKAGES + LAB_PACKAGES + appliance.APPLIANCE_PACKAGES
@@ -54,8 +55,13 @@ def _domain_names(topo):
 
 
 def _check_ports_free(topo):
+    """The udp ports this host's nodes listen on are free here (a remote
+    host's are its own: QEMU there refuses a taken one, and `up` rolls back)."""
+    local = {n.name for n in topo.nodes if n.host.local}
     for link in topo.links:
-        for port in (link.port_a, link.port_b):
+        for node, port in ((link.a, link.port_a), (link.b, link.port_b)):
+            if node not in local:
+                continue
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             try:
                 s.bind(("127.0.0.1", port))
@@ -79,10 +85,11 @@ def _console_tail(lab, node):
     return "\n".join("    " + line for line in lines) or "(console log is empty)"
 
 
-def _start_devices(topo, state, directory, gid):
+def _start_devices(topo, state, hosts, gids):
     for node in topo.nodes:
+        host = hosts[node.host.name]
         for device in node.devices:
-            stem = os.path.join(directory, f"{node.name}-{device.name}")
+            stem = os.path.join(host.run_dir, f"{node.name}-{device.name}")
             params = [f"{k}={v}" for k, v in device.params.items()]
             if device.plugin in nbdkit.STORLAB_PLUGINS:
                 params.append(f"stats={stem}.stats")
@@ -95,16 +102,40 @@ def _start_devices(topo, state, directory, gid):
                 node=node.name, device=device.name, plugin=device.plugin,
                 socket=stem + ".sock", pidfile=stem + ".pid",
                 stats=stem + ".stats" if device.plugin in nbdkit.STORLAB_PLUGINS else None,
-                ctl=ctl)
+                ctl=ctl, host=host.name)
             state.devices.append(entry)
             _save_state(state)
-            nbdkit.start_daemon(device.plugin, params, entry.socket, entry.pidfile, gid,
-                                wait_for=[ctl] if ctl else [])
+            bundle = state.bundles.get(host.name)
+            target = (os.path.join(bundle, os.path.basename(nbdkit.plugin_argument(device.plugin)))
+                      if bundle and device.plugin in nbdkit.STORLAB_PLUGINS
+                      else nbdkit.plugin_argument(device.plugin))
+            nbdkit.start_on(host, device.plugin, target, params, entry.socket, entry.pidfile,
+                            gids[host.name], wait_for=[ctl] if ctl else [])
 
 
-def _wait_for_agents(topo, conn, started_s, nodes=None):
-    pending = {node.name: conn.lookupByName(lab_state.domain_name(topo.name, node.name))
-               for node in (nodes or topo.nodes)}
+def _prepare_hosts(state, hosts, image, local_gid):
+    """Each remote host's run directory, plugin bundle and appliance (the
+    local run directory is made already); returns host -> libvirt's qemu
+    group id there. Every host is in lab.json before anything is made on
+    it, so a rollback or `down` finds it."""
+    gids = {}
+    for host in hosts.values():
+        if host.local:
+            gids[host.name] = local_gid
+            continue
+        _say(f"  {host.name}: preparing {host.uri}")
+        gids[host.name] = host.prepare()
+        state.bundles[host.name] = ""         # its run directory is the lab's from now on
+        _save_state(state)
+        state.bundles[host.name] = host.ensure_bundle()
+        _save_state(state)
+        host.ensure_appliance(image)
+    return gids
+
+
+def _wait_for_agents(topo, where, started_s):
+    """where: node -> the LabHost its domain runs on."""
+    pending = {node: _host_domain(topo.name, host, node) for node, host in where.items()}
     deadline = started_s + topo.boot_timeout_s
     last_report = time.monotonic()
     while pending:
@@ -127,6 +158,15 @@ def _wait_for_agents(topo, conn, started_s, nodes=None):
         time.sleep(0.25)
 
 
+def _check_not_up(topo, hosts):
+    """A UserError when a lab of this name is up here or has a domain on any host."""
+    if (load_state(topo.name) is not None or os.path.isdir(run_dir(topo.name))
+            or any(_existing_domains(host.libvirt(), _domain_names(topo))
+                   for host in hosts.values())):
+        raise UserError(f"lab '{topo.name}' is already up (see `storlab status {topo.name}`; "
+                        f"`storlab down {topo.name}` first)")
+
+
 def up(topology_path, requested_accel=None):
     topo = topology.load(topology_path)             # every validation error before anything runs
     if topo.lab_refusal():
@@ -134,12 +174,8 @@ def up(topology_path, requested_accel=None):
     deps.ensure_packages(UP_PACKAGES)
     build.build()
     device_check.check([(topo, topo.path)])         # as the plugins will build them
-    libvirt_conn.ensure_daemons()
-    conn = libvirt_conn.connect()
-    if (load_state(topo.name) is not None or _existing_domains(conn, _domain_names(topo))
-            or os.path.isdir(run_dir(topo.name))):
-        raise UserError(f"lab '{topo.name}' is already up (see `storlab status {topo.name}`; "
-                        f"`storlab down {topo.name}` first)")
+    hosts = lab_hosts.from_topology(topo)
+    _check_not_up(topo, hosts)
     _check_ports_free(topo)
     image = appliance.ensure()
     chosen, reason = accel.choose(requested_accel or topo.accel, image.kernel_path,
@@ -153,28 +189,37 @@ def up(topology_path, requested_accel=None):
     os.chown(directory, 0, gid)
     started_s = time.monotonic()
     state = lab_state.LabState(name=topo.name, topology=os.path.abspath(topology_path),
-                               accel=chosen, appliance=image.content_hash, created=time.time())
+                               accel=chosen, appliance=image.content_hash, created=time.time(),
+                               hosts=lab_hosts.state_entries(hosts),
+                               placement={n.name: n.host.name for n in topo.nodes})
     _save_state(state)
     try:
+        if len(hosts) > 1:
+            _say("hosts: " + ", ".join(
+                f"{h.name} ({', '.join(n.name for n in topo.nodes if n.host.name == h.name)})"
+                for h in hosts.values()))
+        gids = _prepare_hosts(state, hosts, image, gid)
         _say(f"starting {sum(len(n.devices) for n in topo.nodes)} emulated devices")
-        _start_devices(topo, state, directory, gid)
+        _start_devices(topo, state, hosts, gids)
         for node in topo.nodes:
-            xml = render.domain_xml(topo, node, image, directory, chosen)
+            host = hosts[node.host.name]
+            xml = render.domain_xml(topo, node, image, host.run_dir, chosen)
             name = lab_state.domain_name(topo.name, node.name)
             state.domains.append(name)
             _save_state(state)
-            conn.createXML(xml, 0)
-            _say(f"  {node.name}: domain {name} started")
-        _wait_for_agents(topo, conn, started_s)
+            host.libvirt().createXML(xml, 0)
+            _say(f"  {node.name}: domain {name} started" +
+                 (f" on {host.name}" if len(hosts) > 1 else ""))
+        _wait_for_agents(topo, {n.name: hosts[n.host.name] for n in topo.nodes}, started_s)
         if topo.profile is not None:
             state.phase = "provisioning"
             _save_state(state)
-            state.profile = profiles.provision(topo, _domains_of(topo, conn), _say)
+            state.profile = profiles.provision(topo, _domains_of(topo, hosts), _say)
             state.provisioned_after_s = round(time.monotonic() - started_s, 1)
     except BaseException as failure:
         _say(f"up failed; rolling back lab '{topo.name}'")
         try:
-            _teardown(state, conn)
+            _teardown(state)
         except Exception as cleanup_error:  # noqa: BLE001 - report both, keep the first
             _say(f"rollback incomplete: {cleanup_error}")
         if isinstance(failure, libvirt_conn.error_type()):
@@ -187,20 +232,27 @@ def up(topology_path, requested_accel=None):
     return state
 
 
-def _domains_of(topo, conn):
-    return {node.name: conn.lookupByName(lab_state.domain_name(topo.name, node.name)) for node in topo.nodes}
+def _host_domain(lab, host, node):
+    """The domain of lab's node on host (a libvirt error when it has none)."""
+    return host.libvirt().lookupByName(lab_state.domain_name(lab, node))
 
 
-def running_domains(topo, conn):
-    """node -> domain of the lab's nodes that are running now."""
+def _domains_of(topo, hosts):
+    return {node.name: _host_domain(topo.name, hosts[node.host.name], node.name)
+            for node in topo.nodes}
+
+
+def running_domains(state, hosts=None):
+    """node -> domain of the lab's nodes that are running now, wherever they run."""
+    hosts = hosts or lab_hosts.from_state(state)
     running = {}
-    for node in topo.nodes:
+    for node in lab_state.nodes_of(state):
         try:
-            dom = conn.lookupByName(lab_state.domain_name(topo.name, node.name))
+            dom = _host_domain(state.name, lab_hosts.host_of_node(state, hosts, node), node)
         except libvirt_conn.error_type():
             continue
         if dom.isActive():
-            running[node.name] = dom
+            running[node] = dom
     return running
 
 
@@ -231,9 +283,7 @@ def node_down(lab, *nodes):
     or was destroyed behind storlab's back): this is how its volumes move."""
     nodes = _distinct(lab, nodes)
     state, topo = _lab_topology(lab, *nodes)
-    libvirt_conn.ensure_daemons()
-    conn = libvirt_conn.connect()
-    running = running_domains(topo, conn)
+    running = running_domains(state)
     for node in nodes:                   # every one down before any failover: none moves there
         if node in running:
             running.pop(node).destroy()
@@ -254,11 +304,11 @@ def node_up(lab, *nodes):
     resyncing."""
     nodes = _distinct(lab, nodes)
     state, topo = _lab_topology(lab, *nodes)
-    libvirt_conn.ensure_daemons()
-    conn = libvirt_conn.connect()
+    hosts = lab_hosts.from_state(state)
+    where = {node: lab_hosts.host_of_node(state, hosts, node) for node in nodes}
     for node in nodes:
         name = lab_state.domain_name(lab, node)
-        if any(d.isActive() for d in _existing_domains(conn, [name])):
+        if any(d.isActive() for d in _existing_domains(where[node].libvirt(), [name])):
             raise UserError(f"node {node} of lab '{lab}' is already running")
     image = appliance.ensure()
     started_s = time.monotonic()
@@ -266,11 +316,12 @@ def node_up(lab, *nodes):
     try:
         for node in nodes:
             try:
-                booted.append(conn.createXML(render.domain_xml(
-                    topo, topo.node(node), image, run_dir(lab), state.accel), 0))
+                # on the host it ran on (lab.json), from its run directory there
+                booted.append(where[node].libvirt().createXML(render.domain_xml(
+                    topo, topo.node(node), image, where[node].run_dir, state.accel), 0))
             except libvirt_conn.error_type() as e:
-                raise UserError(f"libvirt: {e.get_error_message()}") from None
-        _wait_for_agents(topo, conn, started_s, [topo.node(node) for node in nodes])
+                raise UserError(f"libvirt on {where[node].name}: {e.get_error_message()}") from None
+        _wait_for_agents(topo, where, started_s)
     except UserError:
         for dom in booted:             # all come up or none: no node left half back
             dom.destroy()
@@ -278,7 +329,7 @@ def node_up(lab, *nodes):
     if topo.profile is not None:
         try:
             for node in nodes:   # in order: a node's copies re-added before the next rejoins
-                profiles.rejoin(topo, state.profile, running_domains(topo, conn), node, _say)
+                profiles.rejoin(topo, state.profile, running_domains(state, hosts), node, _say)
         finally:
             _save_state(state)
     for node in nodes:
@@ -292,8 +343,7 @@ def snapshot(lab, node, volume, action, snapshot_id=None, as_json=False):
     if state.phase != "ready" or not state.profile:
         raise UserError(f"lab '{lab}' has no storage profile ready (phase {state.phase})")
     snapshots.volume_set(topo, node, volume)          # a volume node has, before libvirt
-    libvirt_conn.ensure_daemons()
-    domain = running_domains(topo, libvirt_conn.connect()).get(node)
+    domain = running_domains(state).get(node)
     if domain is None:
         raise UserError(f"node {node} of lab '{lab}' is down (`storlab node {lab} {node} up`)")
     if action == "list":
@@ -312,14 +362,13 @@ def snapshot(lab, node, volume, action, snapshot_id=None, as_json=False):
         _save_state(state)
 
 
-def _teardown(state, conn):
-    """Stops the domains and nbdkit servers the lab's state lists and removes
-    its run directory.  Returns what it stopped."""
-    lab = state.name
-    stopped = {"domains": [], "devices": []}
+def _teardown_host(state, host, stopped):
+    """Stops what the lab's state lists on host: its nodes' domains, its
+    nbdkit servers; removes a remote host's run directory."""
     listed = set(state.domains)
-    names = [lab_state.domain_name(lab, node) for node in lab_state.nodes_of(state)]
-    for dom in _existing_domains(conn, [n for n in names if n in listed]):
+    names = [lab_state.domain_name(state.name, node) for node in lab_state.nodes_of(state)
+             if state.placement.get(node, host.name) == host.name]
+    for dom in _existing_domains(host.libvirt(), [n for n in names if n in listed]):
         name = dom.name()
         try:
             persistent = dom.isPersistent()      # ask first: a destroyed transient domain is gone
@@ -331,10 +380,29 @@ def _teardown(state, conn):
             if "not found" not in e.get_error_message().lower():
                 raise UserError(f"cannot stop domain {name}: {e.get_error_message()}") from None
         stopped["domains"].append(name)
-    for pidfile in lab_state.own_files(state, "pidfile"):
-        if nbdkit.stop_daemon(pidfile):
+    for pidfile in lab_state.own_files(state, "pidfile", host.name, host.run_dir):
+        if nbdkit.stop_on(host, pidfile):
             stopped["devices"].append(os.path.basename(pidfile)[:-len(".pid")])
-    _remove_run_dir(lab)
+    if not host.local and host.name in state.bundles:   # made by this lab's `up`
+        host.remove_run_dir()
+
+
+def _teardown(state):
+    """Stops the domains and nbdkit servers the lab's state lists, on every
+    host, and removes its run directories.  A host that cannot be reached
+    does not stop the others; the local run directory (lab.json) then stays,
+    so `down` can be run again.  Returns what it stopped."""
+    stopped = {"domains": [], "devices": []}
+    failures = []
+    for host in lab_hosts.from_state(state).values():
+        try:
+            _teardown_host(state, host, stopped)
+        except UserError as e:
+            failures.append(str(e))
+    if failures:
+        raise UserError(f"lab '{state.name}' is not all down ({'; '.join(failures)}); "
+                        f"run `storlab down {state.name}` again once that is mended")
+    _remove_run_dir(state.name)
     return stopped
 
 
@@ -360,9 +428,7 @@ def down(lab):
             _say(f"lab '{lab}' had a run directory and no state: removed it")
             return {"domains": [], "devices": []}
         raise lab_state.no_such_lab(lab)
-    libvirt_conn.ensure_daemons()
-    conn = libvirt_conn.connect()
-    stopped = _teardown(state, conn)
+    stopped = _teardown(state)
     _say(f"lab '{lab}' is down: stopped {len(stopped['domains'])} domains and "
          f"{len(stopped['devices'])} device servers")
     return stopped
@@ -372,40 +438,63 @@ _DOMAIN_STATES = {0: "nostate", 1: "running", 2: "blocked", 3: "paused", 4: "shu
                   5: "shutoff", 6: "crashed", 7: "pmsuspended"}
 
 
-def lab_status(lab, conn):
+def lab_status(lab):
     state = lab_state.require(lab)
+    hosts = lab_hosts.from_state(state)
+    running, unreachable = {}, {}
+    for host in hosts.values():             # one look a host at every server
+        try:
+            running.update(nbdkit.running_on(host, [d.pidfile for d in state.devices
+                                                    if d.host == host.name and d.pidfile]))
+        except UserError as e:
+            unreachable[host.name] = str(e)
     nodes = []
     for node in lab_state.nodes_of(state):
         name = lab_state.domain_name(lab, node)
-        entry = {"node": node, "domain": name, "state": "absent", "agent": False}
+        host = lab_hosts.host_of_node(state, hosts, node)
+        entry = {"node": node, "domain": name, "host": host.name, "state": "absent",
+                 "agent": False}
         try:
-            dom = conn.lookupByName(name)
+            if host.name in unreachable:
+                raise UserError(unreachable[host.name])
+            dom = _host_domain(lab, host, node)
             entry["state"] = _DOMAIN_STATES.get(dom.state()[0], "unknown")
             entry["agent"] = entry["state"] == "running" and agent.answers(dom)
         except libvirt_conn.error_type():
             pass
+        except UserError as e:            # its host cannot be reached: say so, show the rest
+            entry["state"], entry["error"] = "unreachable", str(e)
         entry["devices"] = [
             {"device": d.device, "plugin": d.plugin, "socket": d.socket, "stats": d.stats,
-             "ctl": d.ctl,
-             "server": "running" if nbdkit.is_nbdkit(nbdkit.read_pid(d.pidfile) or -1) else "stopped"}
+             "ctl": d.ctl, "server": "running" if running.get(d.pidfile) else "stopped"}
             for d in state.devices if d.node == node]
         if state.profile is not None:
             entry["storage"] = profile_status.node_status(dom, node) if entry["agent"] else \
                 {"error": f"node is {entry['state']}"}
         nodes.append(entry)
     return {"name": lab, "phase": state.phase, "accel": state.accel,
-            "topology": state.topology, "ready_after_s": state.ready_after_s,
+            "topology": state.topology, "hosts": lab_hosts.state_entries(hosts), "ready_after_s": state.ready_after_s,
             "provisioned_after_s": state.provisioned_after_s,
             "profile": state.profile, "nodes": nodes}
 
 
 def format_status(report):
+    several = len(report.get("hosts", [])) > 1       # a host column only when there is a choice
     lines = [f"lab {report['name']}: {report['phase']}, accel {report['accel']}, "
-             f"topology {report['topology']}",
-             f"  {'node':10} {'domain state':13} {'agent':6} devices"]
+             f"topology {report['topology']}"]
+    if several:
+        lines += [f"  host {h['name']}: {h['uri']} (links: {h['address']})"
+                  for h in report["hosts"]]
+
+    def host_column(text):
+        return f"{text:10} " if several else ""
+    lines.append(f"  {'node':10} {host_column('host')}{'domain state':13} {'agent':6} devices")
     for n in report["nodes"]:
         devices = ", ".join(f"{d['device']}({d['plugin']}, {d['server']})" for d in n["devices"])
-        lines.append(f"  {n['node']:10} {n['state']:13} {'yes' if n['agent'] else 'no':6} {devices}")
+        lines.append(f"  {n['node']:10} {host_column(n.get('host', ''))}{n['state']:13} "
+                     f"{'yes' if n['agent'] else 'no':6} {devices}")
+        if n.get("error"):
+            lines.append(f"  {'':10} {n['error']}")
         for d in n["devices"]:
             if d.get("ctl"):
                 lines.append(f"  {'':10} {d['device']} control socket {d['ctl']} "
@@ -442,9 +531,7 @@ def status(lab=None, as_json=False):
         return 0
     for name in labs:                # an unknown lab is an error before touching libvirt
         lab_state.require(name)
-    libvirt_conn.ensure_daemons()
-    conn = libvirt_conn.connect()
-    reports = [lab_status(name, conn) for name in labs]
+    reports = [lab_status(name) for name in labs]
     if as_json:
         print(json.dumps(reports if lab is None else reports[0], indent=2))
     else:
@@ -453,20 +540,20 @@ def status(lab=None, as_json=False):
 
 
 def _domain_for(lab, node):
+    """(domain, host) of a lab's node."""
     state = lab_state.require(lab)
     lab_state.require_node(state, node)
-    name = lab_state.domain_name(lab, node)
-    libvirt_conn.ensure_daemons()
-    conn = libvirt_conn.connect()
+    host = lab_hosts.host_of_node(state, lab_hosts.from_state(state), node)
     try:
-        return conn.lookupByName(name)
+        return _host_domain(lab, host, node), host
     except libvirt_conn.error_type():
-        raise UserError(f"domain {name} of lab '{lab}' is not running") from None
+        raise UserError(f"domain {lab_state.domain_name(lab, node)} of lab '{lab}' is not "
+                        f"running (on {host.describe()})") from None
 
 
 def exec_in(lab, node, argv, timeout_s=3600):
     """Runs argv in the node; relays its output; returns its exit code."""
-    code, out, err = agent.run(_domain_for(lab, node), argv, timeout_s=timeout_s)
+    code, out, err = agent.run(_domain_for(lab, node)[0], argv, timeout_s=timeout_s)
     sys.stdout.buffer.write(out)
     sys.stdout.flush()
     sys.stderr.buffer.write(err)
@@ -475,5 +562,5 @@ def exec_in(lab, node, argv, timeout_s=3600):
 
 
 def console(lab, node):
-    dom = _domain_for(lab, node)
-    os.execvp("virsh", ["virsh", "-c", libvirt_conn.URI, "console", dom.name()])
+    dom, host = _domain_for(lab, node)
+    os.execvp("virsh", ["virsh", "-c", host.uri, "console", dom.name()])

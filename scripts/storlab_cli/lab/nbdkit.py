@@ -1,5 +1,6 @@
 """One nbdkit process serving on a private unix socket, stopped by its PID."""
 import os
+import shlex
 import signal
 import subprocess
 import time
@@ -119,3 +120,55 @@ def stop_daemon(pidfile, timeout_s=15):
             break
         time.sleep(0.02)
     return True
+
+
+# ---- the same on a lab's host (lab/hosts.py LabHost): here, or over ssh ----
+
+def _alive_test(pid_expr):
+    """sh: true when the process pid_expr names is an nbdkit (as is_nbdkit)."""
+    return f'[ "$(cat /proc/{pid_expr}/comm 2>/dev/null)" = nbdkit ]'
+
+
+def start_on(host, plugin, target, params, socket_path, pidfile, socket_group_id, threads=64,
+             timeout_s=15, wait_for=()):
+    """start_daemon on host; target: the plugin as that host names it (its
+    bundle's .so for storlab's kinds). Returns the server's PID."""
+    if host.local:
+        return start_daemon(plugin, params, socket_path, pidfile, socket_group_id, threads,
+                            timeout_s, wait_for)
+    cmd = shlex.join(["nbdkit", f"--threads={threads}", "-U", socket_path, "-P", pidfile,
+                      "--", target] + list(params))
+    waits = " && ".join(f"[ -e {shlex.quote(p)} ]" for p in (socket_path, pidfile, *wait_for))
+    tries = int(timeout_s / 0.05)
+    sock = shlex.quote(socket_path)
+    script = (f"{cmd} || exit 1; i=0; until {waits}; do i=$((i+1)); "
+              f"if [ $i -gt {tries} ]; then echo 'no socket after {timeout_s} s' >&2; exit 1; fi; "
+              f"sleep 0.05; done; chown 0:{int(socket_group_id)} {sock} && chmod 0660 {sock} && "
+              f"cat {shlex.quote(pidfile)}")
+    return int(host.shell(script, f"nbdkit {plugin} {' '.join(params)}").strip())
+
+
+def stop_on(host, pidfile, timeout_s=15):
+    """stop_daemon on host. Returns True when one was stopped."""
+    if host.local:
+        return stop_daemon(pidfile, timeout_s)
+    tries = int(timeout_s / 0.02)
+    script = (f"pid=$(cat {shlex.quote(pidfile)} 2>/dev/null) && [ -n \"$pid\" ] || exit 0; "
+              f"{_alive_test('$pid')} || exit 0; kill -TERM $pid; i=0; "
+              f"while {_alive_test('$pid')}; do i=$((i+1)); "
+              f"if [ $i -gt {tries} ]; then kill -KILL $pid; break; fi; sleep 0.02; done; "
+              f"echo stopped")
+    return host.shell(script, f"stopping the nbdkit of {pidfile}").strip() == "stopped"
+
+
+def running_on(host, pidfiles):
+    """pidfile -> True when its nbdkit runs, for pidfiles on host (one ssh)."""
+    if host.local:
+        return {p: is_nbdkit(read_pid(p) or -1) for p in pidfiles}
+    if not pidfiles:
+        return {}
+    script = "; ".join(f"pid=$(cat {shlex.quote(p)} 2>/dev/null); "
+                       f"if [ -n \"$pid\" ] && {_alive_test('$pid')}; then echo 1; else echo 0; fi"
+                       for p in pidfiles)
+    answers = host.shell(script, "looking at the nbdkit servers").split()
+    return {p: a == "1" for p, a in zip(pidfiles, answers)}

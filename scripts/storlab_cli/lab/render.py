@@ -35,6 +35,8 @@ class InterfaceView:
     port: int
     peer_port: int
     peer: str
+    local_address: str   # this host's, or 127.0.0.1 when the peer runs on it too
+    peer_address: str
 
 
 def environment():
@@ -91,7 +93,8 @@ def domain_xml(topology, node, appliance, run_dir, accel):
     if accel not in DOMAIN_TYPES:
         raise ValueError(f"accel must be one of {', '.join(DOMAIN_TYPES)}, not {accel!r}")
     disks = disk_views(node, run_dir)
-    interfaces = [InterfaceView(mac=e.mac, port=e.port, peer_port=e.peer_port, peer=e.peer)
+    interfaces = [InterfaceView(mac=e.mac, port=e.port, peer_port=e.peer_port, peer=e.peer,
+                                local_address=e.local_address, peer_address=e.peer_address)
                   for e in topology_mod.link_ends(topology, node)]
     return environment().get_template(DOMAIN_TEMPLATE).render(
         domain_type=DOMAIN_TYPES[accel],

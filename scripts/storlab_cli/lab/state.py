@@ -33,6 +33,7 @@ class DeviceEntry:
     pidfile: str | None = None
     stats: str | None = None           # its stats file (storlab plugins)
     ctl: str | None = None             # its control socket (raid: <run dir>/<node>-<device>.ctl)
+    host: str = "local"                # the host it runs on (lab/hosts.py); paths are there
 
 
 @dataclass
@@ -46,6 +47,9 @@ class LabState:
     domains: list = field(default_factory=list)          # libvirt domain names
     devices: list = field(default_factory=list)          # DeviceEntry
     profile: dict | None = None        # the storage profile's state (lab/profiles.py)
+    hosts: list = field(default_factory=list)            # {name, uri, address}; []: local only
+    placement: dict = field(default_factory=dict)        # node -> host name
+    bundles: dict = field(default_factory=dict)          # remote host -> its plugin bundle dir
     ready_after_s: float | None = None
     provisioned_after_s: float | None = None
 
@@ -163,13 +167,15 @@ def require_node(state, node):
     return node
 
 
-def own_files(state, key):
-    """The paths in the lab's device entries under key ("pidfile", "socket")
-    that lie in its run directory: nothing outside it is ever touched."""
-    directory = run_dir(state.name)
+def own_files(state, key, host="local", directory=None):
+    """The paths in the lab's device entries on host under key ("pidfile",
+    "socket") that lie in its run directory there (directory; the local
+    one by default): nothing outside it is ever touched."""
+    directory = directory or run_dir(state.name)
     paths = []
     for entry in state.devices:
         path = getattr(entry, key)
-        if isinstance(path, str) and os.path.dirname(os.path.abspath(path)) == directory:
+        if entry.host == host and isinstance(path, str) \
+                and os.path.dirname(os.path.abspath(path)) == directory:
             paths.append(path)
     return paths

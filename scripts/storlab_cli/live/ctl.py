@@ -52,13 +52,26 @@ def send_command(path, command):
 
 def device_ctl_path(lab, node, device):
     """The control socket of a lab's device, from the lab's state (lab.json)."""
-    return lab_device.path_of(lab, node, device, "ctl", "control socket", "raid devices have one")
+    return device_ctl(lab, node, device)[0]
+
+
+def device_ctl(lab, node, device):
+    """(control socket path, the LabHost it is on)."""
+    return lab_device.located(lab, node, device, "ctl", "control socket",
+                              "raid devices have one")
+
+
+def send_to_host_device(lab, node, device, command):
+    """The reply line of a lab device's controller, wherever its host is."""
+    path, host = device_ctl(lab, node, device)
+    with host.forwarded(path) as reachable:
+        return send_command(reachable, command)
 
 
 def send_to_device(lab, node, device, command):
     """Sends command to a lab device's controller; returns its "ok ..." reply.
     An "error ..." reply is a UserError naming the device."""
-    reply = send_command(device_ctl_path(lab, node, device), command)
+    reply = send_to_host_device(lab, node, device, command)
     if not reply.startswith("ok"):
         raise UserError(f"lab '{lab}' node '{node}' device '{device}': {command}: {reply}")
     return reply
@@ -75,12 +88,11 @@ def run(args):
         print(USAGE, file=sys.stderr)
         return 2
     if _is_socket_argument(args[0]):
-        path, words = args[0], args[1:]
+        reply = send_command(args[0], " ".join(args[1:]))
     else:
         if len(args) < 4:
             raise UserError("usage: storlab ctl LAB NODE DEVICE COMMAND... (no COMMAND given; "
                             "e.g. status, battery failed)")
-        path, words = device_ctl_path(*args[:3]), args[3:]
-    reply = send_command(path, " ".join(words))
+        reply = send_to_host_device(*args[:3], " ".join(args[3:]))
     print(reply)
     return 0 if reply.startswith("ok") else 1

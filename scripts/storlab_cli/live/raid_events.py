@@ -54,14 +54,23 @@ def events_path(stats_path):
     return stats_path + ".events"
 
 
-def load(path):
+def load(path, host=None):
     """The events logged so far; [] when there is no log (not a raid
     device, or the plugin runs without ctl=). A last line still being
-    written is left for the next read."""
+    written is left for the next read. host: the LabHost the log is on."""
+    if host is not None and not host.local:
+        text = host.read_text(path, MAX_LOG_BYTES)
+        if text is None:
+            return []
+        return _parse(text, path)
     try:
         text = regular_file.read_bytes(path, MAX_LOG_BYTES).decode("utf-8", errors="replace")
     except FileNotFoundError:
         return []
+    return _parse(text, path)
+
+
+def _parse(text, path):
     events = []
     for number, line in enumerate(text.split("\n")[:-1], 1):
         try:

@@ -11,7 +11,10 @@ from storlab_cli.errors import UserError
 TIMEOUT_S = 30
 
 
-def take(path):
+def take(path, host=None):
+    """host: the LabHost the file is on (lab/hosts.py), None or local: here."""
+    if host is not None and not host.local:
+        return host.stats(path)
     tool = paths.stats_tool()
     if not os.access(tool, os.X_OK):
         raise UserError(f"{tool}: not built (meson setup build && ninja -C build)")

@@ -56,26 +56,27 @@ def _count(text):
 
 
 def stats_path(target):
-    """[STATS] or [LAB, NODE, DEVICE] -> the stats file's path (a regular file:
-    a FIFO would block the reader forever)."""
+    """[STATS] or [LAB, NODE, DEVICE] -> (the stats file's path, the LabHost
+    it is on or None: here). A file here must be a regular file: a FIFO would
+    block the reader forever."""
     if len(target) == 1:
         regular_file.check_regular(target[0], "stats file")
-        return target[0]
+        return target[0], None
     if len(target) == 3:
-        return device.path_of(*target, "stats", "stats file", "storlab plugins have one")
+        return device.located(*target, "stats", "stats file", "storlab plugins have one")
     raise UserError(f"expected STATS or LAB NODE DEVICE, got {len(target)} arguments "
                     f"({' '.join(target)})")
 
 
-def frames(path, interval_s, count=None):
+def frames(path, interval_s, count=None, host=None):
     """Yields one rendered frame per interval (the window since the last
-    snapshot), count frames or forever."""
-    before, taken_s = stats_snapshot.take(path), time.monotonic()
+    snapshot), count frames or forever. host: where the file is (lab/hosts.py)."""
+    before, taken_s = stats_snapshot.take(path, host), time.monotonic()
     shown = 0
     while count is None or shown < count:
         time.sleep(max(0.0, taken_s + interval_s - time.monotonic()))
-        after, now_s = stats_snapshot.take(path), time.monotonic()
-        events = raid_events.load(raid_events.events_path(path))
+        after, now_s = stats_snapshot.take(path, host), time.monotonic()
+        events = raid_events.load(raid_events.events_path(path), host)
         yield top_frame.render(before, after, events, window_s=now_s - taken_s,
                                interval_s=interval_s, source=f"stats file {path}")
         before, taken_s = after, now_s
@@ -94,7 +95,7 @@ def _show(frame, live):
 def run(argv):
     a = _parser().parse_args(argv)
     interval_s, count = _interval_s(a.interval), _count(a.count)
-    path = stats_path(a.target)
+    path, host = stats_path(a.target)
     live = sys.stdout.isatty() and not a.once
     if a.once and count is None:
         count = 1
@@ -102,7 +103,7 @@ def run(argv):
         if live:
             sys.stdout.write(f"{HOME}\x1b[2J{path}: first window in {interval_s:g} s ...\n")
             sys.stdout.flush()
-        for frame in frames(path, interval_s, count):
+        for frame in frames(path, interval_s, count, host):
             _show(frame, live)
     except KeyboardInterrupt:
         if live:

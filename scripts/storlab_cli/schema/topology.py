@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from storlab_cli.common import toml_file
 from storlab_cli import catalog
 from storlab_cli.lab.nbdkit import STORLAB_PLUGINS
-from storlab_cli.schema import plugin_keys, profile as profile_schema
+from storlab_cli.schema import hosts as hosts_schema, plugin_keys, profile as profile_schema
 from storlab_cli.schema.loader import Loader
 from storlab_cli.schema.sizes import count, parse_size_bytes, size_text
 from storlab_cli.errors import UserError
@@ -93,8 +93,9 @@ DEVICE_NAME_RE = re.compile(r"[a-z][a-z0-9]{0,11}")
 CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 TOP_KEYS = ("name", "description", "accel", "boot_timeout_s", "defaults", "nodes", "node",
-            "links", "profile", "sim")
+            "links", "hosts", "profile", "sim")
 DEFAULTS_KEYS = ("vcpus", "memory_mib", "devices")
+NODE_KEYS = DEFAULTS_KEYS + ("host",)
 NODES_KEYS = ("count", "names")
 DEVICE_KEYS = ("name", "plugin", "count", "bus", "params")
 LINKS_KEYS = ("mode", "pairs")
@@ -137,6 +138,7 @@ class Node:
     vcpus: int
     memory_mib: int
     devices: list
+    host: hosts_schema.Host = field(default_factory=hosts_schema.local_host)   # where it runs
 
     @property
     def disk_bytes(self):
@@ -173,6 +175,7 @@ class Topology:
     description: str = ""
     profile: object = None   # profile_schema.Profile: the storage stack `up` builds, or None
     sim: SimHost | None = None   # the [sim] table, or None
+    hosts: list = field(default_factory=lambda: [hosts_schema.local_host()])  # [[hosts]]
 
     def lab_refusal(self):
         """Why `storlab up` cannot build this topology on one host, or None."""
@@ -204,17 +207,29 @@ class LinkEnd:
     peer_port: int       # udp port the peer listens on (libvirt <source>)
     mac: str
     addr: str
+    local_address: str = hosts_schema.LOCAL_ADDRESS   # this end's host address (<local>)
+    peer_address: str = hosts_schema.LOCAL_ADDRESS    # the peer's host address (<source>)
 
 
 def link_ends(topology, node):
-    """This node's link ends, in link order."""
+    """This node's link ends, in link order. A link within a host stays on
+    127.0.0.1; one between hosts goes from this host's address to the peer's."""
     node_name = node if isinstance(node, str) else node.name
+
+    def addresses(peer):
+        here, there = topology.node(node_name).host, topology.node(peer).host
+        if here.name == there.name:
+            return hosts_schema.LOCAL_ADDRESS, hosts_schema.LOCAL_ADDRESS
+        return here.address, there.address
+
     ends = []
     for link in topology.links:
         if link.a == node_name:
-            ends.append(LinkEnd(link, link.b, link.port_a, link.port_b, link.mac_a, link.addr_a))
+            ends.append(LinkEnd(link, link.b, link.port_a, link.port_b, link.mac_a, link.addr_a,
+                                *addresses(link.b)))
         elif link.b == node_name:
-            ends.append(LinkEnd(link, link.a, link.port_b, link.port_a, link.mac_b, link.addr_b))
+            ends.append(LinkEnd(link, link.a, link.port_b, link.port_a, link.mac_b, link.addr_b,
+                                *addresses(link.a)))
     return ends
 
 
@@ -304,11 +319,17 @@ class _TopologyLoader(Loader):
                 devices=[Device(d.name, d.plugin, dict(d.params), d.bus, d.size_bytes,
                                 d.rotation_rpm, d.table) for d in node_devices]))
 
+        hosts = hosts_schema.read_hosts(self, data["hosts"]) if "hosts" in data \
+            else [hosts_schema.local_host()]
+        placement = hosts_schema.place(self, hosts, node_names,
+                                       self.chosen_hosts(overrides, hosts))
+        for node in nodes:
+            node.host = placement[node.name]
         pairs = self.link_pairs(data.get("links", {}), node_names)
         links = [make_link(name, i, a, b) for i, (a, b) in enumerate(pairs)]
         topo = Topology(name=name, path=os.path.abspath(self.path), nodes=nodes, links=links,
                         accel=accel, boot_timeout_s=boot_timeout_s, description=description,
-                        sim=self.sim)
+                        sim=self.sim, hosts=hosts)
         if "profile" in data:
             topo.profile = profile_schema.parse(self, data["profile"], topo)
         return topo
@@ -371,8 +392,18 @@ class _TopologyLoader(Loader):
             if node_name not in node_names:
                 self.fail(key_path, f"no such node (nodes: {', '.join(node_names)})")
             self.table(override, key_path)
-            self.check_keys(override, DEFAULTS_KEYS, key_path)
+            self.check_keys(override, NODE_KEYS, key_path)
         return node_tables
+
+    def chosen_hosts(self, overrides, hosts):
+        """node -> host name, of the nodes whose table says host = ."""
+        names = [h.name for h in hosts]
+        chosen = {}
+        for node_name, override in overrides.items():
+            if "host" in override:
+                chosen[node_name] = self.choice(override["host"], f"node.{node_name}.host",
+                                                names, "host (hosts)")
+        return chosen
 
     # ---- devices ------------------------------------------------------------------
 

@@ -11,13 +11,11 @@ import glob
 import json
 import os
 import re
-import subprocess
 import time
 
-from storlab_cli import paths
-from storlab_cli.lab import agent, libvirt_conn, lifecycle, state as lab_state
+from storlab_cli.lab import agent, hosts as lab_hosts, lifecycle, state as lab_state
 from storlab_cli.lab import snapshots as volume_snapshots
-from storlab_cli.live import ctl
+from storlab_cli.live import ctl, stats_snapshot
 from storlab_cli.schema.sweep import LIVE_KNOBS, TARGET_SHARE, TARGET_VOLUMES
 from storlab_cli.schema.sizes import parse_size_bytes
 from storlab_cli.sweep import fio_jobfile, plan as sweep_plan
@@ -65,8 +63,9 @@ class LabBackend:
         else:
             self.say(f"reusing lab '{self.topo.name}' (it stays up afterwards)")
         self.state = state
+        self.hosts = lab_hosts.from_state(state)
         try:
-            running = lifecycle.running_domains(self.topo, libvirt_conn.connect())
+            running = lifecycle.running_domains(state)
             # a sweep measures the whole lab: a node left down would skew every point
             for node in self.topo.nodes:
                 if node.name not in running:
@@ -125,22 +124,23 @@ class LabBackend:
 
     # ---- stats and control -------------------------------------------------------
 
-    def _stats_path(self, node, device):
+    def _stats_entry(self, node, device):
         for entry in self.state.devices:
             if entry.node == node and entry.device == device:
-                return entry.stats
+                return entry
         return None
 
     def _snapshot(self):
-        """storlab-stats JSON of every device the point touches."""
+        """storlab-stats JSON of every device the point touches, on its host."""
         snaps = {}
         for node, name in self.plan.stats_devices:
-            path = self._stats_path(node, name)
-            if path is not None:
-                result = subprocess.run([paths.stats_tool(), path], capture_output=True,
-                                        text=True, check=False)
-                if result.returncode == 0:
-                    snaps[(node, name)] = json.loads(result.stdout)
+            entry = self._stats_entry(node, name)
+            if entry is not None and entry.stats is not None:
+                try:
+                    snaps[(node, name)] = stats_snapshot.take(entry.stats,
+                                                              self.hosts.get(entry.host))
+                except UserError:       # a device whose server is gone has no window
+                    pass
         return snaps
 
     def _control(self, node, device, command):

@@ -1,0 +1,238 @@
+"""The hosts a lab runs on: where a command runs, where the lab's files
+live, and which libvirt holds a node's domain.
+
+The local host is this machine: its commands run here, its run directory is
+RUN_BASE/<lab> (with lab.json). A remote host (a qemu+ssh URI) is reached
+through storlab's own ssh, taking everything from that URI
+(schema/hosts.py SshTarget); its run directory is RUN_BASE/<lab>.<host>
+there (a '.' no lab name has: on a machine that is both, `storlab status`
+never takes it for a lab). On a remote host storlab needs only a shell,
+tar, nbdkit, QEMU and libvirtd: the plugins and storlab-stats go there as a
+bundle, and the guest appliance into the same content-hash cache path as
+here, each copied once per host and found again by its hash.
+"""
+import contextlib
+import hashlib
+import json
+import os
+import shlex
+import subprocess
+import tempfile
+import time
+
+from storlab_cli import paths
+from storlab_cli.common.last_line import last_line
+from storlab_cli.errors import UserError
+from storlab_cli.lab import libvirt_conn, nbdkit, state as lab_state
+from storlab_cli.schema import hosts as hosts_schema
+
+BUNDLE_BASE = "/var/cache/storlab/bundle"
+COMPLETE_MARK = ".complete"
+SSH_TIMEOUT_S = 120
+QEMU_GROUP = "libvirt-qemu"
+# What a remote host must have before a lab goes there (docs: storlab-topology(5)).
+REMOTE_PROGRAMS = ("nbdkit", "qemu-system-x86_64", "tar")
+
+
+class LabHost:
+    """One host of one lab."""
+
+    def __init__(self, lab, name, uri, address, bundle=None):
+        self.lab, self.name, self.uri, self.address = lab, name, uri, address
+        self.local = uri == hosts_schema.LOCAL_URI
+        self.ssh = None if self.local else hosts_schema.parse_ssh_uri(uri)
+        self.bundle = bundle           # a remote host's plugins and storlab-stats
+        self._conn = None
+
+    @property
+    def run_dir(self):
+        if self.local:
+            return lab_state.run_dir(self.lab)
+        return os.path.join(lab_state.RUN_BASE, f"{lab_state.check_lab_name(self.lab)}.{self.name}")
+
+    def describe(self):
+        return f"host '{self.name}' ({self.uri})"
+
+    # ---- commands -----------------------------------------------------------------
+
+    def run(self, argv, input_bytes=None, timeout_s=SSH_TIMEOUT_S):
+        """(exit code, stdout, stderr) of argv run on this host."""
+        if not self.local:
+            argv = self.ssh.argv("-T") + ["--", shlex.join(argv)]
+        try:
+            done = subprocess.run(argv, input=input_bytes, capture_output=True,
+                                  timeout=timeout_s, check=False)
+        except subprocess.TimeoutExpired:
+            raise UserError(f"{self.describe()}: {shlex.join(argv[-1:])[:80]}: "
+                            f"no answer in {timeout_s} s") from None
+        except FileNotFoundError as e:
+            raise UserError(f"{self.describe()}: {e.filename}: not installed") from None
+        return done.returncode, done.stdout, done.stderr
+
+    def shell(self, script, what, input_bytes=None, timeout_s=SSH_TIMEOUT_S):
+        """Runs a /bin/sh script here; its stdout, or a UserError naming the
+        host, what was done and the script's last line of stderr."""
+        code, out, err = self.run(["/bin/sh", "-c", script], input_bytes, timeout_s)
+        if code != 0:
+            # ssh itself exits 255 when it cannot reach or log in to the host
+            fallback = "ssh could not reach it" if code == 255 and not self.local else f"exit {code}"
+            raise UserError(f"{self.describe()}: {what}: {last_line(err, fallback)}")
+        return out.decode(errors="replace")
+
+    # ---- libvirt ------------------------------------------------------------------
+
+    def libvirt(self):
+        """This host's libvirt connection (opened once)."""
+        if self._conn is None:
+            if self.local:
+                libvirt_conn.ensure_daemons()
+            self._conn = libvirt_conn.connect(self.uri)
+        return self._conn
+
+    # ---- preparing a remote host ---------------------------------------------------
+
+    def prepare(self):
+        """Checks a remote host has what a lab needs and makes the lab's run
+        directory there; returns libvirt's qemu group id on that host."""
+        checks = " && ".join(
+            f"{{ command -v {p} >/dev/null || {{ echo 'no {p} (install it there)' >&2; exit 1; }}; }}"
+            for p in REMOTE_PROGRAMS)
+        directory = shlex.quote(self.run_dir)
+        out = self.shell(
+            f"{checks} && gid=$(getent group {QEMU_GROUP} | cut -d: -f3) && "
+            f"[ -n \"$gid\" ] || {{ echo 'no group {QEMU_GROUP} (install libvirt-daemon-system "
+            f"there)' >&2; exit 1; }}; "
+            f"if [ -e {directory} ]; then echo '{self.run_dir} exists: another lab of this name "
+            f"is up there' >&2; exit 1; fi; "
+            f"mkdir -p {shlex.quote(lab_state.RUN_BASE)} && mkdir -m 0750 {directory} && "
+            f"chown 0:$gid {directory} && echo $gid", "preparing the lab's run directory")
+        return int(out.strip())
+
+    def _copy_tree(self, source_dir, names, final_dir, what):
+        """names of source_dir into final_dir on this host, unless a complete
+        copy is there already; whole or not at all (a temporary directory
+        renamed into place)."""
+        final = shlex.quote(final_dir)
+        tmp = shlex.quote(final_dir + ".tmp")
+        script = (f"if [ -e {final}/{COMPLETE_MARK} ]; then cat > /dev/null; exit 0; fi; "
+                  f"rm -rf {tmp} && mkdir -p {tmp} && tar -C {tmp} -xf - && "
+                  f"touch {tmp}/{COMPLETE_MARK} && rm -rf {final} && mv {tmp} {final}")
+        # -h: the staging directory's links packed as the files they name
+        packed = subprocess.run(["tar", "-h", "-C", source_dir, "-cf", "-", *names],
+                                capture_output=True, check=True).stdout
+        self.shell(script, f"copying {what} to {final_dir}", input_bytes=packed, timeout_s=600)
+
+    def ensure_bundle(self):
+        """The directory on this host holding the plugins and storlab-stats
+        of this build (copied once, by content hash)."""
+        if self.local:
+            return None
+        files = [paths.plugin(kind) for kind in nbdkit.STORLAB_PLUGINS] + [paths.stats_tool()]
+        digest = hashlib.sha256()
+        for path in files:
+            with open(path, "rb") as f:
+                digest.update(os.path.basename(path).encode() + b"\0" + f.read())
+        final_dir = os.path.join(BUNDLE_BASE, digest.hexdigest()[:32])
+        staging = _staging_dir(files)
+        try:
+            self._copy_tree(staging, [os.path.basename(p) for p in files], final_dir,
+                            "storlab's plugins")
+        finally:
+            for name in os.listdir(staging):
+                os.unlink(os.path.join(staging, name))
+            os.rmdir(staging)
+        return final_dir
+
+    def ensure_appliance(self, image):
+        """The guest appliance at the same path on this host as here."""
+        if self.local:
+            return
+        directory = os.path.dirname(image.kernel_path)
+        self._copy_tree(directory, sorted(os.listdir(directory)), directory,
+                        f"the guest appliance {image.content_hash[:12]}")
+
+    # ---- a device's files there ---------------------------------------------------
+
+    def stats(self, path):
+        """storlab-stats' JSON of a (remote) stats file, read there by the
+        bundle's own storlab-stats (the file is a live seqlocked map)."""
+        tool = os.path.join(self.bundle or BUNDLE_BASE, os.path.basename(paths.stats_tool()))
+        out = self.shell(shlex.join([tool, path]), f"storlab-stats {path}", timeout_s=30)
+        try:
+            return json.loads(out)
+        except ValueError:
+            raise UserError(f"{self.describe()}: stats file {path}: storlab-stats printed "
+                            "no JSON") from None
+
+    def read_text(self, path, max_bytes):
+        """The first max_bytes of a (remote) file, or None when it is absent."""
+        code, out, _ = self.run(["/bin/sh", "-c", f"[ -f {shlex.quote(path)} ] || exit 3; "
+                                 f"head -c {int(max_bytes)} {shlex.quote(path)}"])
+        if code == 3:
+            return None
+        if code != 0:
+            raise UserError(f"{self.describe()}: cannot read {path}")
+        return out.decode("utf-8", errors="replace")
+
+    @contextlib.contextmanager
+    def forwarded(self, socket_path, timeout_s=10):
+        """A local unix socket that reaches socket_path on this host (ssh's
+        own stream forwarding: nothing needed there but sshd)."""
+        if self.local:
+            yield socket_path
+            return
+        with tempfile.TemporaryDirectory(prefix="storlab-ctl-") as directory:
+            local = os.path.join(directory, "ctl")
+            tunnel = subprocess.Popen(
+                self.ssh.argv("-N", "-o", "ExitOnForwardFailure=yes",
+                              "-L", f"{local}:{socket_path}"),
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            try:
+                deadline = time.monotonic() + timeout_s
+                while not os.path.exists(local):
+                    if tunnel.poll() is not None or time.monotonic() > deadline:
+                        err = tunnel.stderr.read() if tunnel.poll() is not None else b""
+                        raise UserError(f"{self.describe()}: no way to {socket_path}: "
+                                        f"{last_line(err, 'ssh forwarding did not start')}")
+                    time.sleep(0.02)
+                yield local
+            finally:
+                tunnel.terminate()
+                tunnel.wait()
+                tunnel.stderr.close()
+
+    def remove_run_dir(self):
+        """The lab's run directory on this (remote) host, if it is one."""
+        directory = shlex.quote(self.run_dir)
+        self.shell(f"if [ -L {directory} ]; then echo '{self.run_dir}: a symbolic link: left "
+                   f"alone' >&2; exit 1; fi; rm -rf {directory}", "removing the run directory")
+
+
+def _staging_dir(files):
+    """A temporary directory of links to files, for tar to pack by name."""
+    staging = tempfile.mkdtemp(prefix="storlab-bundle-")
+    for path in files:
+        os.symlink(os.path.abspath(path), os.path.join(staging, os.path.basename(path)))
+    return staging
+
+
+# ---- a lab's hosts, from its topology or its state ------------------------------
+
+def from_topology(topo):
+    return {h.name: LabHost(topo.name, h.name, h.uri, h.address) for h in topo.hosts}
+
+
+def from_state(state):
+    """The hosts lab.json lists; a lab from before hosts runs on the local one."""
+    hosts = state.hosts or [{"name": hosts_schema.LOCAL_HOST, "uri": hosts_schema.LOCAL_URI,
+                             "address": hosts_schema.LOCAL_ADDRESS}]
+    return {h["name"]: LabHost(state.name, h["name"], h["uri"], h["address"],
+                               state.bundles.get(h["name"])) for h in hosts}
+
+
+def host_of_node(state, hosts, node):
+    return hosts[state.placement.get(node, next(iter(hosts)))]
+
+
+def state_entries(hosts):
+    return [{"name": h.name, "uri": h.uri, "address": h.address} for h in hosts.values()]
