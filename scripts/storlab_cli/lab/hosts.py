@@ -23,7 +23,7 @@ import time
 from storlab_cli import paths
 from storlab_cli.common.last_line import last_line
 from storlab_cli.errors import UserError
-from storlab_cli.lab import libvirt_conn, nbdkit, state as lab_state
+from storlab_cli.lab import appliance, libvirt_conn, nbdkit, state as lab_state
 from storlab_cli.schema import hosts as hosts_schema
 
 BUNDLE_BASE = "/var/cache/storlab/bundle"
@@ -108,13 +108,13 @@ class LabHost:
             f"chown 0:$gid {directory} && echo $gid", "preparing the lab's run directory")
         return int(out.strip())
 
-    def _copy_tree(self, source_dir, names, final_dir, what):
-        """names of source_dir into final_dir on this host, unless a complete
-        copy is there already; whole or not at all (a temporary directory
-        renamed into place)."""
+    def _copy_tree(self, source_dir, names, final_dir, what, complete_test):
+        """names of source_dir into final_dir on this host, unless the shell
+        test complete_test says a complete copy is there already; whole or
+        not at all (a temporary directory renamed into place)."""
         final = shlex.quote(final_dir)
         tmp = shlex.quote(final_dir + ".tmp")
-        script = (f"if [ -e {final}/{COMPLETE_MARK} ]; then cat > /dev/null; exit 0; fi; "
+        script = (f"if {complete_test}; then cat > /dev/null; exit 0; fi; "
                   f"rm -rf {tmp} && mkdir -p {tmp} && tar -C {tmp} -xf - && "
                   f"touch {tmp}/{COMPLETE_MARK} && rm -rf {final} && mv {tmp} {final}")
         # -h: the staging directory's links packed as the files they name
@@ -136,7 +136,8 @@ class LabHost:
         staging = _staging_dir(files)
         try:
             self._copy_tree(staging, [os.path.basename(p) for p in files], final_dir,
-                            "storlab's plugins")
+                            "storlab's plugins",
+                            f"[ -e {shlex.quote(os.path.join(final_dir, COMPLETE_MARK))} ]")
         finally:
             for name in os.listdir(staging):
                 os.unlink(os.path.join(staging, name))
@@ -148,8 +149,11 @@ class LabHost:
         if self.local:
             return
         directory = os.path.dirname(image.kernel_path)
+        # complete as appliance.ensure finds it there: its manifest names its hash
+        manifest = shlex.quote(os.path.join(directory, appliance.MANIFEST_NAME))
         self._copy_tree(directory, sorted(os.listdir(directory)), directory,
-                        f"the guest appliance {image.content_hash[:12]}")
+                        f"the guest appliance {image.content_hash[:12]}",
+                        f"grep -qs {image.content_hash} {manifest}")
 
     # ---- a device's files there ---------------------------------------------------
 
@@ -200,6 +204,15 @@ class LabHost:
                 tunnel.terminate()
                 tunnel.wait()
                 tunnel.stderr.close()
+
+    def udp_ports_in_use(self, ports):
+        """Those of ports something listens on there (udp, any address)."""
+        if self.local or not ports:
+            return []
+        out = self.shell("ss -Hlun", "listing its udp ports")
+        taken = {line.split()[3].rsplit(":", 1)[-1] for line in out.splitlines()
+                 if len(line.split()) > 3}
+        return [p for p in ports if str(p) in taken]
 
     def remove_run_dir(self):
         """The lab's run directory on this (remote) host, if it is one."""

@@ -54,9 +54,17 @@ def _domain_names(topo):
     return [lab_state.domain_name(topo.name, node.name) for node in topo.nodes]
 
 
-def _check_ports_free(topo):
-    """The udp ports this host's nodes listen on are free here (a remote
-    host's are its own: QEMU there refuses a taken one, and `up` rolls back)."""
+def _check_ports_free(topo, hosts):
+    """The udp ports each host's nodes listen on are free there (here by
+    binding them; on a remote host as `ss` lists them)."""
+    for host in hosts.values():
+        ports = [port for link in topo.links
+                 for node, port in ((link.a, link.port_a), (link.b, link.port_b))
+                 if topo.node(node).host.name == host.name]
+        taken = host.udp_ports_in_use(ports)
+        if taken:
+            raise UserError(f"udp port {taken[0]} is in use on {host.describe()} "
+                            "(a link of this lab listens there)")
     local = {n.name for n in topo.nodes if n.host.local}
     for link in topo.links:
         for node, port in ((link.a, link.port_a), (link.b, link.port_b)):
@@ -176,7 +184,7 @@ def up(topology_path, requested_accel=None):
     device_check.check([(topo, topo.path)])         # as the plugins will build them
     hosts = lab_hosts.from_topology(topo)
     _check_not_up(topo, hosts)
-    _check_ports_free(topo)
+    _check_ports_free(topo, hosts)
     image = appliance.ensure()
     chosen, reason = accel.choose(requested_accel or topo.accel, image.kernel_path,
                                   os.path.join(lab_state.RUN_BASE, "accel-probe.json"))
@@ -398,7 +406,9 @@ def _teardown(state):
         try:
             _teardown_host(state, host, stopped)
         except UserError as e:
-            failures.append(str(e))
+            text = str(e)
+            failures.append(text if text.startswith(f"host '{host.name}'")
+                            else f"host '{host.name}': {text}")
     if failures:
         raise UserError(f"lab '{state.name}' is not all down ({'; '.join(failures)}); "
                         f"run `storlab down {state.name}` again once that is mended")

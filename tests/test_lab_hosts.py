@@ -1,0 +1,147 @@
+"""A lab's remote host (lab/hosts.py, the nbdkit functions on a host) without
+an sshd: the qemu+ssh URI's command= names a stand-in for ssh that runs the
+remote command on this machine, so every script storlab sends a host runs
+for real (nbdkit's memory plugin, the built storlab-stats, tar); one that
+exits 255 as ssh does when a host cannot be reached. The lab test
+(test_lab_multihost.py) does the same through a real sshd and libvirt."""
+import os
+
+import pytest
+
+from storlab_cli import paths
+from storlab_cli.errors import UserError
+from storlab_cli.lab import hosts as lab_hosts, lifecycle, nbdkit, state as lab_state
+
+FAKE_SSH = """#!/bin/sh
+# ssh OPTIONS... DESTINATION -- COMMAND: runs COMMAND here
+while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do shift; done
+shift
+exec /bin/sh -c "$1"
+"""
+UNREACHABLE_SSH = "#!/bin/sh\necho 'ssh: connect to host far port 22: Connection refused' >&2\nexit 255\n"
+
+
+def program(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.fixture
+def run_base(tmp_path, monkeypatch):
+    base = tmp_path / "run"
+    base.mkdir()
+    monkeypatch.setattr(lab_state, "RUN_BASE", str(base))
+    monkeypatch.setattr(lab_hosts, "BUNDLE_BASE", str(tmp_path / "bundle"))
+    return base
+
+
+def far_host(tmp_path, ssh=FAKE_SSH, lab="lab"):
+    uri = f"qemu+ssh://root@far.invalid/system?command={program(tmp_path, 'ssh', ssh)}"
+    return lab_hosts.LabHost(lab, "far", uri, "192.0.2.2")
+
+
+def test_prepare_makes_the_run_directory_there_once(tmp_path, run_base):
+    host = far_host(tmp_path)
+    gid = host.prepare()
+    assert os.path.isdir(run_base / "lab.far") and isinstance(gid, int)
+    assert os.stat(run_base / "lab.far").st_mode & 0o777 == 0o750
+    # another lab of the same name there: refused, the directory left alone
+    with pytest.raises(UserError, match=r"host 'far' \(qemu\+ssh://.*\): preparing the lab's "
+                                        r"run directory: .*lab\.far exists"):
+        host.prepare()
+    host.remove_run_dir()
+    assert not os.path.exists(run_base / "lab.far")
+
+
+def test_bundle_copied_once_and_its_stats_tool_used_there(tmp_path, run_base):
+    host = far_host(tmp_path)
+    bundle = host.ensure_bundle()
+    names = sorted(os.listdir(bundle))
+    assert names == sorted([".complete", "nbdkit-hdd-plugin.so", "nbdkit-ssd-plugin.so",
+                            "nbdkit-raid-plugin.so", "storlab-stats"])
+    with open(os.path.join(bundle, "nbdkit-hdd-plugin.so"), "rb") as copy, \
+            open(paths.plugin("hdd"), "rb") as built:
+        assert copy.read() == built.read()
+    marker = os.stat(os.path.join(bundle, ".complete")).st_mtime_ns
+    assert host.ensure_bundle() == bundle                      # found again by its hash
+    assert os.stat(os.path.join(bundle, ".complete")).st_mtime_ns == marker
+    assert not os.path.exists(bundle + ".tmp")
+
+
+def test_nbdkit_started_looked_at_and_stopped_there(tmp_path, run_base):
+    host = far_host(tmp_path)
+    gid = host.prepare()
+    host.bundle = host.ensure_bundle()
+    directory = host.run_dir
+    sock, pidfile, stats = (os.path.join(directory, f"node1-disk0.{e}")
+                            for e in ("sock", "pid", "stats"))
+    target = os.path.join(host.bundle, "nbdkit-hdd-plugin.so")
+    pid = nbdkit.start_on(host, "hdd", target, ["size=16M", "timing=off", f"stats={stats}"],
+                          sock, pidfile, gid)
+    try:
+        assert nbdkit.is_nbdkit(pid)
+        assert os.stat(sock).st_mode & 0o777 == 0o660 and os.stat(sock).st_gid == gid
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            assert target.encode() in f.read()          # the bundle's plugin, not this build's
+        assert nbdkit.running_on(host, [pidfile, pidfile + ".none"]) == \
+            {pidfile: True, pidfile + ".none": False}
+        assert host.stats(stats)["devices"][0]["ops"]["read"]["count"] == 0
+        assert host.read_text(stats + ".absent", 100) is None
+    finally:
+        assert nbdkit.stop_on(host, pidfile)
+    assert not nbdkit.is_nbdkit(pid)
+    assert nbdkit.stop_on(host, pidfile) is False           # nothing left to stop
+    # the plugin's own refusal comes back in one line naming the host
+    with pytest.raises(UserError, match=r"host 'far' .*: nbdkit hdd preset=nosuch: .*nosuch"):
+        nbdkit.start_on(host, "hdd", target, ["preset=nosuch"], sock, pidfile, gid)
+    host.remove_run_dir()
+
+
+def test_a_host_that_cannot_be_reached(tmp_path, run_base):
+    host = far_host(tmp_path, UNREACHABLE_SSH)
+    with pytest.raises(UserError) as caught:
+        host.prepare()
+    assert str(caught.value) == (f"host 'far' ({host.uri}): preparing the lab's run directory: "
+                                 "ssh: connect to host far port 22: Connection refused")
+
+
+def test_status_shows_an_unreachable_host_and_down_keeps_the_state(tmp_path, run_base):
+    host = far_host(tmp_path, UNREACHABLE_SSH, lab="gone")
+    directory = run_base / "gone"
+    directory.mkdir()
+    state = lab_state.LabState(
+        name="gone", topology="/x.toml", accel="tcg", appliance="0", created=0, phase="ready",
+        domains=["storlab-gone-node1"],
+        devices=[lab_state.DeviceEntry("node1", "disk0", "hdd", pidfile=str(
+            run_base / "gone.far" / "node1-disk0.pid"), host="far")],
+        hosts=[{"name": "far", "uri": host.uri, "address": host.address}],
+        placement={"node1": "far"}, bundles={"far": ""})
+    lab_state.save(state)
+    node = lifecycle.lab_status("gone")["nodes"][0]
+    assert (node["host"], node["state"], node["devices"][0]["server"]) == \
+        ("far", "unreachable", "stopped")
+    assert "Connection refused" in node["error"]
+    with pytest.raises(UserError, match=r"lab 'gone' is not all down \(host 'far': cannot "
+                                        r"connect to libvirt at qemu\+ssh://root@far.invalid/.*\); "
+                                        r"run `storlab down gone` again"):
+        lifecycle.down("gone")
+    assert os.path.exists(directory / "lab.json")            # kept for the next `down`
+
+
+def test_hosts_of_a_state_from_before_hosts(tmp_path, run_base):
+    state = lab_state.LabState(name="old", topology="/x.toml", accel="tcg", appliance="0",
+                               created=0)
+    hosts = lab_hosts.from_state(state)
+    assert [(h.name, h.local, h.run_dir) for h in hosts.values()] == \
+        [("local", True, str(run_base / "old"))]
+    assert lab_hosts.host_of_node(state, hosts, "node1").local
+
+
+def test_stats_tool_refusal_names_the_host(tmp_path, run_base):
+    host = far_host(tmp_path)
+    host.bundle = host.ensure_bundle()
+    missing = str(tmp_path / "no.stats")
+    with pytest.raises(UserError, match=r"host 'far' .*: storlab-stats .*no\.stats: "):
+        host.stats(missing)
