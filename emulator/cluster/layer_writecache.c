@@ -49,8 +49,9 @@
  * counter, freed ones are taken first (a list through the slots), so the
  * chunks cover the most blocks ever in use at once.  The hash from origin
  * block to slot (block_hash.h: 4 bytes a bucket, keys read through the
- * slots) is sized to the dirty blocks and doubles as they grow; the
- * writeback batch (64 KiB) comes with the first writeback. */
+ * slots) is reserved 3/4 full for a warm start's blocks and grows with
+ * them past that; the writeback batch (64 KiB) comes with the first
+ * writeback. */
 #define _GNU_SOURCE
 #include "layers.h"
 
@@ -64,7 +65,7 @@
 
 #define NO_SLOT BLOCK_HASH_NONE
 #define MAX_BLOCKS (UINT32_C (1) << 30)        /* the hash's buckets stay in 32 bits */
-#define HASH_MIN_BITS 10u
+#define HASH_MIN_BUCKETS 1024u
 #define SLOT_CHUNK_BITS 16u
 #define SLOT_CHUNK (UINT32_C (1) << SLOT_CHUNK_BITS)   /* slots a chunk of state holds */
 #define WRITEBACK_RUN_MAX_BYTES MIB            /* BIO_MAX_VECS pages: one copy at most */
@@ -963,7 +964,8 @@ cl_writecache_new (struct cluster *c, const char *node, const char *name,
   size_t chunks = (wc->blocks >> SLOT_CHUNK_BITS) + 1;
   wc->chunks = cl_xcalloc (chunks, sizeof *wc->chunks);
   c->memory_bytes += sizeof *wc + chunks * sizeof *wc->chunks;
-  block_hash_init (&wc->hash, HASH_MIN_BITS, block_of_slot, wc, &c->memory_bytes);
+  block_hash_init (&wc->hash, HASH_MIN_BUCKETS, wc->blocks, block_of_slot, wc,
+                   &c->memory_bytes);
   static const struct cl_target_ops ops = {
     .kind = "writecache", .submit = writecache_submit, .warm = writecache_warm,
     .warm_finish = writecache_warm_finish,
