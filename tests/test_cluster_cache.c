@@ -699,17 +699,18 @@ test_wc_random_traffic_consistent (void **state)
 
 /* A buffer of 30 M blocks (a 120 GB write-buffer region) costs what its
  * used blocks do: under 1 MiB before any write (no per-block state yet),
- * then a chunk of slot state (65536 slots, 13 bytes each) with the first
- * block, a second with the 65537th, and the hash grown (from 2^10
- * buckets) to the dirty blocks. */
+ * then a chunk of slot words (65536 slots, 8 bytes each) with the first
+ * block, a second with the 65537th, and the hash grown (from 1024
+ * buckets) to hold the dirty blocks between 3/8 and 4/5 full.  The origin
+ * is 64 TiB: block numbers past 32 bits go through the slot word. */
 static void
 test_wc_large_buffer (void **state)
 {
   (void) state;
   struct rig g = { 0 };
   char err[256] = "";
-  uint64_t blocks = 30000000, chunk_bytes = 65536 * 13;
-  rig_devices (&g, 4 * TIB, blocks * BLOCK);
+  uint64_t blocks = 30000000, chunk_bytes = 65536 * 8;
+  rig_devices (&g, 64 * TIB, blocks * BLOCK);
   uint64_t before = g.c->memory_bytes;
   struct cl_writecache_config config;
   cl_writecache_defaults (&config);
@@ -718,22 +719,52 @@ test_wc_large_buffer (void **state)
   rig_start (&g, before);
   assert_int_equal (counter (&g, "buffer_blocks"), blocks);
   assert_true (g.layer_memory_bytes < MIB);
-  uint64_t last = 4 * TIB / BLOCK - 1;
+  uint64_t last = 64 * TIB / BLOCK - 1;                     /* 2^34 - 1 */
   assert_int_equal (read_block (&g, last), ORIGIN_NS);      /* the cluster's cl_ios, first */
   uint64_t empty = g.c->memory_bytes;
   assert_int_equal (write_block (&g, last), CACHE_NS);
   assert_int_equal (read_block (&g, last), CACHE_NS);
+  assert_int_equal (read_block (&g, last - (UINT64_C (1) << 32)), ORIGIN_NS);
   assert_int_equal (counter (&g, "dirty_blocks"), 1);
   uint64_t one = g.c->memory_bytes;
   /* (and the cache device's first block of model requests, 8 KiB) */
   assert_true (one >= empty + chunk_bytes && one < empty + chunk_bytes + 16384);
-  /* 100000 more blocks (a 400 MB write): two chunks, a hash of 2^18 buckets */
+  /* 100000 more blocks (a 400 MB write): two chunks, the hash grown */
   assert_int_equal (io (&g, SL_OP_WRITE, 0, 0, 100000 * BLOCK), CACHE_NS);
   assert_int_equal (counter (&g, "dirty_blocks"), 100001);
-  uint64_t more = g.c->memory_bytes, grown = 4 * ((1u << 18) - (1u << 10));
-  assert_true (more >= empty + 2 * chunk_bytes + grown);
-  assert_true (more < empty + 2 * chunk_bytes + grown + 16384);
+  assert_int_equal (read_block (&g, last), CACHE_NS);
+  uint64_t more = g.c->memory_bytes - empty - 2 * chunk_bytes;
+  assert_true (more >= 100001 * 4 * 5 / 4 - 1024 * 4);
+  assert_true (more < 100001 * 4 * 8 / 3 + 16384);
   rig_free (&g);
+}
+
+/* The slot word holds the origin block in the bits the buffer's slot
+ * numbers leave: a buffer of 2^30 - 1 blocks (30 bits of link) leaves 31,
+ * 8 TiB of origin at 4 KiB; a larger origin is refused by name and size,
+ * one of exactly 2^31 blocks is not. */
+static void
+test_wc_origin_beyond_the_slot_word_refused (void **state)
+{
+  (void) state;
+  struct cl_writecache_config config;
+  cl_writecache_defaults (&config);
+  uint64_t buffer_bytes = ((UINT64_C (1) << 30) - 1) * BLOCK;
+  for (int fits = 0; fits < 2; fits++) {
+    struct rig g = { 0 };
+    char err[256] = "";
+    rig_devices (&g, fits ? 8 * TIB : 8 * TIB + BLOCK, buffer_bytes);
+    struct cl_target *wc = cl_writecache_new (g.c, "n1", "n1/diskgroup", g.origin, g.cache,
+                                              &config, err, sizeof err);
+    if (fits)
+      assert_non_null (wc);
+    else {
+      assert_null (wc);
+      assert_non_null (strstr (err, "n1/diskgroup: an origin of 2147483649 blocks (8192 GiB)"));
+      assert_non_null (strstr (err, "below 2^31 (8192 GiB)"));
+    }
+    cl_cluster_free (g.c);
+  }
 }
 
 static void
@@ -1233,6 +1264,7 @@ main (void)
     cmocka_unit_test (test_wc_random_traffic_consistent),
     cmocka_unit_test (test_wc_large_buffer),
     cmocka_unit_test (test_wc_config_refused),
+    cmocka_unit_test (test_wc_origin_beyond_the_slot_word_refused),
     cmocka_unit_test (test_rc_hits_misses_and_promotion),
     cmocka_unit_test (test_rc_promotion_threshold),
     cmocka_unit_test (test_rc_clock_eviction),

@@ -42,15 +42,18 @@
  * Not modelled: metadata commits (autocommit), max_age, the origin FLUSH
  * the kernel issues after a writeback batch.
  *
- * Memory grows with the blocks used, not with the buffer: the slots' state
- * (origin block 8 bytes, next slot in the oldest-first queue or the free
- * list 4, state 1) lives in chunks of 65536 slots, each allocated when
- * its first slot is taken.  Never-used slots are handed out from a
- * counter, freed ones are taken first (a list through the slots), so the
- * chunks cover the most blocks ever in use at once.  The hash from origin
- * block to slot (block_hash.h: 4 bytes a bucket, keys read through the
- * slots) is sized to the dirty blocks and doubles as they grow; the
- * writeback batch (64 KiB) comes with the first writeback. */
+ * Memory grows with the blocks used, not with the buffer: a slot's state
+ * is one 64-bit word (origin block, next slot in the oldest-first queue
+ * or the free list, state: see struct slot_word_layout), in chunks of
+ * 65536 slots, each allocated when its first slot is taken.  Never-used
+ * slots are handed out from a counter, freed ones are taken first (a list
+ * through the slots), so the chunks cover the most blocks ever in use at
+ * once.  The hash from origin block to slot (block_hash.h: 4 bytes a
+ * bucket, keys read through the slots) is reserved 3/4 full for a warm
+ * start's blocks and grows with them past that; the writeback batch
+ * (64 KiB) comes with the first writeback.  A full-size buffer holds
+ * ~10^8 dirty blocks, so these ~13 bytes a block (8 + 4 / 0.75) are most
+ * of a cluster model's memory. */
 #define _GNU_SOURCE
 #include "layers.h"
 
@@ -64,7 +67,7 @@
 
 #define NO_SLOT BLOCK_HASH_NONE
 #define MAX_BLOCKS (UINT32_C (1) << 30)        /* the hash's buckets stay in 32 bits */
-#define HASH_MIN_BITS 10u
+#define HASH_MIN_BUCKETS 1024u
 #define SLOT_CHUNK_BITS 16u
 #define SLOT_CHUNK (UINT32_C (1) << SLOT_CHUNK_BITS)   /* slots a chunk of state holds */
 #define WRITEBACK_RUN_MAX_BYTES MIB            /* BIO_MAX_VECS pages: one copy at most */
@@ -79,12 +82,18 @@ enum slot_state {
   SLOT_WRITEBACK_DROPPED,              /* trimmed while being copied: freed after */
 };
 
-/* The state of up to SLOT_CHUNK slots, one allocation: block[] then the
- * arrays next and state point into. */
-struct slot_chunk {
-  uint32_t *next;                      /* the next slot in the queue or the free list */
-  uint8_t *state;                      /* enum slot_state */
-  uint64_t block[];                    /* the origin block a used slot holds */
+#define SLOT_STATE_BITS 3u              /* enum slot_state */
+
+/* A slot's state packed in one 64-bit word, low bits first: its state
+ * (SLOT_STATE_BITS), the next slot in the queue or the free list
+ * (link_bits, all ones: none), the origin block it holds (the rest).  The
+ * split follows the sizes: a 600 GB buffer of 4 KiB blocks needs 28 bits
+ * of link, which leaves 33 for blocks (32 TiB of origin).  Three separate
+ * fields (8 + 4 + 1 bytes, as before) cost 13 bytes a slot, this 8. */
+struct slot_word_layout {
+  unsigned link_bits;
+  unsigned block_shift;                /* SLOT_STATE_BITS + link_bits */
+  uint64_t link_none;                  /* (1 << link_bits) - 1 */
 };
 
 struct batch_entry {
@@ -106,7 +115,9 @@ struct writecache {
   struct cl_ranges warm;               /* randomly written regions to start full, in blocks */
   struct cl_ranges warm_sequential;    /* sequentially written ones, one range each */
 
-  struct slot_chunk **chunks;          /* blocks / SLOT_CHUNK + 1, NULL until used */
+  struct slot_word_layout layout;
+  uint64_t **chunks;                   /* SLOT_CHUNK slots' words each (the last: fewer),
+                                          blocks / SLOT_CHUNK + 1, NULL until used */
   uint32_t next_fresh;                 /* slots below it have been used */
   uint32_t free_head;                  /* freed slots, the last freed first */
   uint32_t free_count;
@@ -145,46 +156,71 @@ static void writeback_pump (struct writecache *wc);
 
 /* ------------------------------------------------------------ slots -- */
 
-static struct slot_chunk *
-chunk_of (const struct writecache *wc, uint32_t slot)
-{
-  return wc->chunks[slot >> SLOT_CHUNK_BITS];
-}
-
+/* The slot's word. */
 static uint64_t *
-block_of (const struct writecache *wc, uint32_t slot)
+word_of (const struct writecache *wc, uint32_t slot)
 {
-  return &chunk_of (wc, slot)->block[slot & (SLOT_CHUNK - 1)];
+  return &wc->chunks[slot >> SLOT_CHUNK_BITS][slot & (SLOT_CHUNK - 1)];
 }
 
-static uint32_t *
-next_of (const struct writecache *wc, uint32_t slot)
+static uint64_t
+slot_block (const struct writecache *wc, uint32_t slot)
 {
-  return &chunk_of (wc, slot)->next[slot & (SLOT_CHUNK - 1)];
+  return *word_of (wc, slot) >> wc->layout.block_shift;
 }
 
-static uint8_t *
-state_of (const struct writecache *wc, uint32_t slot)
+static uint32_t
+slot_next (const struct writecache *wc, uint32_t slot)
 {
-  return &chunk_of (wc, slot)->state[slot & (SLOT_CHUNK - 1)];
+  uint64_t link = (*word_of (wc, slot) >> SLOT_STATE_BITS) & wc->layout.link_none;
+  return link == wc->layout.link_none ? NO_SLOT : (uint32_t) link;
+}
+
+static enum slot_state
+slot_state (const struct writecache *wc, uint32_t slot)
+{
+  return (enum slot_state) (*word_of (wc, slot) & ((1u << SLOT_STATE_BITS) - 1));
+}
+
+/* Sets the word's field at shift, mask wide, keeping the others. */
+static void
+word_set (uint64_t *word, unsigned shift, uint64_t mask, uint64_t value)
+{
+  *word = (*word & ~(mask << shift)) | (value << shift);
+}
+
+static void
+set_block (struct writecache *wc, uint32_t slot, uint64_t block)
+{
+  unsigned shift = wc->layout.block_shift;
+  word_set (word_of (wc, slot), shift, UINT64_MAX >> shift, block);
+}
+
+static void
+set_next (struct writecache *wc, uint32_t slot, uint32_t next)
+{
+  uint64_t none = wc->layout.link_none;
+  word_set (word_of (wc, slot), SLOT_STATE_BITS, none, next == NO_SLOT ? none : next);
+}
+
+static void
+set_state (struct writecache *wc, uint32_t slot, enum slot_state state)
+{
+  word_set (word_of (wc, slot), 0, (1u << SLOT_STATE_BITS) - 1, state);
 }
 
 static uint64_t
 block_of_slot (const void *owner, uint32_t slot)
 {
-  return *block_of (owner, slot);
+  return slot_block (owner, slot);
 }
 
 static void
 chunk_alloc (struct writecache *wc, uint32_t index)
 {
   size_t n = sl_min_u64 (SLOT_CHUNK, wc->blocks - (uint64_t) index * SLOT_CHUNK);
-  size_t bytes = sizeof (struct slot_chunk)
-    + n * (sizeof (uint64_t) + sizeof (uint32_t) + sizeof (uint8_t));
-  struct slot_chunk *chunk = cl_xcalloc (1, bytes);
-  chunk->next = (uint32_t *) (chunk->block + n);
-  chunk->state = (uint8_t *) (chunk->next + n);
-  wc->chunks[index] = chunk;
+  size_t bytes = n * sizeof (uint64_t);
+  wc->chunks[index] = cl_xcalloc (1, bytes);
   wc->cluster->memory_bytes += bytes;
 }
 
@@ -207,7 +243,7 @@ slot_take (struct writecache *wc)
   uint32_t slot;
   if (wc->free_count > 0) {
     slot = wc->free_head;
-    wc->free_head = *next_of (wc, slot);
+    wc->free_head = slot_next (wc, slot);
     wc->free_count--;
     return slot;
   }
@@ -220,8 +256,8 @@ slot_take (struct writecache *wc)
 static void
 slot_free (struct writecache *wc, uint32_t slot)
 {
-  *state_of (wc, slot) = SLOT_FREE;
-  *next_of (wc, slot) = wc->free_head;
+  set_state (wc, slot, SLOT_FREE);
+  set_next (wc, slot, wc->free_head);
   wc->free_head = slot;
   wc->free_count++;
 }
@@ -231,11 +267,11 @@ slot_free (struct writecache *wc, uint32_t slot)
 static void
 queue_push (struct writecache *wc, uint32_t slot)
 {
-  *next_of (wc, slot) = NO_SLOT;
+  set_next (wc, slot, NO_SLOT);
   if (wc->queue_count == 0)
     wc->queue_head = slot;
   else
-    *next_of (wc, wc->queue_tail) = slot;
+    set_next (wc, wc->queue_tail, slot);
   wc->queue_tail = slot;
   wc->queue_count++;
 }
@@ -244,7 +280,7 @@ static uint32_t
 queue_pop (struct writecache *wc)
 {
   uint32_t slot = wc->queue_head;
-  wc->queue_head = *next_of (wc, slot);
+  wc->queue_head = slot_next (wc, slot);
   wc->queue_count--;
   return slot;
 }
@@ -262,20 +298,20 @@ queue_compact (struct writecache *wc)
 {
   uint32_t kept = 0, last = NO_SLOT, slot = wc->queue_head, count = wc->queue_count;
   for (uint32_t i = 0; i < count; i++) {
-    uint32_t next = *next_of (wc, slot);
-    if (*state_of (wc, slot) == SLOT_TRIMMED)
+    uint32_t next = slot_next (wc, slot);
+    if (slot_state (wc, slot) == SLOT_TRIMMED)
       slot_free (wc, slot);
     else {
       if (kept++ == 0)
         wc->queue_head = slot;
       else
-        *next_of (wc, last) = slot;
+        set_next (wc, last, slot);
       last = slot;
     }
     slot = next;
   }
   if (kept > 0)
-    *next_of (wc, last) = NO_SLOT;
+    set_next (wc, last, NO_SLOT);
   wc->queue_tail = last;
   wc->queue_count = kept;
   wc->trimmed = 0;
@@ -292,13 +328,12 @@ static void
 drop_slot (struct writecache *wc, uint32_t slot)
 {
   block_hash_remove (&wc->hash, slot);
-  uint8_t *state = state_of (wc, slot);
-  if (*state == SLOT_DIRTY) {
-    *state = SLOT_TRIMMED;
+  if (slot_state (wc, slot) == SLOT_DIRTY) {
+    set_state (wc, slot, SLOT_TRIMMED);
     wc->trimmed++;
   }
   else
-    *state = SLOT_WRITEBACK_DROPPED;
+    set_state (wc, slot, SLOT_WRITEBACK_DROPPED);
 }
 
 /* Drops the buffered blocks in [first, end): block by block for a short
@@ -318,8 +353,8 @@ drop_blocks (struct writecache *wc, uint64_t first, uint64_t end)
   }
   else {
     for (uint32_t slot = 0; slot < wc->next_fresh; slot++) {
-      uint8_t s = *state_of (wc, slot);
-      uint64_t block = *block_of (wc, slot);
+      enum slot_state s = slot_state (wc, slot);
+      uint64_t block = slot_block (wc, slot);
       bool hashed = s == SLOT_DIRTY || s == SLOT_WRITEBACK || s == SLOT_WRITEBACK_REDIRTIED;
       if (hashed && block >= first && block < end)
         drop_slot (wc, slot);
@@ -418,7 +453,7 @@ new_blocks (const struct writecache *wc, uint64_t first, uint64_t last)
 static bool
 under_writeback (const struct writecache *wc, uint32_t slot)
 {
-  uint8_t s = *state_of (wc, slot);
+  enum slot_state s = slot_state (wc, slot);
   return s == SLOT_WRITEBACK || s == SLOT_WRITEBACK_REDIRTIED;
 }
 
@@ -429,14 +464,13 @@ place_block (struct writecache *wc, uint64_t block, uint32_t slot)
 {
   if (slot != NO_SLOT) {
     wc->write_hits++;
-    uint8_t *state = state_of (wc, slot);
-    if (*state == SLOT_WRITEBACK)
-      *state = SLOT_WRITEBACK_REDIRTIED;
+    if (slot_state (wc, slot) == SLOT_WRITEBACK)
+      set_state (wc, slot, SLOT_WRITEBACK_REDIRTIED);
     return slot;
   }
   slot = slot_take (wc);
-  *block_of (wc, slot) = block;
-  *state_of (wc, slot) = SLOT_DIRTY;
+  set_block (wc, slot, block);
+  set_state (wc, slot, SLOT_DIRTY);
   block_hash_insert (&wc->hash, slot);
   queue_push (wc, slot);
   return slot;
@@ -596,15 +630,14 @@ batch_form (struct writecache *wc)
   wc->batch_next = 0;
   while (wc->batch_len < want) {
     uint32_t slot = queue_pop (wc);
-    uint8_t *state = state_of (wc, slot);
-    if (*state == SLOT_TRIMMED) {
+    if (slot_state (wc, slot) == SLOT_TRIMMED) {
       wc->trimmed--;
       slot_free (wc, slot);
       continue;
     }
-    *state = SLOT_WRITEBACK;
+    set_state (wc, slot, SLOT_WRITEBACK);
     wc->writeback_slots++;
-    wc->batch[wc->batch_len++] = (struct batch_entry) { *block_of (wc, slot), slot };
+    wc->batch[wc->batch_len++] = (struct batch_entry) { slot_block (wc, slot), slot };
   }
   qsort (wc->batch, wc->batch_len, sizeof *wc->batch, batch_order);
 }
@@ -637,7 +670,7 @@ writeback_read_done (struct cl_io *child)
   uint32_t slot = (uint32_t) child->scratch[0];
   uint64_t n = child->scratch[1], bs = wc->block_bytes;
   cl_io_free (wc->cluster, child);
-  uint64_t offset = *block_of (wc, slot) * bs;
+  uint64_t offset = slot_block (wc, slot) * bs;
   uint64_t length = sl_min_u64 (n * bs, wc->origin->capacity_bytes - offset);
   cl_submit_own (wc->origin, SL_OP_WRITE, 0, offset, length, writeback_write_done, wc, slot, n);
 }
@@ -652,13 +685,13 @@ writeback_write_done (struct cl_io *child)
   cl_io_free (wc->cluster, child);
   /* freed from the last: the next writes take them in ascending order */
   for (uint32_t slot = first + n; slot-- > first;) {
-    switch (*state_of (wc, slot)) {
+    switch (slot_state (wc, slot)) {
     case SLOT_WRITEBACK:
       block_hash_remove (&wc->hash, slot);
       slot_free (wc, slot);
       break;
     case SLOT_WRITEBACK_REDIRTIED:
-      *state_of (wc, slot) = SLOT_DIRTY;
+      set_state (wc, slot, SLOT_DIRTY);
       queue_push (wc, slot);
       break;
     default:                           /* SLOT_WRITEBACK_DROPPED */
@@ -911,6 +944,37 @@ used_threshold (uint32_t blocks, uint32_t percent)
   return blocks - (uint32_t) (((uint64_t) blocks * (100 - percent) + 50) / 100);
 }
 
+/* The slot word's split for a buffer of `blocks` slots: link values 0 to
+ * blocks - 1 and all ones for none. */
+static struct slot_word_layout
+slot_word_layout (uint64_t blocks)
+{
+  unsigned link_bits = 1;
+  while (((UINT64_C (1) << link_bits) - 1) < blocks)
+    link_bits++;
+  return (struct slot_word_layout) { .link_bits = link_bits,
+                                     .block_shift = SLOT_STATE_BITS + link_bits,
+                                     .link_none = (UINT64_C (1) << link_bits) - 1 };
+}
+
+/* Whether the slot word holds every origin block number: a refusal, not a
+ * wider word, as the shipped topologies need 33 bits at most (7 x 3.84 TB
+ * behind 600 GB, 4 KiB blocks) of the 33 left. */
+static int
+check_origin_fits (const char *name, uint64_t origin_blocks, uint64_t blocks, uint64_t bs,
+                   char *err, size_t err_bytes)
+{
+  unsigned block_bits = 64 - slot_word_layout (blocks).block_shift;
+  if (origin_blocks - 1 <= ((UINT64_C (1) << block_bits) - 1))
+    return 0;
+  snprintf (err, err_bytes, "%s: an origin of %" PRIu64 " blocks (%" PRIu64 " GiB) behind a"
+            " buffer of %" PRIu64 " blocks: the slot map holds origin blocks below 2^%u"
+            " (%" PRIu64 " GiB); a larger block size or a smaller buffer", name, origin_blocks,
+            (uint64_t) ((unsigned __int128) origin_blocks * bs >> 30), blocks, block_bits,
+            (uint64_t) (((unsigned __int128) bs << block_bits) >> 30));
+  return -1;
+}
+
 static int
 check_config (const char *name, const struct cl_target *origin, const struct cl_target *buffer,
               const struct cl_writecache_config *config, char *err, size_t err_bytes)
@@ -938,7 +1002,8 @@ check_config (const char *name, const struct cl_target *origin, const struct cl_
     snprintf (err, err_bytes, "%s: empty origin %s", name, origin->name);
     return -1;
   }
-  return 0;
+  return check_origin_fits (name, (origin->capacity_bytes + bs - 1) / bs, blocks, bs, err,
+                            err_bytes);
 }
 
 struct cl_target *
@@ -954,6 +1019,7 @@ cl_writecache_new (struct cluster *c, const char *node, const char *name,
   wc->cluster = c;
   wc->block_bytes = config->block_bytes;
   wc->blocks = (uint32_t) (buffer->capacity_bytes / config->block_bytes);
+  wc->layout = slot_word_layout (wc->blocks);
   wc->high_blocks = used_threshold (wc->blocks, config->high_watermark_percent);
   wc->low_blocks = used_threshold (wc->blocks, config->low_watermark_percent);
   wc->writeback_jobs = config->writeback_jobs;
@@ -963,7 +1029,8 @@ cl_writecache_new (struct cluster *c, const char *node, const char *name,
   size_t chunks = (wc->blocks >> SLOT_CHUNK_BITS) + 1;
   wc->chunks = cl_xcalloc (chunks, sizeof *wc->chunks);
   c->memory_bytes += sizeof *wc + chunks * sizeof *wc->chunks;
-  block_hash_init (&wc->hash, HASH_MIN_BITS, block_of_slot, wc, &c->memory_bytes);
+  block_hash_init (&wc->hash, HASH_MIN_BUCKETS, wc->blocks, block_of_slot, wc,
+                   &c->memory_bytes);
   static const struct cl_target_ops ops = {
     .kind = "writecache", .submit = writecache_submit, .warm = writecache_warm,
     .warm_finish = writecache_warm_finish,

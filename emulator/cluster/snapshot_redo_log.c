@@ -280,7 +280,7 @@ cl_redo_take (struct cl_target *t, char *err, size_t err_bytes)
     used[s->chain[k]->slot] = true;
   while (used[log->slot])
     log->slot++;
-  block_hash_init (&log->map, 10, redo_key, log, &t->cluster->memory_bytes);
+  block_hash_init (&log->map, 1024, 0, redo_key, log, &t->cluster->memory_bytes);
   s->chain[s->live++] = log;
   /* the new log's header zeroed, as the lab's snapshot.sh does */
   cl_submit_own (s->below, SL_OP_WRITE, 0, s->volume_bytes + log->slot * s->room_bytes,
