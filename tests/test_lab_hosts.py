@@ -145,3 +145,17 @@ def test_stats_tool_refusal_names_the_host(tmp_path, run_base):
     missing = str(tmp_path / "no.stats")
     with pytest.raises(UserError, match=r"host 'far' .*: storlab-stats .*no\.stats: "):
         host.stats(missing)
+
+
+def test_a_remote_nodes_console_tail(tmp_path, run_base):
+    """A node that never answers on the second host: `up`'s message shows
+    the end of its console log, read there."""
+    host = far_host(tmp_path)
+    host.prepare()
+    log = os.path.join(host.run_dir, "node2.console.log")
+    with open(log, "w", encoding="utf-8") as f:
+        f.write("".join(f"line {i}\n" for i in range(100)))
+    tail = lifecycle._console_tail(host, "node2")
+    assert tail.splitlines() == [f"    line {i}" for i in range(75, 100)]
+    assert "(no console log at" in lifecycle._console_tail(host, "node3")
+    host.remove_run_dir()

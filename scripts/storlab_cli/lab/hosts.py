@@ -168,10 +168,12 @@ class LabHost:
             raise UserError(f"{self.describe()}: stats file {path}: storlab-stats printed "
                             "no JSON") from None
 
-    def read_text(self, path, max_bytes):
-        """The first max_bytes of a (remote) file, or None when it is absent."""
+    def read_text(self, path, max_bytes, from_end=False):
+        """The first (from_end: last) max_bytes of a (remote) file, or None
+        when it is absent."""
+        cut = "tail" if from_end else "head"
         code, out, _ = self.run(["/bin/sh", "-c", f"[ -f {shlex.quote(path)} ] || exit 3; "
-                                 f"head -c {int(max_bytes)} {shlex.quote(path)}"])
+                                 f"{cut} -c {int(max_bytes)} {shlex.quote(path)}"])
         if code == 3:
             return None
         if code != 0:

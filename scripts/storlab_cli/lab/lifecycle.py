@@ -28,6 +28,7 @@ QEMU_GROUP = "libvirt-qemu"
 LAB_PACKAGES = ["qemu-system-x86", "libvirt-daemon-system", "libvirt-clients",
                 "python3-libvirt", "python3-jinja2", "openssh-client"]
 CONSOLE_TAIL_LINES = 25
+CONSOLE_LOG_MAX_BYTES = 1 << 16        # of a remote log, the end is read
 # Everything `up` needs on the host: building, libvirt and QEMU, the appliance's contents.
 UP_PACKAGES = deps.BUILD_PACKAGES + LAB_PACKAGES + appliance.APPLIANCE_PACKAGES
 
@@ -83,13 +84,20 @@ def _say(message):
     print(f"storlab: {message}", flush=True)
 
 
-def _console_tail(lab, node):
-    path = os.path.join(run_dir(lab), f"{node}.console.log")
+def _console_tail(host, node):
+    """The last lines of node's console log, in its run directory on host."""
+    path = os.path.join(host.run_dir, f"{node}.console.log")
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()[-CONSOLE_TAIL_LINES:]
-    except OSError:
-        return f"(no console log at {path})"
+        if host.local:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        else:
+            text = host.read_text(path, CONSOLE_LOG_MAX_BYTES, from_end=True)
+    except (OSError, UserError):
+        text = None
+    if text is None:
+        return f"(no console log at {path} on {host.describe()})"
+    lines = text.splitlines()[-CONSOLE_TAIL_LINES:]
     return "\n".join("    " + line for line in lines) or "(console log is empty)"
 
 
@@ -158,7 +166,7 @@ def _wait_for_agents(topo, where, started_s):
             raise UserError(
                 f"gate 'guest agent answers' failed for {', '.join(sorted(pending))} after "
                 f"{topo.boot_timeout_s} s (boot_timeout_s); console of {name}:\n"
-                + _console_tail(topo.name, name))
+                + _console_tail(where[name], name))
         if now - last_report > 10:
             _say(f"  waiting for guest agents: {', '.join(sorted(pending))} "
                  f"({now - started_s:.0f}/{topo.boot_timeout_s} s)")
