@@ -443,6 +443,32 @@ test_host_costs_by_step (void **state)
   }
 }
 
+/* Front-end I/Os of several processes on one core: each pays, besides
+ * its own 10 us, the switches between them it brings on average (80 us
+ * a switch, (processes - 1) / processes of the I/Os): one process none,
+ * two 40 us, four 60 us; another node's processes are not this core's. */
+static void
+test_host_cost_of_switching_processes (void **state)
+{
+  (void) state;
+  const unsigned processes[] = { 0, 1, 2, 4 };
+  const uint64_t switching_ns[] = { 0, 0, 40000, 60000 };
+  char spec[1024];
+  for (size_t i = 0; i < sizeof processes / sizeof processes[0]; i++) {
+    snprintf (spec, sizeof spec, "storlab-cluster 1\nnode n1 cores=1 per-io-us=10"
+              " process-switch-us=80 processes=%u\n" DISK ("n1", "d0")
+              "local n1 disk d0\nvolume n1 v 64M\nexport n1 at=0 size=64M volume=v\n",
+              processes[i]);
+    struct run r = run_new (spec);
+    assert_int_equal (burst (&r, SL_OP_READ, 1, 0, 0, 4 * KIB), 10000 + switching_ns[i] + 100000);
+    assert_int_equal (r.c->node[0].cpu.busy_ns, 10000 + switching_ns[i]);
+    run_free (&r);
+  }
+  assert_refused ("storlab-cluster 1\nnode n1 processes=-1\n", "processes");
+  assert_refused ("storlab-cluster 1\nnode n1 procs=2\n", "bad.spec:2: node n1: unknown key "
+                  "'procs' (known: host, cores, processes, per-io-us,");
+}
+
 /* A share on a peer: the client's kernel sends the NFS request (50 us),
  * each message passes the sender's hypervisor (5 us) and the link (1 ms),
  * the server serves it (70 us) on its disk (100 us). */
@@ -540,6 +566,7 @@ main (void)
     cmocka_unit_test (test_link_bandwidth_saturates),
     cmocka_unit_test (test_host_cpu_per_io),
     cmocka_unit_test (test_host_costs_by_step),
+    cmocka_unit_test (test_host_cost_of_switching_processes),
     cmocka_unit_test (test_host_costs_of_a_hop),
     cmocka_unit_test (test_host_pool_is_shared),
     cmocka_unit_test (test_same_run_same_figures),

@@ -50,8 +50,9 @@ def test_raid_profile_spec():
                                     ["node1", "node2"])
     lines = spec_lines(t, laid_out)
     assert lines[0] == "storlab-cluster 1"
-    assert statements(lines, "node") == ["node node1 host=bare-metal",
-                                         "node node2 host=bare-metal"]
+    # two units a node: two fio processes switching on its cores, as in a lab
+    assert statements(lines, "node") == ["node node1 host=bare-metal processes=2",
+                                         "node node2 host=bare-metal processes=2"]
     assert statements(lines, "link") == ["link node1 node2 preset=10gbe"]
     devices = statements(lines, "device")
     assert [d.split()[1:4] for d in devices] == [

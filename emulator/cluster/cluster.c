@@ -318,9 +318,11 @@ write_hosts (const struct cluster *c, uint64_t now_ns, FILE *out)
              ", \"per_device_io_ns\": %" PRIu64 ", \"per_hop_io_ns\": %" PRIu64
              ", \"per_remote_io_ns\": %" PRIu64 ", \"idle_wake_ns\": %" PRIu64
              ", \"hypervisor_per_device_io_ns\": %" PRIu64
-             ", \"hypervisor_per_message_ns\": %" PRIu64, h->cores, h->per_io_ns,
+             ", \"hypervisor_per_message_ns\": %" PRIu64 ", \"process_switch_ns\": %" PRIu64
+             ", \"processes\": %" PRIu32, h->cores, h->per_io_ns,
              h->per_device_io_ns, h->per_hop_io_ns, h->per_remote_io_ns, h->idle_wake_ns,
-             h->hypervisor_per_device_io_ns, h->hypervisor_per_message_ns);
+             h->hypervisor_per_device_io_ns, h->hypervisor_per_message_ns, h->process_switch_ns,
+             cpu->processes);
     fprintf (out, ", \"ios\": %" PRIu64 ", \"busy_ns\": %" PRIu64
              ", \"utilisation_pct\": %.2f}", cpu->ios, cpu->busy_ns,
              capacity_ns > 0 ? 100.0 * (double) cpu->busy_ns / capacity_ns : 0.0);

@@ -7,6 +7,8 @@
  *   node NAME [host=PRESET] [cores=N] [per-io-us=X] [per-device-io-us=X]
  *        [per-hop-io-us=X] [per-remote-io-us=X] [idle-wake-us=X]
  *        [hypervisor-per-device-io-us=X] [hypervisor-per-message-us=X]
+ *        [process-switch-us=X] [processes=N]   N: the processes issuing its
+ *                                              front-end I/Os (a lab's fio units)
  *   device NODE NAME KIND [KEY=VALUE ...]      KIND hdd | ssd | raid: the plugin's keys
  *   link NODE NODE [preset=P] [latency-us=X] [bandwidth-mb-s=X]
  *   local NODE disk DEVICE                     the node's local volume, one of:
@@ -181,7 +183,7 @@ st_pool (struct spec *s, char **w, unsigned n)
 /* ------------------------------------------------------------- nodes -- */
 
 #define HOST_COST_KEYS "per-io-us, per-device-io-us, per-hop-io-us, per-remote-io-us, " \
-  "idle-wake-us, hypervisor-per-device-io-us, hypervisor-per-message-us"
+  "idle-wake-us, hypervisor-per-device-io-us, hypervisor-per-message-us, process-switch-us"
 
 /* The figure of config a node's KEY=µs overrides, or NULL. */
 static uint64_t *
@@ -195,6 +197,7 @@ host_cost (struct cl_host_config *config, const char *key)
     { "idle-wake-us", &config->idle_wake_ns },
     { "hypervisor-per-device-io-us", &config->hypervisor_per_device_io_ns },
     { "hypervisor-per-message-us", &config->hypervisor_per_message_ns },
+    { "process-switch-us", &config->process_switch_ns },
   };
   for (size_t i = 0; i < sizeof costs / sizeof costs[0]; i++)
     if (strcmp (costs[i].key, key) == 0)
@@ -219,6 +222,7 @@ st_node (struct spec *s, char **w, unsigned n)
     return spec_fail (s, "node %s: more than %u nodes", w[1], CL_MAX_NODES);
   struct cl_host_config host;
   char why[256];
+  uint32_t processes = 0;
   cl_host_preset (CL_HOST_PRESET_DEFAULT, &host, why, sizeof why);
   for (unsigned i = 2; i < n; i++) {
     char *key, *value;
@@ -235,18 +239,24 @@ st_node (struct spec *s, char **w, unsigned n)
         return -1;
       host.cores = (uint32_t) v;
     }
+    else if (strcmp (key, "processes") == 0) {
+      if (spec_number (s, key, value, 0, 1 << 20, &v) < 0)
+        return -1;
+      processes = (uint32_t) v;
+    }
     else if ((cost = host_cost (&host, key)) != NULL) {
       if (spec_number (s, key, value, 0, 1e6, &v) < 0)
         return -1;
       *cost = (uint64_t) (v * NS_PER_US);
     }
     else
-      return spec_fail (s, "node %s: unknown key '%s' (known: host, cores, %s)", w[1], key,
-                        HOST_COST_KEYS);
+      return spec_fail (s, "node %s: unknown key '%s' (known: host, cores, processes, %s)",
+                        w[1], key, HOST_COST_KEYS);
   }
   struct cl_node *node = &c->node[c->node_count++];
   snprintf (node->name, sizeof node->name, "%s", w[1]);
   cl_cpu_init (&node->cpu, &host);
+  node->cpu.processes = processes;
   if (c->has_pool)
     node->cpu.pool = &c->pool;
   return 0;

@@ -98,7 +98,7 @@ static void
 front_submit (struct cl_target *t, struct cl_io *io)
 {
   struct front *f = t->self;
-  uint64_t done = cl_cpu_run (f->cpu, cl_now_ns (t->cluster), f->cpu->config.per_io_ns);
+  uint64_t done = cl_cpu_run (f->cpu, cl_now_ns (t->cluster), cl_cpu_front_io_ns (f->cpu));
   cl_schedule (t->cluster, done, front_cpu_done, io, 0);
 }
 

@@ -7,27 +7,35 @@
  *                lab topologies give, and the guest's kernel emulated, so
  *                every step of an I/O costs tens to hundreds of µs.  The
  *                medians of three passes of scripts/bench/tcg_calibrate.py
- *                (fio 4 KiB random in a guest of calibrate-tcg.toml, one
- *                mechanism at a time, on 2026-11-26 after the plugins'
- *                release path stopped waking a thread per request; the
- *                tables are in scripts/bench/cluster_validation.md): at 8
- *                outstanding a bare disk costs the vCPU ~140 µs an I/O, of
- *                which 46 µs are the device I/O (what md RAID-1's second
- *                write adds) and 91 µs the front end's own; an NVMe/TCP
- *                request costs the initiator 438 µs besides the front end
- *                and the target 275 µs besides its device I/O; an I/O at 1
- *                outstanding costs 118 µs more than at 8 (the vCPU idles
- *                while the request is out, then takes the interrupt and
- *                wakes fio).  Beside the vCPUs, QEMU's I/O thread and
- *                nbdkit spend 64 µs per device I/O and QEMU's udp netdevs
- *                155 µs per message.  A dm linear remap (15 µs) is within
- *                the passes' spread and not charged; ext4 measured 47-55 µs
- *                an I/O in every pass and is not charged yet.
+ *                (fio 4 KiB random in a guest of calibrate-tcg.toml, its
+ *                workers threads as a lab's, one mechanism at a time, on
+ *                2026-11-26 at 23:35-00:00 UTC; the tables are in
+ *                scripts/bench/cluster_validation.md): at 8 outstanding a
+ *                bare disk costs the vCPU ~125 µs an I/O, of which 50 µs
+ *                are the device I/O (what md RAID-1's second write adds)
+ *                and 73 µs the front end's own; an NVMe/TCP request costs
+ *                the initiator 419 µs besides the front end and the target
+ *                262 µs besides its device I/O; an I/O at 1 outstanding
+ *                costs 116 µs more than at 8 (the vCPU idles while the
+ *                request is out, then takes the interrupt and wakes fio).
+ *                Two fio processes on the vCPU, against two threads of one,
+ *                cost 214 µs more an I/O at 1 outstanding: TCG flushes its
+ *                software TLB at every address-space switch, so the next
+ *                process's pages are translated again; with switches about
+ *                every other I/O, 428 µs a switch (at 8 outstanding reads
+ *                pay the same, writes, reaped in batches, a seventh).
+ *                Beside the vCPUs, QEMU's I/O thread and nbdkit spend 64 µs
+ *                per device I/O and QEMU's udp netdevs 146 µs per message.
+ *                A dm linear remap (11 µs) is within the passes' spread and
+ *                not charged; ext4 measured 31-43 µs an I/O and is not
+ *                charged yet.
  *   bare-metal — a KVM host: the kernel block layer plus virtio and QEMU's
  *                I/O thread cost on the order of 10 µs of CPU per I/O, and
  *                an NVMe/TCP or NFS target about as much again; 16 cores
- *                for storage.  An assumption of this order, not a
- *                measurement: override per node where a study gives more.
+ *                for storage; a process switch no more than a few µs with
+ *                the hardware's tagged TLB (PCID), not charged.  An
+ *                assumption of this order, not a measurement: override per
+ *                node where a study gives more.
  */
 #define _GNU_SOURCE
 #include "host_cpu.h"
@@ -48,10 +56,10 @@ struct host_preset {
 
 static const struct host_preset host_presets[] = {
   { "bare-metal", "10gbe", { .cores = 16, .per_io_ns = 10000, .per_remote_io_ns = 10000 } },
-  { "tcg", "tcg-udp", { .cores = 1, .per_io_ns = 91000, .per_device_io_ns = 46000,
-                        .per_hop_io_ns = 438000, .per_remote_io_ns = 275000,
-                        .idle_wake_ns = 118000, .hypervisor_per_device_io_ns = 64000,
-                        .hypervisor_per_message_ns = 155000 } },
+  { "tcg", "tcg-udp", { .cores = 1, .per_io_ns = 73000, .per_device_io_ns = 50000,
+                        .per_hop_io_ns = 419000, .per_remote_io_ns = 262000,
+                        .idle_wake_ns = 116000, .hypervisor_per_device_io_ns = 64000,
+                        .hypervisor_per_message_ns = 146000, .process_switch_ns = 428000 } },
 };
 
 int
@@ -144,6 +152,15 @@ cl_cpu_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
     start = take_first_free (cpu->pool, start, cost_ns);
   occupy (cpu, core, start + cost_ns, cost_ns);
   return start + cost_ns;
+}
+
+uint64_t
+cl_cpu_front_io_ns (const struct cl_cpu *cpu)
+{
+  uint64_t cost_ns = cpu->config.per_io_ns;
+  if (cpu->processes > 1)
+    cost_ns += cpu->config.process_switch_ns * (cpu->processes - 1) / cpu->processes;
+  return cost_ns;
 }
 
 uint64_t

@@ -24,6 +24,7 @@ struct cl_host_config {
   uint64_t idle_wake_ns;               /* an idle core's interrupt and wake-up */
   uint64_t hypervisor_per_device_io_ns;
   uint64_t hypervisor_per_message_ns;
+  uint64_t process_switch_ns;          /* a core going from one process's I/O to another's */
 };
 
 #define CL_HOST_PRESET_DEFAULT "bare-metal"
@@ -44,6 +45,9 @@ struct cl_cpu {
   /* The physical cores a node's own run on, shared with other nodes (the
    * lab's guests on one host), or NULL: its cores are its own. */
   struct cl_cpu *pool;
+  /* The processes issuing the node's front-end I/Os (a lab's fio: one a
+   * workload unit, its workers threads), 0 or 1: no switches between them. */
+  uint32_t processes;
 };
 
 int cl_cpu_init (struct cl_cpu *cpu, const struct cl_host_config *config);
@@ -52,6 +56,10 @@ void cl_cpu_free (struct cl_cpu *cpu);
  * first free core of the pool at the same time), plus the core's wake-up
  * if it was idle; returns when done. */
 uint64_t cl_cpu_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns);
+/* What a front-end I/O costs the node's core: its own (per_io_ns) and,
+ * with several processes issuing, the switches between them it brings on
+ * average (process_switch_ns, (processes - 1) / processes of the time). */
+uint64_t cl_cpu_front_io_ns (const struct cl_cpu *cpu);
 /* The hypervisor's work for a node (cost_ns from now on): on the first
  * free core of the pool, or beside the node's cores without one. */
 uint64_t cl_hypervisor_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns);

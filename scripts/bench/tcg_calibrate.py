@@ -13,6 +13,9 @@ for a request to wait for) and runs fio (4 KiB random, libaio, O_DIRECT,
   raid1    md RAID-1 over two disks: a read goes to one, a write to both
   ext4     a file on ext4 over a disk (the replicas' share's file system)
   nvme     node2's disk imported over NVMe/TCP (nvmet in node2's kernel)
+  threads2, processes2   the bare disk driven by two fio workers, as two
+           threads of one fio process and as two fio processes (a lab runs
+           one fio a workload unit, its workers threads)
 
 Around each run it reads /proc for the nodes' vCPU threads, the rest of
 their QEMUs (virtio and NBD client, the udp netdev) and the lab's nbdkits,
@@ -36,6 +39,11 @@ the vCPU is busy throughout, so each I/O's cost is its own:
                      I/O (bare)
   hypervisor_per_message_ns     QEMU's netdevs per network message (nvme,
                      less its device I/Os, over its two messages)
+  process_switch_ns  the vCPU going from one process's I/O to another's
+                     (TCG flushes its software TLB with every address
+                     space switch): two processes switch about every other
+                     I/O, so twice processes2 - threads2, at 1 outstanding
+                     (at 8 fio reaps writes in batches: fewer switches)
 
 Each figure is the mean of its read and write runs. The bench makes
 --repeat passes (interleaved, so a slow spell of the host hits every
@@ -90,7 +98,12 @@ MECHANISMS = {
              "umount /mnt/cal"),
     "nvme": (f"nvme_connect {NQN} {{addr}}",
              f"c=$(nvme_controller_of {NQN}) && echo 1 > /sys/class/nvme/$c/delete_controller"),
+    "threads2": ("disk_by_serial disk0", ""),
+    "processes2": ("disk_by_serial disk0", ""),
 }
+# fio processes x threads each, per mechanism (default one of one): the same
+# two workers, once sharing an address space and once not
+LAYOUTS = {"threads2": (1, 2), "processes2": (2, 1)}
 
 
 def storlab(*args, timeout=900):
@@ -117,21 +130,28 @@ def diskstats(text):
     return out
 
 
-def run_point(device, op, depth):
-    """One fio run on node1, with both nodes' diskstats around it and the
-    host's CPU: (fio I/Os, {node: disk I/Os}, CPU use)."""
+def run_point(device, op, depth, processes=1, threads=1):
+    """One fio run on node1 (processes fio at once, each of threads
+    workers), with both nodes' diskstats around it and the host's CPU:
+    (fio I/Os, {node: disk I/Os}, CPU use)."""
     fio = (f"fio --name=cal --filename={device} --ioengine=libaio --direct=1 --rw={op} --bs=4k"
            f" --size=64M --iodepth={depth} --time_based --runtime={RUNTIME_S}"
-           " --randrepeat=0 --output-format=json")
+           f" --randrepeat=0 --numjobs={threads} --thread --group_reporting"
+           " --output-format=json")
+    runs = (f"rm -f /tmp/cal-*.json; for i in $(seq {processes}); do"
+            f" {fio} --output=/tmp/cal-$i.json & done; wait; cat /tmp/cal-*.json")
     stats = "cat /proc/diskstats; echo ==="
     before2 = guest("node2", stats)
     a = sample(LAB)
-    out = guest("node1", f"{stats}; {fio}; echo ===; cat /proc/diskstats")
+    out = guest("node1", f"{stats}; {runs}; echo ===; cat /proc/diskstats")
     b = sample(LAB)
     after2 = guest("node2", stats)
     before1, fio_json, after1 = out.split("===\n")
-    job = json.loads(fio_json[fio_json.index("{"):])["jobs"][0]
-    ios = job["read"]["total_ios"] + job["write"]["total_ios"]
+    decoder, ios, at = json.JSONDecoder(), 0, 0
+    while (at := fio_json.find("{", at)) >= 0:      # one JSON document a process
+        doc, at = decoder.raw_decode(fio_json, at)
+        job = doc["jobs"][0]
+        ios += job["read"]["total_ios"] + job["write"]["total_ios"]
     disks = {}
     for node, x, y in (("node1", before1, after1), ("node2", before2, after2)):
         d0, d1 = diskstats(x), diskstats(y)
@@ -169,7 +189,8 @@ def measure(topo, repeat):
             try:
                 for op in OPS:
                     for depth in DEPTHS:
-                        r = runs[name, op, depth] = Run(*run_point(device, op, depth))
+                        r = runs[name, op, depth] = Run(*run_point(device, op, depth,
+                                                                   *LAYOUTS.get(name, (1, 1))))
                         print(f"tcg_calibrate: pass {n + 1}: {name} {op} qd{depth}: {r.iops:.0f}"
                               f" IOPS, node1 vCPU {r.vcpu_us.get('node1', 0):.0f} us/IO",
                               file=sys.stderr)
@@ -211,6 +232,12 @@ def figures(runs):
         "idle_wake_ns": mean(lambda op: cpu("bare", op, 1) - cpu("bare", op)),
         "hypervisor_per_device_io_ns": hypervisor_device,
         "hypervisor_per_message_ns": mean(per_message),
+        # at 1 outstanding, where each I/O wakes its process on its own (at 8,
+        # writes are reaped in batches and switch less); runs saved before
+        # the process layouts were measured have none
+        "process_switch_ns": mean(lambda op: 2 * (cpu("processes2", op, 1)
+                                                  - cpu("threads2", op, 1)))
+        if ("processes2", "randread", 1) in runs else 0.0,
         # measured, not in the preset: within the runs' noise
         "(dm linear, per I/O)": mean(lambda op: cpu("linear", op) - cpu("bare", op)),
         "(ext4, per I/O)": mean(lambda op: cpu("ext4", op) - cpu("bare", op)),

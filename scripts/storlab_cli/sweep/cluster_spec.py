@@ -184,8 +184,11 @@ def text(topo, laid_out, sim_host=None, workload=None):
     lines = [FORMAT, f"# topology {topo.name}"]
     if host.host_cores is not None:
         lines.append(f"pool cores={host.host_cores}")
+    processes = fio_jobfile.processes_per_node(job_workers(laid_out))
     for node in topo.nodes:
         words = ["node", node.name, f"host={host.host}"]
+        if processes.get(node.name, 0) > 1:      # switching between them costs the core
+            words.append(f"processes={processes[node.name]}")
         if host.cores is not None:
             words.append(f"cores={host.cores}")
         if host.per_io_us is not None:

@@ -88,6 +88,16 @@ def units_of(job_text):
     return found
 
 
+def processes_per_node(workers):
+    """{node: the fio processes its workers run in}: as a lab runs them, one
+    fio a unit, its workers threads (thread=1)."""
+    units = units_of("\n".join(f"[{w.name}]" for w in workers))
+    counts = {}
+    for node, _ in units:
+        counts[node] = counts.get(node, 0) + 1
+    return counts
+
+
 def region_workers(node, unit, workload, filename):
     """Workers of one unit on a raw device: unit u's worker w owns region
     (u-1)*workers + (w-1), each `size` bytes, in order from offset 0."""
