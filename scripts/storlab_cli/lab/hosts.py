@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import shlex
+import socket
 import subprocess
 import tempfile
 import time
@@ -122,6 +123,13 @@ class LabHost:
                                 capture_output=True, check=True).stdout
         self.shell(script, f"copying {what} to {final_dir}", input_bytes=packed, timeout_s=600)
 
+    def plugin_argument(self, plugin):
+        """What nbdkit there is told: a remote host's bundle .so for storlab's
+        kinds, else as here (nbdkit.plugin_argument)."""
+        if self.bundle and plugin in nbdkit.STORLAB_PLUGINS:
+            return os.path.join(self.bundle, os.path.basename(nbdkit.plugin_argument(plugin)))
+        return nbdkit.plugin_argument(plugin)
+
     def ensure_bundle(self):
         """The directory on this host holding the plugins and storlab-stats
         of this build (copied once, by content hash)."""
@@ -208,8 +216,11 @@ class LabHost:
                 tunnel.stderr.close()
 
     def udp_ports_in_use(self, ports):
-        """Those of ports something listens on there (udp, any address)."""
-        if self.local or not ports:
+        """Those of ports, in their order, taken there: here those 127.0.0.1
+        cannot bind, on a remote host those `ss` lists (udp, any address)."""
+        if self.local:
+            return [p for p in ports if not _udp_port_free(p)]
+        if not ports:
             return []
         out = self.shell("ss -Hlun", "listing its udp ports")
         taken = {line.split()[3].rsplit(":", 1)[-1] for line in out.splitlines()
@@ -221,6 +232,17 @@ class LabHost:
         directory = shlex.quote(self.run_dir)
         self.shell(f"if [ -L {directory} ]; then echo '{self.run_dir}: a symbolic link: left "
                    f"alone' >&2; exit 1; fi; rm -rf {directory}", "removing the run directory")
+
+
+def _udp_port_free(port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.bind(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
 
 
 def _staging_dir(files):

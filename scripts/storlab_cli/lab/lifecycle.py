@@ -13,7 +13,6 @@ import grp
 import json
 import os
 import shutil
-import socket
 import sys
 import time
 
@@ -56,28 +55,20 @@ def _domain_names(topo):
 
 
 def _check_ports_free(topo, hosts):
-    """The udp ports each host's nodes listen on are free there (here by
-    binding them; on a remote host as `ss` lists them)."""
+    """The udp ports each host's nodes listen on are free there
+    (LabHost.udp_ports_in_use), the first taken one named with its link."""
     for host in hosts.values():
-        ports = [port for link in topo.links
+        links = {port: link for link in topo.links
                  for node, port in ((link.a, link.port_a), (link.b, link.port_b))
-                 if topo.node(node).host.name == host.name]
-        taken = host.udp_ports_in_use(ports)
+                 if topo.node(node).host.name == host.name}
+        taken = host.udp_ports_in_use(list(links))
         if taken:
-            raise UserError(f"udp port {taken[0]} is in use on {host.describe()} "
-                            "(a link of this lab listens there)")
-    local = {n.name for n in topo.nodes if n.host.local}
-    for link in topo.links:
-        for node, port in ((link.a, link.port_a), (link.b, link.port_b)):
-            if node not in local:
-                continue
-            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                raise UserError(f"udp port 127.0.0.1:{port} (link {link.a}-{link.b}) is in use") from None
-            finally:
-                s.close()
+            link = links[taken[0]]
+            if host.local:
+                raise UserError(f"udp port 127.0.0.1:{taken[0]} (link {link.a}-{link.b}) "
+                                "is in use")
+            raise UserError(f"udp port {taken[0]} (link {link.a}-{link.b}) is in use on "
+                            f"{host.describe()}")
 
 
 def _say(message):
@@ -121,12 +112,9 @@ def _start_devices(topo, state, hosts, gids):
                 ctl=ctl, host=host.name)
             state.devices.append(entry)
             _save_state(state)
-            bundle = state.bundles.get(host.name)
-            target = (os.path.join(bundle, os.path.basename(nbdkit.plugin_argument(device.plugin)))
-                      if bundle and device.plugin in nbdkit.STORLAB_PLUGINS
-                      else nbdkit.plugin_argument(device.plugin))
-            nbdkit.start_on(host, device.plugin, target, params, entry.socket, entry.pidfile,
-                            gids[host.name], wait_for=[ctl] if ctl else [])
+            nbdkit.start_on(host, device.plugin, host.plugin_argument(device.plugin), params,
+                            entry.socket, entry.pidfile, gids[host.name],
+                            wait_for=[ctl] if ctl else [])
 
 
 def _prepare_hosts(state, hosts, image, local_gid):
@@ -143,7 +131,7 @@ def _prepare_hosts(state, hosts, image, local_gid):
         gids[host.name] = host.prepare()
         state.bundles[host.name] = ""         # its run directory is the lab's from now on
         _save_state(state)
-        state.bundles[host.name] = host.ensure_bundle()
+        state.bundles[host.name] = host.bundle = host.ensure_bundle()
         _save_state(state)
         host.ensure_appliance(image)
     return gids
@@ -472,16 +460,17 @@ def lab_status(lab):
         host = lab_hosts.host_of_node(state, hosts, node)
         entry = {"node": node, "domain": name, "host": host.name, "state": "absent",
                  "agent": False}
-        try:
-            if host.name in unreachable:
-                raise UserError(unreachable[host.name])
-            dom = _host_domain(lab, host, node)
-            entry["state"] = _DOMAIN_STATES.get(dom.state()[0], "unknown")
-            entry["agent"] = entry["state"] == "running" and agent.answers(dom)
-        except libvirt_conn.error_type():
-            pass
-        except UserError as e:            # its host cannot be reached: say so, show the rest
-            entry["state"], entry["error"] = "unreachable", str(e)
+        if host.name not in unreachable:
+            try:
+                dom = _host_domain(lab, host, node)
+                entry["state"] = _DOMAIN_STATES.get(dom.state()[0], "unknown")
+                entry["agent"] = entry["state"] == "running" and agent.answers(dom)
+            except libvirt_conn.error_type():
+                pass
+            except UserError as e:        # its libvirt cannot be reached
+                unreachable[host.name] = str(e)
+        if host.name in unreachable:      # say so, and show the other hosts' nodes
+            entry["state"], entry["error"] = "unreachable", unreachable[host.name]
         entry["devices"] = [
             {"device": d.device, "plugin": d.plugin, "socket": d.socket, "stats": d.stats,
              "ctl": d.ctl, "server": "running" if running.get(d.pidfile) else "stopped"}
@@ -491,7 +480,8 @@ def lab_status(lab):
                 {"error": f"node is {entry['state']}"}
         nodes.append(entry)
     return {"name": lab, "phase": state.phase, "accel": state.accel,
-            "topology": state.topology, "hosts": lab_hosts.state_entries(hosts), "ready_after_s": state.ready_after_s,
+            "topology": state.topology, "hosts": lab_hosts.state_entries(hosts),
+            "ready_after_s": state.ready_after_s,
             "provisioned_after_s": state.provisioned_after_s,
             "profile": state.profile, "nodes": nodes}
 

@@ -14,8 +14,9 @@ from storlab_cli.schema.sweep import DATA_KEYS
 PERCENTILES = "50:90:99:99.9:99.99"
 PRECONDITION_BS = "1M"
 PRECONDITION_IODEPTH = 8
-# A worker's section: [NODE-uUNIT{w|v}N] (region, file and volume workers).
-_WORKER_SECTION = re.compile(r"\[(?P<node>.+)-u(?P<unit>[0-9]+)[wv][0-9]+\]")
+# A worker's name: NODE-uUNIT{w|v}N (region, file and volume workers); its
+# section is [NAME].
+_WORKER_NAME = re.compile(r"(?P<node>.+)-u(?P<unit>[0-9]+)[wv][0-9]+")
 
 
 @dataclass
@@ -80,18 +81,21 @@ def unit_randseed(unit, started_before):
 def units_of(job_text):
     """{(node, unit)} whose workers a job file's sections are: the workload
     units the sections stand for (names as the *_workers functions give)."""
-    found = set()
-    for line in job_text.splitlines():
-        match = _WORKER_SECTION.fullmatch(line.strip())
-        if match:
-            found.add((match["node"], int(match["unit"])))
-    return found
+    sections = (line.strip() for line in job_text.splitlines())
+    return {unit for s in sections if s.startswith("[") and s.endswith("]")
+            if (unit := _unit_of(s[1:-1])) is not None}
+
+
+def _unit_of(name):
+    """(node, unit) of a worker's name, or None."""
+    match = _WORKER_NAME.fullmatch(name)
+    return (match["node"], int(match["unit"])) if match else None
 
 
 def processes_per_node(workers):
     """{node: the fio processes its workers run in}: as a lab runs them, one
     fio a unit, its workers threads (thread=1)."""
-    units = units_of("\n".join(f"[{w.name}]" for w in workers))
+    units = {unit for w in workers if (unit := _unit_of(w.name)) is not None}
     counts = {}
     for node, _ in units:
         counts[node] = counts.get(node, 0) + 1
