@@ -469,6 +469,101 @@ test_host_cost_of_switching_processes (void **state)
                   "'procs' (known: host, cores, processes, per-io-us,");
 }
 
+/* Costs by direction: a read's device I/O 30 us and a write's 20
+ * (per-device-io-us sets both); an NVMe/TCP or NFS request sent 50 us a
+ * read and 60 a write, served 70 and 90. */
+static void
+test_host_costs_by_direction (void **state)
+{
+  (void) state;
+  const char *local = DISK ("n1", "d0") "local n1 disk d0\nvolume n1 v 64M\n"
+    "export n1 at=0 size=64M volume=v\n";
+  char spec[1024];
+  snprintf (spec, sizeof spec, "storlab-cluster 1\nnode n1 cores=1 per-io-us=10"
+            " per-device-read-us=30 per-device-write-us=20\n%s", local);
+  struct run r = run_new (spec);
+  assert_int_equal (burst (&r, SL_OP_READ, 1, 0, 0, 4 * KIB), 10000 + 30000 + 100000);
+  uint64_t start = sl_engine_now_ns (r.engine);
+  assert_int_equal (burst (&r, SL_OP_WRITE, 1, 0, 0, 4 * KIB) - start, 10000 + 20000 + 100000);
+  run_free (&r);
+  snprintf (spec, sizeof spec, "storlab-cluster 1\nnode n1 cores=1 per-io-us=10"
+            " per-device-read-us=30 per-device-io-us=25\n%s", local);
+  r = run_new (spec);
+  assert_int_equal (burst (&r, SL_OP_READ, 1, 0, 0, 4 * KIB), 10000 + 25000 + 100000);
+  run_free (&r);
+
+  r = run_new ("storlab-cluster 1\n"
+               "node n1 per-io-us=0 per-remote-read-us=70 per-remote-write-us=90\n"
+               "node n2 per-io-us=0 per-hop-read-us=50 per-hop-write-us=60\n"
+               DISK ("n1", "d0") DISK ("n2", "d0")
+               "link n1 n2 latency-us=1000 bandwidth-mb-s=1e7\n"
+               "local n1 disk d0\nlocal n2 disk d0\nreplica r 64M n1 n2\n"
+               "export n2 at=0 size=64M share=r\n");
+  /* n1 serves the share (the replica's first node): n2's I/Os cross the
+   * link over NFS (sent, link, served, disk, link back); a write's copy on
+   * n2 crosses it again from n1, n2 serving it at its preset's 10 us */
+  assert_int_equal (burst (&r, SL_OP_READ, 1, 0, 0, 4 * KIB),
+                    50000 + 1000000 + 70000 + 100000 + 1000000);
+  start = sl_engine_now_ns (r.engine);
+  assert_int_equal (burst (&r, SL_OP_WRITE, 1, 0, 0, 4 * KIB) - start,
+                    60000 + 1000000 + 90000 + (1000000 + 10000 + 100000 + 1000000) + 1000000);
+  assert_int_equal (r.c->node[1].cpu.busy_ns, 50000 + 60000 + 10000);
+  assert_int_equal (r.c->node[0].cpu.busy_ns, 70000 + 90000);
+  run_free (&r);
+}
+
+/* A VM's I/O on a volume's block device and on a file of a share cost the
+ * front end apiece, by direction (per-io-us sets all four). */
+static void
+test_host_costs_of_the_front_end (void **state)
+{
+  (void) state;
+  struct run r = run_new ("storlab-cluster 1\n"
+                          "node n1 per-io-us=99 per-volume-read-us=11 per-volume-write-us=12"
+                          " per-file-read-us=13 per-file-write-us=14\nnode n2\n"
+                          DISK ("n1", "d0") DISK ("n1", "d1") DISK ("n2", "d0")
+                          "link n1 n2 latency-us=1000 bandwidth-mb-s=1e7\n"
+                          "local n1 disk d0\nlocal n2 disk d0\nvolume n1 v 64M\n"
+                          "replica r 64M n1 n2\nexport n1 at=0 size=64M volume=v\n"
+                          "export n1 at=64M size=64M share=r\n");
+  const struct { enum sl_op op; uint64_t offset_bytes; uint64_t front_ns; } ios[] = {
+    { SL_OP_READ, 0, 11000 }, { SL_OP_WRITE, 0, 12000 },
+    { SL_OP_READ, 64 * MIB, 13000 }, { SL_OP_WRITE, 64 * MIB, 14000 },
+  };
+  uint64_t busy_ns = 0;
+  for (unsigned i = 0; i < 4; i++) {
+    burst (&r, ios[i].op, 1, ios[i].offset_bytes, 0, 4 * KIB);
+    busy_ns += ios[i].front_ns;
+    assert_int_equal (r.c->node[0].cpu.busy_ns, busy_ns);
+  }
+  run_free (&r);
+}
+
+/* The disk group's caches cost the node's kernel for each I/O they take:
+ * a read passes the write buffer (7 us) and the read cache (3 us); a write
+ * stays in the buffer (7 us).  An all-flash group has no read cache. */
+static void
+test_host_costs_of_the_disk_group (void **state)
+{
+  (void) state;
+  const char *modes[] = { "hybrid", "all-flash" };
+  const uint64_t read_ns[] = { 10000 + 7000 + 3000, 10000 + 7000 };
+  char spec[2048];
+  for (int i = 0; i < 2; i++) {
+    snprintf (spec, sizeof spec, "storlab-cluster 1\nnode n1 cores=1 per-io-us=10"
+              " per-write-buffer-io-us=7 per-read-cache-io-us=3\n"
+              "device n1 cache ssd preset=intel-s3700-400g size=1G fixed-latency-us=50\n"
+              DISK ("n1", "d0") "local n1 disk-group mode=%s cache=cache stripe-width=1"
+              " stripe=64k d0\nvolume n1 v 64M\nexport n1 at=0 size=64M volume=v\n", modes[i]);
+    struct run r = run_new (spec);
+    burst (&r, SL_OP_READ, 1, 0, 0, 4 * KIB);
+    assert_int_equal (r.c->node[0].cpu.busy_ns, read_ns[i]);
+    burst (&r, SL_OP_WRITE, 1, 0, 64 * KIB, 4 * KIB);
+    assert_int_equal (r.c->node[0].cpu.busy_ns, read_ns[i] + 10000 + 7000);
+    run_free (&r);
+  }
+}
+
 /* A share on a peer: the client's kernel sends the NFS request (50 us),
  * each message passes the sender's hypervisor (5 us) and the link (1 ms),
  * the server serves it (70 us) on its disk (100 us). */
@@ -567,6 +662,9 @@ main (void)
     cmocka_unit_test (test_host_cpu_per_io),
     cmocka_unit_test (test_host_costs_by_step),
     cmocka_unit_test (test_host_cost_of_switching_processes),
+    cmocka_unit_test (test_host_costs_by_direction),
+    cmocka_unit_test (test_host_costs_of_the_front_end),
+    cmocka_unit_test (test_host_costs_of_the_disk_group),
     cmocka_unit_test (test_host_costs_of_a_hop),
     cmocka_unit_test (test_host_pool_is_shared),
     cmocka_unit_test (test_same_run_same_figures),

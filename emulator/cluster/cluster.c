@@ -314,13 +314,19 @@ write_hosts (const struct cluster *c, uint64_t now_ns, FILE *out)
     fprintf (out, "%s{\"node\": ", i ? ", " : "");
     sl_json_write_string (out, c->node[i].name, sizeof (c->node[i].name));
     const struct cl_host_config *h = &cpu->config;
-    fprintf (out, ", \"cores\": %" PRIu32 ", \"per_io_ns\": %" PRIu64
-             ", \"per_device_io_ns\": %" PRIu64 ", \"per_hop_io_ns\": %" PRIu64
-             ", \"per_remote_io_ns\": %" PRIu64 ", \"idle_wake_ns\": %" PRIu64
-             ", \"hypervisor_per_device_io_ns\": %" PRIu64
+    fprintf (out, ", \"cores\": %" PRIu32 ", \"per_volume_read_ns\": %" PRIu64
+             ", \"per_volume_write_ns\": %" PRIu64 ", \"per_file_read_ns\": %" PRIu64
+             ", \"per_file_write_ns\": %" PRIu64 ", \"per_device_read_ns\": %" PRIu64 ", \"per_device_write_ns\": %" PRIu64
+             ", \"per_write_buffer_io_ns\": %" PRIu64 ", \"per_read_cache_io_ns\": %" PRIu64
+             ", \"per_hop_read_ns\": %" PRIu64 ", \"per_hop_write_ns\": %" PRIu64
+             ", \"per_remote_read_ns\": %" PRIu64 ", \"per_remote_write_ns\": %" PRIu64
+             ", \"idle_wake_ns\": %" PRIu64 ", \"hypervisor_per_device_io_ns\": %" PRIu64
              ", \"hypervisor_per_message_ns\": %" PRIu64 ", \"process_switch_ns\": %" PRIu64
-             ", \"processes\": %" PRIu32, h->cores, h->per_io_ns,
-             h->per_device_io_ns, h->per_hop_io_ns, h->per_remote_io_ns, h->idle_wake_ns,
+             ", \"processes\": %" PRIu32, h->cores, h->per_volume_io.read_ns,
+             h->per_volume_io.write_ns, h->per_file_io.read_ns, h->per_file_io.write_ns,
+             h->per_device_io.read_ns, h->per_device_io.write_ns, h->per_write_buffer_io_ns,
+             h->per_read_cache_io_ns, h->per_hop_io.read_ns, h->per_hop_io.write_ns,
+             h->per_remote_io.read_ns, h->per_remote_io.write_ns, h->idle_wake_ns,
              h->hypervisor_per_device_io_ns, h->hypervisor_per_message_ns, h->process_switch_ns,
              cpu->processes);
     fprintf (out, ", \"ios\": %" PRIu64 ", \"busy_ns\": %" PRIu64

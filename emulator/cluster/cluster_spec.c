@@ -58,6 +58,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <malloc.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,27 +184,70 @@ st_pool (struct spec *s, char **w, unsigned n)
 
 /* ------------------------------------------------------------- nodes -- */
 
-#define HOST_COST_KEYS "per-io-us, per-device-io-us, per-hop-io-us, per-remote-io-us, " \
-  "idle-wake-us, hypervisor-per-device-io-us, hypervisor-per-message-us, process-switch-us"
+/* A node's KEY=µs overrides of its host preset: the figures each sets
+ * (several for a key that sets a cost's both directions or both front
+ * ends), as offsets into struct cl_host_config. */
+#define COST(field) offsetof (struct cl_host_config, field)
+static const struct {
+  const char *key;
+  size_t at[4];
+  unsigned count;
+} host_costs[] = {
+  { "per-io-us", { COST (per_volume_io.read_ns), COST (per_volume_io.write_ns),
+                   COST (per_file_io.read_ns), COST (per_file_io.write_ns) }, 4 },
+  { "per-volume-read-us", { COST (per_volume_io.read_ns) }, 1 },
+  { "per-volume-write-us", { COST (per_volume_io.write_ns) }, 1 },
+  { "per-file-read-us", { COST (per_file_io.read_ns) }, 1 },
+  { "per-file-write-us", { COST (per_file_io.write_ns) }, 1 },
+  { "per-device-io-us", { COST (per_device_io.read_ns), COST (per_device_io.write_ns) }, 2 },
+  { "per-device-read-us", { COST (per_device_io.read_ns) }, 1 },
+  { "per-device-write-us", { COST (per_device_io.write_ns) }, 1 },
+  { "per-write-buffer-io-us", { COST (per_write_buffer_io_ns) }, 1 },
+  { "per-read-cache-io-us", { COST (per_read_cache_io_ns) }, 1 },
+  { "per-hop-io-us", { COST (per_hop_io.read_ns), COST (per_hop_io.write_ns) }, 2 },
+  { "per-hop-read-us", { COST (per_hop_io.read_ns) }, 1 },
+  { "per-hop-write-us", { COST (per_hop_io.write_ns) }, 1 },
+  { "per-remote-io-us", { COST (per_remote_io.read_ns), COST (per_remote_io.write_ns) }, 2 },
+  { "per-remote-read-us", { COST (per_remote_io.read_ns) }, 1 },
+  { "per-remote-write-us", { COST (per_remote_io.write_ns) }, 1 },
+  { "idle-wake-us", { COST (idle_wake_ns) }, 1 },
+  { "hypervisor-per-device-io-us", { COST (hypervisor_per_device_io_ns) }, 1 },
+  { "hypervisor-per-message-us", { COST (hypervisor_per_message_ns) }, 1 },
+  { "process-switch-us", { COST (process_switch_ns) }, 1 },
+};
+#undef COST
+#define HOST_COST_COUNT (sizeof host_costs / sizeof host_costs[0])
 
-/* The figure of config a node's KEY=µs overrides, or NULL. */
-static uint64_t *
-host_cost (struct cl_host_config *config, const char *key)
+/* Sets config's figures KEY=value_ns stands for; false: no such key. */
+static bool
+host_cost_set (struct cl_host_config *config, const char *key, uint64_t value_ns)
 {
-  const struct { const char *key; uint64_t *ns; } costs[] = {
-    { "per-io-us", &config->per_io_ns },
-    { "per-device-io-us", &config->per_device_io_ns },
-    { "per-hop-io-us", &config->per_hop_io_ns },
-    { "per-remote-io-us", &config->per_remote_io_ns },
-    { "idle-wake-us", &config->idle_wake_ns },
-    { "hypervisor-per-device-io-us", &config->hypervisor_per_device_io_ns },
-    { "hypervisor-per-message-us", &config->hypervisor_per_message_ns },
-    { "process-switch-us", &config->process_switch_ns },
-  };
-  for (size_t i = 0; i < sizeof costs / sizeof costs[0]; i++)
-    if (strcmp (costs[i].key, key) == 0)
-      return costs[i].ns;
-  return NULL;
+  for (size_t i = 0; i < HOST_COST_COUNT; i++)
+    if (strcmp (host_costs[i].key, key) == 0) {
+      for (unsigned k = 0; k < host_costs[i].count; k++)
+        *(uint64_t *) ((char *) config + host_costs[i].at[k]) = value_ns;
+      return true;
+    }
+  return false;
+}
+
+static bool
+is_host_cost (const char *key)
+{
+  struct cl_host_config scratch;
+  return host_cost_set (&scratch, key, 0);
+}
+
+/* "per-io-us, ..., process-switch-us" */
+static const char *
+host_cost_keys (char *buf, size_t buf_bytes)
+{
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < HOST_COST_COUNT && used < buf_bytes; i++)
+    used += (size_t) snprintf (buf + used, buf_bytes - used, "%s%s", i ? ", " : "",
+                               host_costs[i].key);
+  return buf;
 }
 
 static int
@@ -227,7 +272,6 @@ st_node (struct spec *s, char **w, unsigned n)
   for (unsigned i = 2; i < n; i++) {
     char *key, *value;
     double v;
-    uint64_t *cost;
     if (!spec_split_pair (w[i], &key, &value))
       return spec_fail (s, "node %s: '%s' is not KEY=VALUE", w[1], w[i]);
     if (strcmp (key, "host") == 0) {
@@ -244,14 +288,16 @@ st_node (struct spec *s, char **w, unsigned n)
         return -1;
       processes = (uint32_t) v;
     }
-    else if ((cost = host_cost (&host, key)) != NULL) {
+    else if (is_host_cost (key)) {
       if (spec_number (s, key, value, 0, 1e6, &v) < 0)
         return -1;
-      *cost = (uint64_t) (v * NS_PER_US);
+      host_cost_set (&host, key, (uint64_t) (v * NS_PER_US));
     }
-    else
+    else {
+      char keys[1024];
       return spec_fail (s, "node %s: unknown key '%s' (known: host, cores, processes, %s)",
-                        w[1], key, HOST_COST_KEYS);
+                        w[1], key, host_cost_keys (keys, sizeof keys));
+    }
   }
   struct cl_node *node = &c->node[c->node_count++];
   snprintf (node->name, sizeof node->name, "%s", w[1]);
@@ -454,7 +500,8 @@ st_export (struct spec *s, char **w, unsigned n)
   snprintf (name, sizeof name, "%s/front/%s/%s", w[1], target_kind, target_name);
   struct cl_target *front = cl_target_find (c, name);
   if (front == NULL)
-    front = cl_front_new (c, w[1], name, &nd->cpu, below, why, sizeof why);
+    front = cl_front_new (c, w[1], name, &nd->cpu, below, strcmp (target_kind, "share") == 0,
+                          why, sizeof why);
   if (front == NULL || cl_export_add (c, (unsigned) node, front, at, size, why, sizeof why) < 0)
     return spec_fail (s, "export %s: %s", w[1], why);
   return 0;

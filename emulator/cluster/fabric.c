@@ -82,6 +82,7 @@ cl_link_send (struct cl_link_dir *dir, const struct cl_link_config *config, uint
 struct front {
   struct cl_cpu *cpu;
   struct cl_target *below;
+  bool file;                           /* a share's files, not a volume's block device */
 };
 
 static void
@@ -98,7 +99,7 @@ static void
 front_submit (struct cl_target *t, struct cl_io *io)
 {
   struct front *f = t->self;
-  uint64_t done = cl_cpu_run (f->cpu, cl_now_ns (t->cluster), cl_cpu_front_io_ns (f->cpu));
+  uint64_t done = cl_cpu_run (f->cpu, cl_now_ns (t->cluster), cl_cpu_front_io_ns (f->cpu, io->op, f->file));
   cl_schedule (t->cluster, done, front_cpu_done, io, 0);
 }
 
@@ -117,7 +118,7 @@ free_self (struct cl_target *t)
 
 struct cl_target *
 cl_front_new (struct cluster *c, const char *node, const char *name, struct cl_cpu *cpu,
-              struct cl_target *below, char *err, size_t err_bytes)
+              struct cl_target *below, bool file, char *err, size_t err_bytes)
 {
   (void) err;
   (void) err_bytes;
@@ -127,6 +128,7 @@ cl_front_new (struct cluster *c, const char *node, const char *name, struct cl_c
   struct front *f = cl_xcalloc (1, sizeof *f);
   f->cpu = cpu;
   f->below = below;
+  f->file = file;
   return cl_target_new (c, &ops, f, node, name, below->capacity_bytes, true);
 }
 
@@ -193,7 +195,8 @@ remote_arrived (struct sl_engine *e, void *arg, uint64_t unused)
   struct cl_io *io = arg;
   struct remote *r = io->target->self;
   struct cluster *c = io->target->cluster;
-  uint64_t done = cl_cpu_run (r->server_cpu, cl_now_ns (c), r->server_cpu->config.per_remote_io_ns);
+  uint64_t done = cl_cpu_run (r->server_cpu, cl_now_ns (c),
+                              cl_op_cost_ns (&r->server_cpu->config.per_remote_io, io->op));
   cl_schedule (c, done, remote_served, io, 0);
 }
 
@@ -204,7 +207,7 @@ remote_submit (struct cl_target *t, struct cl_io *io)
   uint64_t now = cl_now_ns (t->cluster);
   uint64_t arrive = now;
   if (r->link) {                       /* the initiator's side, then the wire */
-    uint64_t cost = r->client_cpu->config.per_hop_io_ns;
+    uint64_t cost = cl_op_cost_ns (&r->client_cpu->config.per_hop_io, io->op);
     uint64_t sent = cost ? cl_cpu_run (r->client_cpu, now, cost) : now;
     arrive = send_message (r, r->client_cpu, r->out_dir, sent, request_bytes (io));
   }

@@ -48,10 +48,10 @@ struct cl_link {
 uint64_t cl_link_send (struct cl_link_dir *dir, const struct cl_link_config *config,
                        uint64_t now_ns, uint64_t bytes);
 
-/* A node's front end: each I/O of its VMs costs per_io_ns of the host's
- * CPU, then goes to below. */
+/* A node's front end: each I/O of its VMs costs the host's CPU (on a
+ * volume's block device, or a file of a share: file), then goes to below. */
 struct cl_target *cl_front_new (struct cluster *c, const char *node, const char *name,
-                                struct cl_cpu *cpu, struct cl_target *below,
+                                struct cl_cpu *cpu, struct cl_target *below, bool file,
                                 char *err, size_t err_bytes);
 
 /* below on another node, reached over a link: the request costs the

@@ -9,26 +9,32 @@
  *                medians of three passes of scripts/bench/tcg_calibrate.py
  *                (fio 4 KiB random in a guest of calibrate-tcg.toml, its
  *                workers threads as a lab's, one mechanism at a time, on
- *                2026-11-26 at 23:35-00:00 UTC; the tables are in
+ *                2026-11-27 at 02:06-02:26 UTC; the tables are in
  *                scripts/bench/cluster_validation.md): at 8 outstanding a
- *                bare disk costs the vCPU ~125 µs an I/O, of which 50 µs
- *                are the device I/O (what md RAID-1's second write adds)
- *                and 73 µs the front end's own; an NVMe/TCP request costs
- *                the initiator 419 µs besides the front end and the target
- *                262 µs besides its device I/O; an I/O at 1 outstanding
- *                costs 116 µs more than at 8 (the vCPU idles while the
- *                request is out, then takes the interrupt and wakes fio).
- *                Two fio processes on the vCPU, against two threads of one,
- *                cost 214 µs more an I/O at 1 outstanding: TCG flushes its
- *                software TLB at every address-space switch, so the next
- *                process's pages are translated again; with switches about
- *                every other I/O, 428 µs a switch (at 8 outstanding reads
- *                pay the same, writes, reaped in batches, a seventh).
- *                Beside the vCPUs, QEMU's I/O thread and nbdkit spend 64 µs
- *                per device I/O and QEMU's udp netdevs 146 µs per message.
- *                A dm linear remap (11 µs) is within the passes' spread and
- *                not charged; ext4 measured 31-43 µs an I/O and is not
- *                charged yet.
+ *                bare disk costs the vCPU 141 µs a read and 102 a write, of
+ *                which 42 µs are the device I/O (what md RAID-1's second
+ *                write adds) and the rest the front end's on a block
+ *                device (100 µs a read, 60 a write); on a file of ext4 the
+ *                front end takes 83 µs a read and 176 a write.  The disk
+ *                group's write buffer (dm-writecache over an LVM volume, as
+ *                disk-group.sh builds it) adds 40 µs an I/O; its read
+ *                cache (dm-cache, smq) measured -9 µs on reads against the
+ *                buffer alone: nothing to charge.  An NVMe/TCP request
+ *                costs the initiator 369 µs a read and 437 a write besides
+ *                the front end, the target 249 and 279 besides its device
+ *                I/O; an I/O at 1 outstanding costs 110 µs more than at 8
+ *                (the vCPU idles while the request is out, then takes the
+ *                interrupt and wakes fio).  Two fio processes on the vCPU,
+ *                against two threads of one, cost about 218 µs more an I/O
+ *                at 1 outstanding: TCG flushes its software TLB at every
+ *                address-space switch, so the next process's pages are
+ *                translated again; with switches about every other I/O,
+ *                437 µs a switch (at 8 outstanding reads pay the same,
+ *                writes, reaped in batches, a seventh).  Beside the vCPUs,
+ *                QEMU's I/O thread and nbdkit spend 65 µs per device I/O
+ *                and QEMU's udp netdevs 144 µs per message.  A dm linear
+ *                remap (26 µs, 7-12 the run before) is within the passes'
+ *                spread and not charged.
  *   bare-metal — a KVM host: the kernel block layer plus virtio and QEMU's
  *                I/O thread cost on the order of 10 µs of CPU per I/O, and
  *                an NVMe/TCP or NFS target about as much again; 16 cores
@@ -55,11 +61,15 @@ struct host_preset {
 };
 
 static const struct host_preset host_presets[] = {
-  { "bare-metal", "10gbe", { .cores = 16, .per_io_ns = 10000, .per_remote_io_ns = 10000 } },
-  { "tcg", "tcg-udp", { .cores = 1, .per_io_ns = 73000, .per_device_io_ns = 50000,
-                        .per_hop_io_ns = 419000, .per_remote_io_ns = 262000,
-                        .idle_wake_ns = 116000, .hypervisor_per_device_io_ns = 64000,
-                        .hypervisor_per_message_ns = 146000, .process_switch_ns = 428000 } },
+  { "bare-metal", "10gbe", { .cores = 16, .per_volume_io = { 10000, 10000 },
+                             .per_file_io = { 10000, 10000 },
+                             .per_remote_io = { 10000, 10000 } } },
+  { "tcg", "tcg-udp", { .cores = 1, .per_volume_io = { 100000, 60000 },
+                        .per_file_io = { 83000, 176000 }, .per_device_io = { 42000, 42000 },
+                        .per_write_buffer_io_ns = 40000, .per_read_cache_io_ns = 0,
+                        .per_hop_io = { 369000, 437000 }, .per_remote_io = { 249000, 279000 },
+                        .idle_wake_ns = 110000, .hypervisor_per_device_io_ns = 65000,
+                        .hypervisor_per_message_ns = 144000, .process_switch_ns = 437000 } },
 };
 
 int
@@ -155,9 +165,10 @@ cl_cpu_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
 }
 
 uint64_t
-cl_cpu_front_io_ns (const struct cl_cpu *cpu)
+cl_cpu_front_io_ns (const struct cl_cpu *cpu, enum sl_op op, bool file)
 {
-  uint64_t cost_ns = cpu->config.per_io_ns;
+  uint64_t cost_ns = cl_op_cost_ns (file ? &cpu->config.per_file_io : &cpu->config.per_volume_io,
+                                    op);
   if (cpu->processes > 1)
     cost_ns += cpu->config.process_switch_ns * (cpu->processes - 1) / cpu->processes;
   return cost_ns;

@@ -4,28 +4,51 @@
 #ifndef STORLAB_CLUSTER_HOST_CPU_H
 #define STORLAB_CLUSTER_HOST_CPU_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/request.h"
+
+/* What a step of an I/O costs by its direction: under TCG a read, whose
+ * data QEMU writes into the guest's memory, and a write, whose data a
+ * sender copies out, differ by tens of µs. */
+struct cl_op_cost {
+  uint64_t read_ns;
+  uint64_t write_ns;                   /* also flushes and trims */
+};
+
 /* A host's CPU as the storage path sees it: cores that each serve one I/O's
  * processing at a time, first come first served.  A node's own kernel pays
- * per front-end I/O, per I/O it sends a device, per request it sends a
- * peer and per request it serves; a core that was idle first pays its
- * wake-up.  Where the node is a guest, the hypervisor's threads beside its
- * vCPUs (QEMU's I/O thread, the device's server, the network backend) pay
- * per device I/O and per network message, on the shared host's cores
- * (the pool) when there is one. */
+ * per front-end I/O (a volume's block device, or a file of a share: the
+ * file system's own work besides), per I/O it sends a device, per I/O its disk group's
+ * write buffer and read cache take, per request it sends a peer and per
+ * request it serves; a core that was idle first pays its wake-up.  Where
+ * the node is a guest, the hypervisor's threads beside its vCPUs (QEMU's
+ * I/O thread, the device's server, the network backend) pay per device I/O
+ * and per network message, on the shared host's cores (the pool) when
+ * there is one. */
 struct cl_host_config {
   uint32_t cores;
-  uint64_t per_io_ns;                  /* a VM's I/O: syscall, file system, block layer */
-  uint64_t per_device_io_ns;           /* each I/O it sends one of its devices */
-  uint64_t per_hop_io_ns;              /* each NVMe/TCP or NFS request it sends a peer */
-  uint64_t per_remote_io_ns;           /* serving a peer's NVMe/TCP or NFS request */
+  struct cl_op_cost per_volume_io;     /* a VM's I/O on a volume: syscall, block layer */
+  struct cl_op_cost per_file_io;       /* ... on a file of a share, its file system's */
+  struct cl_op_cost per_device_io;     /* each I/O it sends one of its devices */
+  uint64_t per_write_buffer_io_ns;     /* each I/O its dm-writecache (and LV under it) takes */
+  uint64_t per_read_cache_io_ns;       /* each I/O its dm-cache takes */
+  struct cl_op_cost per_hop_io;        /* each NVMe/TCP or NFS request it sends a peer */
+  struct cl_op_cost per_remote_io;     /* serving a peer's NVMe/TCP or NFS request */
   uint64_t idle_wake_ns;               /* an idle core's interrupt and wake-up */
   uint64_t hypervisor_per_device_io_ns;
   uint64_t hypervisor_per_message_ns;
   uint64_t process_switch_ns;          /* a core going from one process's I/O to another's */
 };
+
+/* cost's figure for an I/O of op */
+static inline uint64_t
+cl_op_cost_ns (const struct cl_op_cost *cost, enum sl_op op)
+{
+  return op == SL_OP_READ ? cost->read_ns : cost->write_ns;
+}
 
 #define CL_HOST_PRESET_DEFAULT "bare-metal"
 
@@ -56,10 +79,11 @@ void cl_cpu_free (struct cl_cpu *cpu);
  * first free core of the pool at the same time), plus the core's wake-up
  * if it was idle; returns when done. */
 uint64_t cl_cpu_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns);
-/* What a front-end I/O costs the node's core: its own (per_io_ns) and,
- * with several processes issuing, the switches between them it brings on
- * average (process_switch_ns, (processes - 1) / processes of the time). */
-uint64_t cl_cpu_front_io_ns (const struct cl_cpu *cpu);
+/* What a front-end I/O of op costs the node's core: its own (on a file of
+ * a share or on a volume) and, with several processes issuing, the
+ * switches between them it brings on average (process_switch_ns,
+ * (processes - 1) / processes of the time). */
+uint64_t cl_cpu_front_io_ns (const struct cl_cpu *cpu, enum sl_op op, bool file);
 /* The hypervisor's work for a node (cost_ns from now on): on the first
  * free core of the pool, or beside the node's cores without one. */
 uint64_t cl_hypervisor_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns);

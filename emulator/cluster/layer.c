@@ -123,11 +123,10 @@ cl_submit (struct cl_target *t, struct cl_io *io)
   for (; t->slice_of && !t->listed; t = t->slice_of)
     cl_slice_range (t, io, &io->offset_bytes, &io->length_bytes);
   uint64_t now = cl_now_ns (t->cluster);
-  if (t->sender_cpu) {                 /* the sending node's driver, then its hypervisor */
-    const struct cl_host_config *h = &t->sender_cpu->config;
-    uint64_t sent = h->per_device_io_ns ? cl_cpu_run (t->sender_cpu, now, h->per_device_io_ns)
-      : now;
-    sent = cl_hypervisor_run (t->sender_cpu, sent, h->hypervisor_per_device_io_ns);
+  if (t->cpu) {                        /* the node's kernel, then its hypervisor */
+    uint64_t cost = cl_op_cost_ns (&t->cpu_cost, io->op);
+    uint64_t sent = cost ? cl_cpu_run (t->cpu, now, cost) : now;
+    sent = cl_hypervisor_run (t->cpu, sent, t->hypervisor_ns);
     if (sent > now) {
       io->target = t;
       cl_schedule (t->cluster, sent, sent_event, io, 0);
@@ -229,6 +228,17 @@ cl_warm (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes)
 {
   if (t->ops->warm)
     t->ops->warm (t, offset_bytes, length_bytes);
+}
+
+void
+cl_target_pays (struct cl_target *t, struct cl_cpu *cpu, struct cl_op_cost cpu_cost,
+                uint64_t hypervisor_ns)
+{
+  if (cpu_cost.read_ns == 0 && cpu_cost.write_ns == 0 && hypervisor_ns == 0)
+    return;                            /* nothing to pay: no detour through the engine */
+  t->cpu = cpu;
+  t->cpu_cost = cpu_cost;
+  t->hypervisor_ns = hypervisor_ns;
 }
 
 struct cl_target *

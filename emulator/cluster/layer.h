@@ -29,6 +29,7 @@
 #include "cluster.h"
 #include "core/engine.h"
 #include "core/request.h"
+#include "host_cpu.h"
 
 struct sl_engine;
 struct cl_target;
@@ -118,11 +119,14 @@ struct cl_target {
    * there (a level less per request). */
   struct cl_target *slice_of;
   uint64_t slice_offset_bytes;
-  /* A device: the node whose kernel sends it I/O, when each such I/O
-   * costs its CPU and its hypervisor's (the host's per_device_io_ns):
-   * paid before the device sees the I/O, so the device's figures are its
-   * own as a lab's plugin counts them.  NULL: nothing to pay. */
-  struct cl_cpu *sender_cpu;
+  /* The node whose kernel pays for each I/O this target takes (a device's
+   * driver, a layer's own code), before the target sees it, so a device's
+   * figures are its own as a lab's plugin counts them: cpu_cost on that
+   * node's core, then hypervisor_ns on its hypervisor (a device: QEMU's
+   * I/O thread and the device's server).  NULL: nothing to pay. */
+  struct cl_cpu *cpu;
+  struct cl_op_cost cpu_cost;
+  uint64_t hypervisor_ns;
   struct cl_target_stats stats;
   struct cl_target *next_all;          /* the cluster's list, for output and free */
 };
@@ -178,6 +182,11 @@ void cl_schedule (struct cluster *c, uint64_t when_ns, sl_event_fn fn, void *arg
 struct cl_target *cl_target_new (struct cluster *c, const struct cl_target_ops *ops,
                                  void *self, const char *node, const char *name,
                                  uint64_t capacity_bytes, bool listed);
+
+/* Each I/O t takes costs cpu's node cpu_cost, then its hypervisor
+ * hypervisor_ns (nothing is charged when both are zero). */
+void cl_target_pays (struct cl_target *t, struct cl_cpu *cpu, struct cl_op_cost cpu_cost,
+                     uint64_t hypervisor_ns);
 
 /* Aborts: out of memory in the middle of a run leaves nothing sane to do. */
 void *cl_xcalloc (size_t count, size_t size);

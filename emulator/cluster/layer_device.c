@@ -138,8 +138,7 @@ cl_device_new (struct cluster *c, const char *node, const char *name, struct sl_
   int sender = node ? cl_node_find (c, node) : -1;
   if (sender >= 0) {
     struct cl_cpu *cpu = &c->node[sender].cpu;
-    if (cpu->config.per_device_io_ns || cpu->config.hypervisor_per_device_io_ns)
-      t->sender_cpu = cpu;
+    cl_target_pays (t, cpu, cpu->config.per_device_io, cpu->config.hypervisor_per_device_io_ns);
   }
   return t;
 }

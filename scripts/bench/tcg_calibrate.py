@@ -16,22 +16,32 @@ for a request to wait for) and runs fio (4 KiB random, libaio, O_DIRECT,
   threads2, processes2   the bare disk driven by two fio workers, as two
            threads of one fio process and as two fio processes (a lab runs
            one fio a workload unit, its workers threads)
+  allflash the disk group as the lab builds it (scripts/profiles/
+           disk-group.sh, all-flash: LVM and a dm-writecache over it),
+           cache on disk1, capacity disk2
+  hybrid   the same, hybrid: the write buffer over an lvmcache (dm-cache,
+           smq, writethrough) holding the read cache (70 %), warmed first
+           by reading the working set, so reads hit
 
 Around each run it reads /proc for the nodes' vCPU threads, the rest of
 their QEMUs (virtio and NBD client, the udp netdev) and the lab's nbdkits,
 and the guests' /proc/diskstats for the device I/Os each request made. From
 the mechanisms' differences it works out the `tcg` preset's figures
-(emulator/cluster/fabric.c, struct cl_host_config), at 8 outstanding, where
+(emulator/cluster/host_cpu.h, struct cl_host_config), at 8 outstanding, where
 the vCPU is busy throughout, so each I/O's cost is its own:
 
   per_device_io_ns   each I/O the guest sends a virtual disk (its request
-                     and completion interrupt): raid1 write - raid1 read,
-                     less bare write - bare read
-  per_io_ns          the front end's own (syscall, block layer, fio):
-                     bare - per_device_io_ns
-  per_hop_io_ns      the initiator's NVMe/TCP request: nvme - per_io_ns
-  per_remote_io_ns   the target's side, besides its device I/O: node2's
-                     vCPU in nvme - per_device_io_ns
+                     and completion interrupt): raid1 write - bare write,
+                     less raid1 read - bare read (md's own remap)
+  per_volume_read_ns, per_volume_write_ns   the front end's own on a block
+                     device (syscall, block layer, fio), by direction (a
+                     read costs more): bare - per_device_io_ns
+  per_file_read_ns, per_file_write_ns   the same on a file of ext4 (a
+                     share's): ext4 - per_device_io_ns
+  per_hop_read_ns, per_hop_write_ns   the initiator's NVMe/TCP request:
+                     nvme - per_volume_*
+  per_remote_read_ns, per_remote_write_ns   the target's side, besides
+                     its device I/O: node2's vCPU in nvme - per_device_io_ns
   idle_wake_ns       what an I/O at 1 outstanding costs more than at 8 (the
                      vCPU idles while the request is out, then takes an
                      interrupt and wakes fio): bare qd1 - bare qd8
@@ -39,20 +49,26 @@ the vCPU is busy throughout, so each I/O's cost is its own:
                      I/O (bare)
   hypervisor_per_message_ns     QEMU's netdevs per network message (nvme,
                      less its device I/Os, over its two messages)
+  per_write_buffer_io_ns   the disk group's write buffer (dm-writecache
+                     and the LVM linear volume under it) per I/O it takes:
+                     allflash - bare, less a device I/O's cost for each it
+                     makes more (its metadata commits)
+  per_read_cache_io_ns     the read cache (dm-cache, smq) per I/O it takes:
+                     hybrid - allflash on reads (writes stay in the buffer
+                     above it), less a device I/O's cost for each more
   process_switch_ns  the vCPU going from one process's I/O to another's
                      (TCG flushes its software TLB with every address
                      space switch): two processes switch about every other
                      I/O, so twice processes2 - threads2, at 1 outstanding
                      (at 8 fio reaps writes in batches: fewer switches)
 
-Each figure is the mean of its read and write runs. The bench makes
---repeat passes (interleaved, so a slow spell of the host hits every
+A figure not by direction is the mean of its read and write runs. The
+bench makes --repeat passes (interleaved, so a slow spell of the host hits every
 mechanism alike) and the preset takes each figure's median; a dm linear
-remap's and ext4's own cost are printed too (within the noise here, so not
-charged). The tables are what the run measured; the preset quotes them
-with the date.
+remap's own cost is printed too (within the noise here, so not charged). The tables are what the run measured; the preset
+quotes them with the date.
 
-usage: scripts/bench/tcg_calibrate.py [--repeat N] [--keep] [--out JSON]
+usage: scripts/bench/tcg_calibrate.py [--repeat N] [--keep] [--out JSON] [--only NAME,...]
        scripts/bench/tcg_calibrate.py --report JSON        (the tables of a saved run)
 """
 import argparse
@@ -80,6 +96,20 @@ NQN = "nqn.2024-01.org.storlab:calibrate-tcg:disk0"
 RUNTIME_S = 8
 DEPTHS = (1, 8)
 OPS = ("randread", "randwrite")
+WORKING_SET = "64M"
+# The disk group's working set stays below the write buffer's writeback
+# watermark (half of its 72 MiB), so what a write costs is its own, not
+# the destage's.
+DISK_GROUP_WORKING_SET = "32M"
+DISK_GROUP = ("/bin/sh /usr/lib/storlab/profiles/disk-group.sh diskgroup {mode} disk1 240 70 1 64"
+              " disk2 >/dev/null && "
+              f"fio --name=warm --filename=/dev/mapper/diskgroup --ioengine=libaio --direct=1"
+              f" --rw=randread --bs=4k --size={DISK_GROUP_WORKING_SET} --iodepth=8 --time_based"
+              " --runtime=6 --output=/dev/null && echo /dev/mapper/diskgroup")
+DISK_GROUP_DOWN = ("dmsetup remove --noudevsync diskgroup; vgchange -an dg >/dev/null 2>&1;"
+                   " vgremove -ff -y dg >/dev/null 2>&1; d1=$(disk_by_serial disk1);"
+                   " d2=$(disk_by_serial disk2); pvremove -ff -y $d1 $d2 >/dev/null 2>&1;"
+                   " wipefs -a -q $d1 $d2")
 
 # name: (guest setup printing the device fio drives, teardown)
 MECHANISMS = {
@@ -100,10 +130,13 @@ MECHANISMS = {
              f"c=$(nvme_controller_of {NQN}) && echo 1 > /sys/class/nvme/$c/delete_controller"),
     "threads2": ("disk_by_serial disk0", ""),
     "processes2": ("disk_by_serial disk0", ""),
+    "allflash": (DISK_GROUP.format(mode="all-flash"), DISK_GROUP_DOWN),
+    "hybrid": (DISK_GROUP.format(mode="hybrid"), DISK_GROUP_DOWN),
 }
 # fio processes x threads each, per mechanism (default one of one): the same
 # two workers, once sharing an address space and once not
 LAYOUTS = {"threads2": (1, 2), "processes2": (2, 1)}
+WORKING_SETS = {"allflash": DISK_GROUP_WORKING_SET, "hybrid": DISK_GROUP_WORKING_SET}
 
 
 def storlab(*args, timeout=900):
@@ -130,12 +163,12 @@ def diskstats(text):
     return out
 
 
-def run_point(device, op, depth, processes=1, threads=1):
+def run_point(device, op, depth, processes=1, threads=1, size=WORKING_SET):
     """One fio run on node1 (processes fio at once, each of threads
     workers), with both nodes' diskstats around it and the host's CPU:
     (fio I/Os, {node: disk I/Os}, CPU use)."""
     fio = (f"fio --name=cal --filename={device} --ioengine=libaio --direct=1 --rw={op} --bs=4k"
-           f" --size=64M --iodepth={depth} --time_based --runtime={RUNTIME_S}"
+           f" --size={size} --iodepth={depth} --time_based --runtime={RUNTIME_S}"
            f" --randrepeat=0 --numjobs={threads} --thread --group_reporting"
            " --output-format=json")
     runs = (f"rm -f /tmp/cal-*.json; for i in $(seq {processes}); do"
@@ -174,9 +207,9 @@ class Run:
         self.host_cores = used["host_busy"]
 
 
-def measure(topo, repeat):
-    """repeat passes over every mechanism, op and depth; a list of
-    {(mechanism, op, depth): Run} per pass."""
+def measure(topo, repeat, only=None):
+    """repeat passes over every mechanism (or those named in only), op and
+    depth; a list of {(mechanism, op, depth): Run} per pass."""
     addr = profiles._link_addr(topo, "node2", "node1")
     out = guest("node2", f"nvmet_export {NQN} $(disk_by_serial disk0) >/dev/null && echo ok")
     if out.strip() != "ok":
@@ -185,12 +218,15 @@ def measure(topo, repeat):
     for n in range(repeat):
         runs = {}
         for name, (setup, teardown) in MECHANISMS.items():
+            if only and name not in only:
+                continue
             device = guest("node1", setup.format(addr=addr)).strip().splitlines()[-1]
             try:
                 for op in OPS:
                     for depth in DEPTHS:
-                        r = runs[name, op, depth] = Run(*run_point(device, op, depth,
-                                                                   *LAYOUTS.get(name, (1, 1))))
+                        r = runs[name, op, depth] = Run(*run_point(
+                            device, op, depth, *LAYOUTS.get(name, (1, 1)),
+                            size=WORKING_SETS.get(name, WORKING_SET)))
                         print(f"tcg_calibrate: pass {n + 1}: {name} {op} qd{depth}: {r.iops:.0f}"
                               f" IOPS, node1 vCPU {r.vcpu_us.get('node1', 0):.0f} us/IO",
                               file=sys.stderr)
@@ -202,20 +238,26 @@ def measure(topo, repeat):
 
 
 def figures(runs):
-    """The preset's figures (µs), each the mean of the read and write runs
-    where both measure it. The costs of work are taken at 8 outstanding,
-    where the vCPU is busy throughout and every I/O's cost is its own; the
-    wake-up is what an I/O at 1 outstanding costs more (the vCPU idles
-    while the request is out, then takes an interrupt and wakes fio)."""
+    """The preset's figures (µs). The costs of work are taken at 8
+    outstanding, where the vCPU is busy throughout and every I/O's cost is
+    its own; the wake-up is what an I/O at 1 outstanding costs more (the
+    vCPU idles while the request is out, then takes an interrupt and wakes
+    fio). A figure by direction comes from that direction's runs; the
+    others are the mean of the read and write runs."""
     def cpu(name, op, depth=8, node="node1"):
         return runs[name, op, depth].vcpu_us.get(node, 0.0)
 
     def mean(f):
         return sum(f(op) for op in OPS) / len(OPS)
 
-    device = (cpu("raid1", "randwrite") - cpu("raid1", "randread")) \
-        - (cpu("bare", "randwrite") - cpu("bare", "randread"))
-    front = mean(lambda op: cpu("bare", op)) - device
+    # md RAID-1's second write is one device write more than bare's
+    # (its own remap costs it as much on reads as on writes)
+    device = (cpu("raid1", "randwrite") - cpu("bare", "randwrite")) \
+        - (cpu("raid1", "randread") - cpu("bare", "randread"))
+    # the rest of a bare I/O is the front end's on a block device, by
+    # direction (a read costs more); on a file of ext4, the file's
+    volume = {op: cpu("bare", op) - device for op in OPS}
+    file = {op: cpu("ext4", op) - device for op in OPS}
     hypervisor_device = mean(lambda op: runs["bare", op, 8].host_us
                              / max(runs["bare", op, 8].devices["node1"], 1e-9))
 
@@ -224,11 +266,24 @@ def figures(runs):
         # a request and its reply: two messages per I/O
         return (r.host_us - hypervisor_device * r.devices["node2"]) / 2
 
+    def more_than(name, base, op):
+        """What an I/O of name costs the vCPU more than one of base, less
+        the device I/Os it makes more."""
+        a, b = runs[name, op, 8], runs[base, op, 8]
+        return (cpu(name, op) - cpu(base, op)
+                - device * (a.devices["node1"] - b.devices["node1"]))
+
     return {
-        "per_io_ns": front,
+        "per_volume_read_ns": volume["randread"],
+        "per_volume_write_ns": volume["randwrite"],
+        "per_file_read_ns": file["randread"],
+        "per_file_write_ns": file["randwrite"],
         "per_device_io_ns": device,
-        "per_hop_io_ns": mean(lambda op: cpu("nvme", op)) - front,
-        "per_remote_io_ns": mean(lambda op: cpu("nvme", op, node="node2")) - device,
+        # the initiator's NVMe/TCP namespace is a block device too
+        "per_hop_read_ns": cpu("nvme", "randread") - volume["randread"],
+        "per_hop_write_ns": cpu("nvme", "randwrite") - volume["randwrite"],
+        "per_remote_read_ns": cpu("nvme", "randread", node="node2") - device,
+        "per_remote_write_ns": cpu("nvme", "randwrite", node="node2") - device,
         "idle_wake_ns": mean(lambda op: cpu("bare", op, 1) - cpu("bare", op)),
         "hypervisor_per_device_io_ns": hypervisor_device,
         "hypervisor_per_message_ns": mean(per_message),
@@ -238,10 +293,18 @@ def figures(runs):
         "process_switch_ns": mean(lambda op: 2 * (cpu("processes2", op, 1)
                                                   - cpu("threads2", op, 1)))
         if ("processes2", "randread", 1) in runs else 0.0,
+        # runs saved before the disk group was measured have neither
+        "per_write_buffer_io_ns": mean(lambda op: more_than("allflash", "bare", op))
+        if ("allflash", "randread", 8) in runs else 0.0,
+        "per_read_cache_io_ns": more_than("hybrid", "allflash", "randread")
+        if ("hybrid", "randread", 8) in runs else 0.0,
         # measured, not in the preset: within the runs' noise
         "(dm linear, per I/O)": mean(lambda op: cpu("linear", op) - cpu("bare", op)),
-        "(ext4, per I/O)": mean(lambda op: cpu("ext4", op) - cpu("bare", op)),
     }
+
+
+# what figures() cannot do without
+FIGURES_NEED = [(name, op, 8) for name in ("bare", "raid1", "nvme") for op in OPS]
 
 
 def median(values):
@@ -270,6 +333,9 @@ def print_tables(passes):
               f" {m(lambda r: r.devices.get('node2', 0)):.2f} | {m(lambda r: r.host_us):.0f} |"
               f" {m(lambda r: r.host_cores):.2f} |")
     print()
+    if any(key not in passes[0] for key in FIGURES_NEED):
+        print("(the preset's figures need every mechanism: not all were measured)")
+        return
     each = [figures(p) for p in passes]
     print("| preset figure | " + " | ".join(f"pass {i + 1} µs" for i in range(len(each)))
           + " | median µs |")
@@ -308,8 +374,14 @@ def main():
                         " results/tcg-calibrate-STAMP.json)")
     parser.add_argument("--repeat", type=int, default=3, help="passes over every mechanism"
                         " (default 3; the figures are their median)")
+    parser.add_argument("--only", metavar="NAME,...", type=lambda v: v.split(","),
+                        help="measure only these mechanisms (a check; the preset needs all)")
     parser.add_argument("--report", metavar="JSON", help="the tables of a saved run, nothing run")
     args = parser.parse_args()
+    unknown = [name for name in args.only or () if name not in MECHANISMS]
+    if unknown:
+        sys.exit(f"tcg_calibrate: --only {','.join(unknown)}: no such mechanism"
+                 f" (known: {', '.join(MECHANISMS)})")
     if args.report:
         print_tables(load(args.report))
         return
@@ -319,7 +391,7 @@ def main():
     if not already_up:
         storlab("up", TOPOLOGY, timeout=1200)
     try:
-        passes = measure(topo, max(args.repeat, 1))
+        passes = measure(topo, max(args.repeat, 1), args.only)
     finally:
         if not args.keep:
             storlab("down", LAB, timeout=600)
