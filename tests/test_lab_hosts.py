@@ -18,6 +18,12 @@ while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do shift; done
 shift
 exec /bin/sh -c "$1"
 """
+# FAKE_SSH that first writes its arguments to LOG, a line a call, and
+# answers `-O exit` (a shared connection's master asked to leave) itself.
+LOGGING_SSH = """#!/bin/sh
+printf '%s\\n' "$*" >> LOG
+case " $* " in *" -O exit "*) exit 0;; esac
+""" + FAKE_SSH.split("\n", 2)[2]
 UNREACHABLE_SSH = "#!/bin/sh\necho 'ssh: connect to host far port 22: Connection refused' >&2\nexit 255\n"
 
 
@@ -159,3 +165,101 @@ def test_a_remote_nodes_console_tail(tmp_path, run_base):
     assert tail.splitlines() == [f"    line {i}" for i in range(75, 100)]
     assert "(no console log at" in lifecycle._console_tail(host, "node3")
     host.remove_run_dir()
+
+
+# ---- one shared ssh connection a host --------------------------------------------
+
+def logging_host(tmp_path, lab="lab"):
+    """far_host through LOGGING_SSH; returns (host, the log's path)."""
+    log = tmp_path / "ssh.log"
+    return far_host(tmp_path, LOGGING_SSH.replace("LOG", str(log)), lab), log
+
+
+def ssh_calls(log):
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def sharing_options(control):
+    return (f"-o ControlMaster=auto -o ControlPath={control} "
+            f"-o ControlPersist={lab_hosts.CONTROL_PERSIST_S}")
+
+
+def test_remote_steps_share_one_ssh_connection(tmp_path, run_base):
+    host, log = logging_host(tmp_path)
+    # no lab run directory here yet (up's first checks): no sharing
+    host.shell("true", "a check")
+    assert "ControlMaster" not in ssh_calls(log)[-1]
+    (run_base / "lab").mkdir()
+    control = str(run_base / "lab" / "ssh-far")
+    assert host.control_path == control
+    host.prepare()
+    call = ssh_calls(log)[-1]
+    assert call.startswith("-o BatchMode=yes ") and sharing_options(control) in call
+    # no master made its socket (this stand-in makes none): nothing to close
+    calls = len(ssh_calls(log))
+    host.close_connection()
+    assert len(ssh_calls(log)) == calls
+    # one that did: asked to exit with the same options, its socket removed
+    open(control, "w").close()
+    host.close_connection()
+    assert ssh_calls(log)[-1] == (f"-o BatchMode=yes -o ConnectTimeout=10 -l root "
+                                  f"{sharing_options(control)} -O exit far.invalid")
+    assert not os.path.exists(control)
+    host.remove_run_dir()
+
+
+def test_no_sharing_where_ssh_cannot_take_the_socket_path(tmp_path, monkeypatch):
+    for base, why in ((tmp_path / ("x" * 80), "too long for a unix socket"),
+                      (tmp_path / "with space", "read apart by ssh")):
+        (base / "lab").mkdir(parents=True)
+        monkeypatch.setattr(lab_state, "RUN_BASE", str(base))
+        host = far_host(tmp_path)
+        assert host.control_path is None, why
+        assert "ControlMaster=auto" not in host._ssh_argv("-T"), why
+
+
+class NoDomains:
+    """A libvirt connection with no domains (down acts on what lab.json lists)."""
+
+    def listAllDomains(self):
+        return []
+
+
+def remote_lab_state(host, run_base):
+    (run_base / host.lab).mkdir()
+    state = lab_state.LabState(
+        name=host.lab, topology="/x.toml", accel="tcg", appliance="0", created=0,
+        hosts=[{"name": "far", "uri": host.uri, "address": host.address}],
+        placement={"node1": "far"}, bundles={"far": ""})
+    lab_state.save(state)
+    return state
+
+
+def test_down_closes_the_shared_connection_before_the_run_directory_goes(
+        tmp_path, run_base, monkeypatch):
+    host, log = logging_host(tmp_path)
+    remote_lab_state(host, run_base)
+    host.prepare()
+    master = host.control_path
+    open(master, "w").close()                            # as a master leaves its socket
+    monkeypatch.setattr(lab_hosts.LabHost, "libvirt", lambda self: NoDomains())
+    lifecycle.down("lab")
+    assert ssh_calls(log)[-1].endswith(f"{sharing_options(master)} -O exit far.invalid")
+    assert not os.path.exists(run_base / "lab") and not os.path.exists(run_base / "lab.far")
+
+
+def test_down_closes_the_shared_connection_of_a_host_it_could_not_clean(
+        tmp_path, run_base, monkeypatch):
+    """The lab stays (lab.json, for the next `down`); its master does not."""
+    host, log = logging_host(tmp_path)
+    remote_lab_state(host, run_base)
+    master = host.control_path
+    open(master, "w").close()
+
+    def refused(self):
+        raise UserError(f"cannot connect to libvirt at {self.uri}: refused")
+    monkeypatch.setattr(lab_hosts.LabHost, "libvirt", refused)
+    with pytest.raises(UserError, match=r"lab 'lab' is not all down"):
+        lifecycle.down("lab")
+    assert ssh_calls(log)[-1].endswith("-O exit far.invalid")
+    assert not os.path.exists(master) and os.path.exists(run_base / "lab" / "lab.json")

@@ -10,11 +10,18 @@ never takes it for a lab). On a remote host storlab needs only a shell,
 tar, nbdkit, QEMU and libvirtd: the plugins and storlab-stats go there as a
 bundle, and the guest appliance into the same content-hash cache path as
 here, each copied once per host and found again by its hash.
+
+Every remote step is one ssh command; they share one connection a host
+(OpenSSH's ControlMaster, its socket in the lab's local run directory), so
+`up` pays ssh's handshake once a host, not once a step. A master lives
+CONTROL_PERSIST_S after its last use and no longer than the lab: `down`,
+and a failed `up`'s rollback, ask it to exit before the run directory goes.
 """
 import contextlib
 import hashlib
 import json
 import os
+import re
 import shlex
 import socket
 import subprocess
@@ -33,6 +40,15 @@ SSH_TIMEOUT_S = 120
 QEMU_GROUP = "libvirt-qemu"
 # What a remote host must have before a lab goes there (docs: storlab-topology(5)).
 REMOTE_PROGRAMS = ("nbdkit", "qemu-system-x86_64", "tar")
+# A shared ssh connection's master stays this long after its last client
+# (the steps of one `up` come well within it).
+CONTROL_PERSIST_S = 120
+# A unix socket's path holds 108 bytes with its NUL, and ssh binds the
+# master's socket first under its path + ".XXXXXXXXXXXXXXXX" (17 more).
+CONTROL_PATH_MAX_BYTES = 108 - 1 - 17
+# What ssh reads as a ControlPath unquoted and without %-tokens.
+CONTROL_PATH_RE = re.compile(r"[A-Za-z0-9/._+-]+")
+CLOSE_TIMEOUT_S = 10
 
 
 class LabHost:
@@ -54,12 +70,50 @@ class LabHost:
     def describe(self):
         return f"host '{self.name}' ({self.uri})"
 
+    # ---- the shared ssh connection -------------------------------------------------
+
+    @property
+    def control_path(self):
+        """The socket of this remote host's shared ssh connection, in the
+        lab's local run directory; None (no sharing) for the local host,
+        before that directory is made, and for a path ssh cannot take
+        (too long for a unix socket, or characters it would read apart)."""
+        if self.local:
+            return None
+        directory = lab_state.run_dir(self.lab)
+        path = os.path.join(directory, f"ssh-{self.name}")
+        if (not os.path.isdir(directory) or len(os.fsencode(path)) > CONTROL_PATH_MAX_BYTES
+                or not CONTROL_PATH_RE.fullmatch(path)):
+            return None
+        return path
+
+    def _ssh_argv(self, *options):
+        """ssh ... DESTINATION through the shared connection, when there is one."""
+        path = self.control_path
+        sharing = [] if path is None else [
+            "-o", "ControlMaster=auto", "-o", f"ControlPath={path}",
+            "-o", f"ControlPersist={CONTROL_PERSIST_S}"]
+        return self.ssh.argv(*sharing, *options)
+
+    def close_connection(self):
+        """Asks this host's shared ssh master to exit (the same options, -O
+        exit) and removes its socket; nothing to do when there is none."""
+        path = self.control_path
+        if path is None or not os.path.lexists(path):
+            return
+        # its answer does not matter: a master that died left only the socket
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            subprocess.run(self._ssh_argv("-O", "exit"), stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=CLOSE_TIMEOUT_S, check=False)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
     # ---- commands -----------------------------------------------------------------
 
     def run(self, argv, input_bytes=None, timeout_s=SSH_TIMEOUT_S):
         """(exit code, stdout, stderr) of argv run on this host."""
         if not self.local:
-            argv = self.ssh.argv("-T") + ["--", shlex.join(argv)]
+            argv = self._ssh_argv("-T") + ["--", shlex.join(argv)]
         try:
             done = subprocess.run(argv, input=input_bytes, capture_output=True,
                                   timeout=timeout_s, check=False)
@@ -197,6 +251,8 @@ class LabHost:
             return
         with tempfile.TemporaryDirectory(prefix="storlab-ctl-") as directory:
             local = os.path.join(directory, "ctl")
+            # a connection of its own: through a shared master the forwarding
+            # would be the master's, and outlive this tunnel
             tunnel = subprocess.Popen(
                 self.ssh.argv("-N", "-o", "ExitOnForwardFailure=yes",
                               "-L", f"{local}:{socket_path}"),

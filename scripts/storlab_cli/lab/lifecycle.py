@@ -395,7 +395,9 @@ def _teardown(state):
     """Stops the domains and nbdkit servers the lab's state lists, on every
     host, and removes its run directories.  A host that cannot be reached
     does not stop the others; the local run directory (lab.json) then stays,
-    so `down` can be run again.  Returns what it stopped."""
+    so `down` can be run again.  Every host's shared ssh connection is
+    closed, done or not (the next command opens another): none outlives the
+    lab or its run directory.  Returns what it stopped."""
     stopped = {"domains": [], "devices": []}
     failures = []
     for host in lab_hosts.from_state(state).values():
@@ -405,6 +407,8 @@ def _teardown(state):
             text = str(e)
             failures.append(text if text.startswith(f"host '{host.name}'")
                             else f"host '{host.name}': {text}")
+        finally:
+            host.close_connection()
     if failures:
         raise UserError(f"lab '{state.name}' is not all down ({'; '.join(failures)}); "
                         f"run `storlab down {state.name}` again once that is mended")
