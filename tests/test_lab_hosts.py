@@ -4,13 +4,15 @@ remote command on this machine, so every script storlab sends a host runs
 for real (nbdkit's memory plugin, the built storlab-stats, tar); one that
 exits 255 as ssh does when a host cannot be reached. The lab test
 (test_lab_multihost.py) does the same through a real sshd and libvirt."""
+import json
 import os
+import types
 
 import pytest
 
 from storlab_cli import paths
 from storlab_cli.errors import UserError
-from storlab_cli.lab import hosts as lab_hosts, lifecycle, nbdkit, state as lab_state
+from storlab_cli.lab import appliance, hosts as lab_hosts, lifecycle, nbdkit, state as lab_state
 
 FAKE_SSH = """#!/bin/sh
 # ssh OPTIONS... DESTINATION -- COMMAND: runs COMMAND here
@@ -39,13 +41,13 @@ def run_base(tmp_path, monkeypatch):
     base = tmp_path / "run"
     base.mkdir()
     monkeypatch.setattr(lab_state, "RUN_BASE", str(base))
-    monkeypatch.setattr(lab_hosts, "BUNDLE_BASE", str(tmp_path / "bundle"))
     return base
 
 
 def far_host(tmp_path, ssh=FAKE_SSH, lab="lab"):
+    """A remote host through the stand-in ssh, its cache directory under tmp_path."""
     uri = f"qemu+ssh://root@far.invalid/system?command={program(tmp_path, 'ssh', ssh)}"
-    return lab_hosts.LabHost(lab, "far", uri, "192.0.2.2")
+    return lab_hosts.LabHost(lab, "far", uri, "192.0.2.2", cache_dir=str(tmp_path / "far-cache"))
 
 
 def test_prepare_makes_the_run_directory_there_once(tmp_path, run_base):
@@ -64,6 +66,7 @@ def test_prepare_makes_the_run_directory_there_once(tmp_path, run_base):
 def test_bundle_copied_once_and_its_stats_tool_used_there(tmp_path, run_base):
     host = far_host(tmp_path)
     bundle = host.ensure_bundle()
+    assert os.path.dirname(bundle) == str(tmp_path / "far-cache" / "bundle")
     names = sorted(os.listdir(bundle))
     assert names == sorted([".complete", "nbdkit-hdd-plugin.so", "nbdkit-ssd-plugin.so",
                             "nbdkit-raid-plugin.so", "storlab-stats"])
@@ -263,3 +266,74 @@ def test_down_closes_the_shared_connection_of_a_host_it_could_not_clean(
         lifecycle.down("lab")
     assert ssh_calls(log)[-1].endswith("-O exit far.invalid")
     assert not os.path.exists(master) and os.path.exists(run_base / "lab" / "lab.json")
+
+
+# ---- the appliance copied to a host's cache directory ----------------------------
+
+APPLIANCE_HASH = "0123456789abcdef"
+# ssh as FAKE_SSH whose connection breaks after 64 KiB of input
+CUT_SSH = FAKE_SSH.replace('exec /bin/sh -c "$1"', 'head -c 65536 | /bin/sh -c "$1"')
+
+
+def local_appliance(tmp_path):
+    """A small appliance in a cache directory here, with a manifest as
+    appliance.ensure writes it (its hash, its files' sizes)."""
+    directory = tmp_path / "local-cache" / "appliance" / APPLIANCE_HASH
+    directory.mkdir(parents=True)
+    (directory / appliance.KERNEL_NAME).write_bytes(os.urandom(256 << 10))
+    (directory / appliance.INITRD_NAME).write_bytes(os.urandom(128 << 10))
+    (directory / appliance.MANIFEST_NAME).write_text(json.dumps(
+        {"content_hash": APPLIANCE_HASH, "kernel_bytes": 256 << 10,
+         "initramfs_bytes": 128 << 10}))
+    return appliance.Appliance(str(directory / appliance.KERNEL_NAME),
+                               str(directory / appliance.INITRD_NAME), "6.1.0-test-amd64",
+                               APPLIANCE_HASH, appliance.CMDLINE)
+
+
+def test_appliance_copied_whole_to_the_hosts_cache_dir_once(tmp_path, run_base):
+    image = local_appliance(tmp_path)
+    host = far_host(tmp_path)
+    there = host.ensure_appliance(image)
+    directory = tmp_path / "far-cache" / "appliance" / APPLIANCE_HASH
+    assert there.kernel_path == str(directory / appliance.KERNEL_NAME)
+    assert there.initrd_path == str(directory / appliance.INITRD_NAME)
+    assert there == host.appliance_there(image)
+    for name in (appliance.KERNEL_NAME, appliance.INITRD_NAME, appliance.MANIFEST_NAME):
+        assert (directory / name).read_bytes() == \
+            (tmp_path / "local-cache" / "appliance" / APPLIANCE_HASH / name).read_bytes()
+    # found there as appliance.ensure finds a cached build
+    plan = types.SimpleNamespace(content_hash=APPLIANCE_HASH, kernel_version="6.1.0-test-amd64")
+    assert appliance._load(str(directory), plan).kernel_path == there.kernel_path
+    assert os.stat(directory).st_mode & 0o777 == 0o755      # libvirt's qemu user gets in
+    marker = os.stat(directory / ".complete").st_mtime_ns
+    assert host.ensure_appliance(image) == there            # found again: not copied
+    assert os.stat(directory / ".complete").st_mtime_ns == marker
+    # the local host keeps its own
+    local = lab_hosts.LabHost("lab", "here", "qemu:///system", "127.0.0.1")
+    assert local.ensure_appliance(image) == image and local.cache_dir is None
+
+
+def test_an_appliance_copy_cut_short_leaves_nothing_there(tmp_path, run_base):
+    image = local_appliance(tmp_path)
+    host = far_host(tmp_path, CUT_SSH)
+    with pytest.raises(UserError, match=r"host 'far' .*: copying the guest appliance "
+                                        rf"{APPLIANCE_HASH[:12]} to .*far-cache/appliance/"
+                                        rf"{APPLIANCE_HASH}: tar: "):
+        host.ensure_appliance(image)
+    assert os.listdir(tmp_path / "far-cache" / "appliance") == []     # no half directory
+    # whole through a connection that holds
+    assert os.path.exists(far_host(tmp_path).ensure_appliance(image).kernel_path)
+
+
+def test_a_hosts_cache_dir_in_lab_json(tmp_path, run_base):
+    host = far_host(tmp_path)
+    local = lab_hosts.LabHost("lab", "here", "qemu:///system", "127.0.0.1")
+    entries = lab_hosts.state_entries({"here": local, "far": host})
+    assert entries[1]["cache_dir"] == str(tmp_path / "far-cache") and "cache_dir" not in entries[0]
+    state = lab_state.LabState(name="lab", topology="/x.toml", accel="tcg", appliance="0",
+                               created=0, hosts=entries)
+    again = lab_hosts.from_state(state)
+    assert (again["far"].cache_dir, again["here"].cache_dir) == (host.cache_dir, None)
+    # a lab.json from before cache_dir: the default there
+    del entries[1]["cache_dir"]
+    assert lab_hosts.from_state(state)["far"].cache_dir == "/var/cache/storlab"

@@ -8,8 +8,9 @@ through storlab's own ssh, taking everything from that URI
 there (a '.' no lab name has: on a machine that is both, `storlab status`
 never takes it for a lab). On a remote host storlab needs only a shell,
 tar, nbdkit, QEMU and libvirtd: the plugins and storlab-stats go there as a
-bundle, and the guest appliance into the same content-hash cache path as
-here, each copied once per host and found again by its hash.
+bundle, and the guest appliance by the same content hash as here, both
+under that host's cache directory (its [[hosts]] cache_dir), each copied
+once per host and found again by its hash.
 
 Every remote step is one ssh command; they share one connection a host
 (OpenSSH's ControlMaster, its socket in the lab's local run directory), so
@@ -34,7 +35,7 @@ from storlab_cli.errors import UserError
 from storlab_cli.lab import appliance, libvirt_conn, nbdkit, state as lab_state
 from storlab_cli.schema import hosts as hosts_schema
 
-BUNDLE_BASE = "/var/cache/storlab/bundle"
+BUNDLE_SUBDIR = "bundle"               # of a host's cache directory: bundles, by hash
 COMPLETE_MARK = ".complete"
 SSH_TIMEOUT_S = 120
 QEMU_GROUP = "libvirt-qemu"
@@ -54,11 +55,13 @@ CLOSE_TIMEOUT_S = 10
 class LabHost:
     """One host of one lab."""
 
-    def __init__(self, lab, name, uri, address, bundle=None):
+    def __init__(self, lab, name, uri, address, bundle=None, cache_dir=None):
         self.lab, self.name, self.uri, self.address = lab, name, uri, address
         self.local = uri == hosts_schema.LOCAL_URI
         self.ssh = None if self.local else hosts_schema.parse_ssh_uri(uri)
         self.bundle = bundle           # a remote host's plugins and storlab-stats
+        # where a remote host's bundle and appliance go (None here: STORLAB_CACHE_DIR's)
+        self.cache_dir = None if self.local else cache_dir or hosts_schema.DEFAULT_CACHE_DIR
         self._conn = None
 
     @property
@@ -169,9 +172,12 @@ class LabHost:
         not at all (a temporary directory renamed into place)."""
         final = shlex.quote(final_dir)
         tmp = shlex.quote(final_dir + ".tmp")
-        script = (f"if {complete_test}; then cat > /dev/null; exit 0; fi; "
-                  f"rm -rf {tmp} && mkdir -p {tmp} && tar -C {tmp} -xf - && "
-                  f"touch {tmp}/{COMPLETE_MARK} && rm -rf {final} && mv {tmp} {final}")
+        # umask: the directories made on the way let libvirt's qemu user through;
+        # a copy cut short (tar finds its input truncated) leaves nothing
+        script = (f"if {complete_test}; then cat > /dev/null; exit 0; fi; umask 022; "
+                  f"rm -rf {tmp} && mkdir -p {tmp} || exit 1; "
+                  f"if tar -C {tmp} -xf - && touch {tmp}/{COMPLETE_MARK}; then "
+                  f"rm -rf {final} && mv {tmp} {final}; else rm -rf {tmp}; exit 1; fi")
         # -h: the staging directory's links packed as the files they name
         packed = subprocess.run(["tar", "-h", "-C", source_dir, "-cf", "-", *names],
                                 capture_output=True, check=True).stdout
@@ -194,7 +200,7 @@ class LabHost:
         for path in files:
             with open(path, "rb") as f:
                 digest.update(os.path.basename(path).encode() + b"\0" + f.read())
-        final_dir = os.path.join(BUNDLE_BASE, digest.hexdigest()[:32])
+        final_dir = os.path.join(self.cache_dir, BUNDLE_SUBDIR, digest.hexdigest()[:32])
         staging = _staging_dir(files)
         try:
             self._copy_tree(staging, [os.path.basename(p) for p in files], final_dir,
@@ -206,23 +212,32 @@ class LabHost:
             os.rmdir(staging)
         return final_dir
 
+    def appliance_there(self, image):
+        """The guest appliance image (as here) where this host holds it."""
+        return image if self.local else appliance.under(image, self.cache_dir)
+
     def ensure_appliance(self, image):
-        """The guest appliance at the same path on this host as here."""
+        """The guest appliance on this host (appliance_there), copied there
+        whole unless a complete copy is there already."""
+        there = self.appliance_there(image)
         if self.local:
-            return
-        directory = os.path.dirname(image.kernel_path)
+            return there
+        source = os.path.dirname(image.kernel_path)
+        directory = os.path.dirname(there.kernel_path)
         # complete as appliance.ensure finds it there: its manifest names its hash
         manifest = shlex.quote(os.path.join(directory, appliance.MANIFEST_NAME))
-        self._copy_tree(directory, sorted(os.listdir(directory)), directory,
+        self._copy_tree(source, sorted(os.listdir(source)), directory,
                         f"the guest appliance {image.content_hash[:12]}",
                         f"grep -qs {image.content_hash} {manifest}")
+        return there
 
     # ---- a device's files there ---------------------------------------------------
 
     def stats(self, path):
         """storlab-stats' JSON of a (remote) stats file, read there by the
         bundle's own storlab-stats (the file is a live seqlocked map)."""
-        tool = os.path.join(self.bundle or BUNDLE_BASE, os.path.basename(paths.stats_tool()))
+        tool = os.path.join(self.bundle or os.path.join(self.cache_dir, BUNDLE_SUBDIR),
+                            os.path.basename(paths.stats_tool()))
         out = self.shell(shlex.join([tool, path]), f"storlab-stats {path}", timeout_s=30)
         try:
             return json.loads(out)
@@ -312,7 +327,8 @@ def _staging_dir(files):
 # ---- a lab's hosts, from its topology or its state ------------------------------
 
 def from_topology(topo):
-    return {h.name: LabHost(topo.name, h.name, h.uri, h.address) for h in topo.hosts}
+    return {h.name: LabHost(topo.name, h.name, h.uri, h.address, cache_dir=h.cache_dir)
+            for h in topo.hosts}
 
 
 def from_state(state):
@@ -320,7 +336,8 @@ def from_state(state):
     hosts = state.hosts or [{"name": hosts_schema.LOCAL_HOST, "uri": hosts_schema.LOCAL_URI,
                              "address": hosts_schema.LOCAL_ADDRESS}]
     return {h["name"]: LabHost(state.name, h["name"], h["uri"], h["address"],
-                               state.bundles.get(h["name"])) for h in hosts}
+                               state.bundles.get(h["name"]), h.get("cache_dir"))
+            for h in hosts}
 
 
 def host_of_node(state, hosts, node):
@@ -328,4 +345,6 @@ def host_of_node(state, hosts, node):
 
 
 def state_entries(hosts):
-    return [{"name": h.name, "uri": h.uri, "address": h.address} for h in hosts.values()]
+    """The hosts as lab.json lists them (a remote one with its cache directory)."""
+    return [{"name": h.name, "uri": h.uri, "address": h.address,
+             **({} if h.local else {"cache_dir": h.cache_dir})} for h in hosts.values()]

@@ -207,7 +207,8 @@ def up(topology_path, requested_accel=None):
         _start_devices(topo, state, hosts, gids)
         for node in topo.nodes:
             host = hosts[node.host.name]
-            xml = render.domain_xml(topo, node, image, host.run_dir, chosen)
+            xml = render.domain_xml(topo, node, host.appliance_there(image), host.run_dir,
+                                    chosen)
             name = lab_state.domain_name(topo.name, node.name)
             state.domains.append(name)
             _save_state(state)
@@ -322,7 +323,8 @@ def node_up(lab, *nodes):
             try:
                 # on the host it ran on (lab.json), from its run directory there
                 booted.append(where[node].libvirt().createXML(render.domain_xml(
-                    topo, topo.node(node), image, where[node].run_dir, state.accel), 0))
+                    topo, topo.node(node), where[node].appliance_there(image),
+                    where[node].run_dir, state.accel), 0))
             except libvirt_conn.error_type() as e:
                 raise UserError(f"libvirt on {where[node].name}: {e.get_error_message()}") from None
         _wait_for_agents(topo, where, started_s)
