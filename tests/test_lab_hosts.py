@@ -7,12 +7,15 @@ exits 255 as ssh does when a host cannot be reached. The lab test
 import json
 import os
 import types
+import xml.etree.ElementTree as ET
 
 import pytest
 
 from storlab_cli import paths
 from storlab_cli.errors import UserError
-from storlab_cli.lab import appliance, hosts as lab_hosts, lifecycle, nbdkit, state as lab_state
+from storlab_cli.lab import (accel, appliance, hosts as lab_hosts, lifecycle, nbdkit,
+                             state as lab_state)
+from storlab_cli.schema import topology
 
 FAKE_SSH = """#!/bin/sh
 # ssh OPTIONS... DESTINATION -- COMMAND: runs COMMAND here
@@ -337,3 +340,163 @@ def test_a_hosts_cache_dir_in_lab_json(tmp_path, run_base):
     # a lab.json from before cache_dir: the default there
     del entries[1]["cache_dir"]
     assert lab_hosts.from_state(state)["far"].cache_dir == "/var/cache/storlab"
+
+
+# ---- each host's accelerator, probed there ----------------------------------------
+
+# QEMU as the probe runs it: prints what MODE says, its arguments logged to LOG
+FAKE_QEMU = """#!/bin/sh
+printf '%s\\n' "$*" >> LOG
+case MODE in
+  banner) echo 'Linux version 6.1.0-test-amd64 (fake)';;
+  refuses) echo 'qemu-system-x86_64: failed to initialize kvm: Permission denied' >&2; exit 1;;
+  hangs) exec sleep 30;;
+esac
+"""
+
+
+@pytest.fixture
+def fake_qemu(tmp_path, monkeypatch):
+    """A stand-in qemu-system-x86_64 first on PATH (here and, through the
+    stand-in ssh, on the remote host) and a /dev/kvm of the test's own; no
+    QEMU really runs. Returns set_mode(mode) -> the log of its calls."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "qemu.log"
+    device = tmp_path / "kvm"
+    device.write_text("")
+    monkeypatch.setattr(accel, "KVM_DEVICE", str(device))
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+
+    def set_mode(mode):
+        program(bin_dir, "qemu-system-x86_64",
+                FAKE_QEMU.replace("LOG", str(log)).replace("MODE", mode))
+        return log
+    return set_mode
+
+
+def probe_cache(run_base):
+    return str(run_base / accel.CACHE_NAME)
+
+
+def test_the_kvm_probe_is_one_command_line_run_on_each_host(tmp_path, run_base, fake_qemu):
+    log = fake_qemu("banner")
+    image = local_appliance(tmp_path)
+    local = lab_hosts.LabHost("lab", "here", "qemu:///system", "127.0.0.1")
+    far = far_host(tmp_path)
+    for host in (local, far):
+        kernel = host.appliance_there(image).kernel_path
+        assert accel.probe_kvm(host, kernel) == (True, "a probe boot under KVM ran the kernel")
+        # `timeout -k 5 15` ends it on that host; QEMU's arguments name the kernel there
+        assert accel.probe_argv(kernel)[4] == "qemu-system-x86_64"
+        assert log.read_text().splitlines()[-1] == " ".join(accel.probe_argv(kernel)[5:])
+    assert str(tmp_path / "far-cache" / "appliance") in log.read_text().splitlines()[-1]
+    fake_qemu("refuses")
+    assert accel.probe_kvm(far, "/k") == (False, "a probe boot under KVM failed: qemu-system-"
+                                                 "x86_64: failed to initialize kvm: Permission "
+                                                 "denied")
+
+
+def test_a_hung_kvm_probe_is_ended_on_its_host(tmp_path, run_base, fake_qemu, monkeypatch):
+    fake_qemu("hangs")
+    monkeypatch.setattr(accel, "PROBE_TIMEOUT_S", 1)
+    assert accel.probe_kvm(far_host(tmp_path), "/k") == \
+        (False, "a probe boot under KVM did not finish in 1 s")
+
+
+def test_a_remote_host_without_kvm_runs_tcg_and_its_answer_is_kept_there(
+        tmp_path, run_base, fake_qemu, monkeypatch):
+    log = fake_qemu("banner")
+    monkeypatch.setattr(accel, "KVM_DEVICE", str(tmp_path / "no-kvm"))
+    image = local_appliance(tmp_path)
+    host = far_host(tmp_path)
+    (run_base / "lab").mkdir()
+    state = lab_state.LabState(name="lab", topology="/x.toml", accel="auto", appliance="0",
+                               created=0)
+    lifecycle._choose_accels(state, {"far": host}, image, "auto")
+    reason = f"host 'far': {tmp_path / 'no-kvm'} is missing or not accessible"
+    assert state.accels == {"far": {"accel": "tcg", "reason": reason}}
+    assert state.accel == "tcg" and lab_state.load("lab").accels == state.accels
+    assert not log.exists()                                  # no probe boot without KVM
+    # kept on that host for the kernel there: not probed again
+    with open(probe_cache(run_base), encoding="utf-8") as f:
+        assert json.load(f)["kernel"] == host.appliance_there(image).kernel_path
+    monkeypatch.setattr(accel, "KVM_DEVICE", str(tmp_path / "kvm"))
+    lifecycle._choose_accels(state, {"far": host}, image, "auto")
+    assert state.accels["far"] == {"accel": "tcg", "reason": reason + " (probed earlier "
+                                                                      "this boot)"}
+
+
+def test_a_forced_accelerator_applies_to_every_host(tmp_path, run_base, fake_qemu):
+    log = fake_qemu("banner")
+    far, ssh_log = logging_host(tmp_path)
+    here = lab_hosts.LabHost("lab", "here", "qemu:///system", "127.0.0.1")
+    (run_base / "lab").mkdir()
+    state = lab_state.LabState(name="lab", topology="/x.toml", accel="tcg", appliance="0",
+                               created=0)
+    lifecycle._choose_accels(state, {"here": here, "far": far}, local_appliance(tmp_path), "tcg")
+    assert state.accels == {"here": {"accel": "tcg", "reason": "host 'here': forced with tcg"},
+                            "far": {"accel": "tcg", "reason": "host 'far': forced with tcg"}}
+    assert not log.exists() and not ssh_log.exists()        # nothing probed, nothing asked
+    with pytest.raises(UserError, match=r"--accel fast: expected one of auto, kvm, tcg"):
+        accel.check_requested("fast")
+
+
+TWO_HOST_TOPOLOGY = '''name = "lab"
+[[hosts]]
+name = "here"
+uri = "qemu:///system"
+address = "192.0.2.1"
+[[hosts]]
+name = "far"
+uri = "qemu+ssh://root@far.invalid/system"
+address = "192.0.2.2"
+cache_dir = "/srv/far-cache"
+[[defaults.devices]]
+name = "disk"
+plugin = "memory"
+[defaults.devices.params]
+size = "16M"
+[nodes]
+count = 2
+'''
+
+
+def test_each_node_runs_under_its_hosts_accelerator(tmp_path, run_base):
+    path = tmp_path / "lab.toml"
+    path.write_text(TWO_HOST_TOPOLOGY)
+    topo = topology.load(str(path))
+    hosts = lab_hosts.from_topology(topo)
+    state = lab_state.LabState(name="lab", topology=str(path), accel="tcg", appliance="0",
+                               created=0, hosts=lab_hosts.state_entries(hosts),
+                               accels={"here": {"accel": "kvm", "reason": "probed"},
+                                       "far": {"accel": "tcg", "reason": "no /dev/kvm"}})
+    image = appliance.Appliance("/cache/appliance/0123/vmlinux", "/cache/appliance/0123/"
+                                "initramfs.cpio", "6.1", "0123", appliance.CMDLINE)
+    domains = {}
+    for node in topo.nodes:
+        root = ET.fromstring(lifecycle._domain_xml(state, topo, node, hosts[node.host.name],
+                                                   image))
+        domains[node.host.name] = (root.get("type"), root.findtext("os/kernel"))
+    assert domains == {"here": ("kvm", "/cache/appliance/0123/vmlinux"),
+                       "far": ("qemu", "/srv/far-cache/appliance/0123/vmlinux")}
+    # a lab.json from before: every host under the lab's
+    assert lab_state.accel_of(lab_state.LabState(name="old", topology="/x", accel="kvm",
+                                                 appliance="0", created=0), "far") == "kvm"
+
+
+def test_status_shows_each_hosts_accelerator(tmp_path, run_base):
+    host = far_host(tmp_path)
+    (run_base / "lab").mkdir()
+    lab_state.save(lab_state.LabState(
+        name="lab", topology="/x.toml", accel="tcg", appliance="0", created=0, phase="ready",
+        hosts=[{"name": "here", "uri": "qemu:///system", "address": "192.0.2.1"},
+               {"name": "far", "uri": host.uri, "address": "192.0.2.2"}],
+        accels={"here": {"accel": "kvm", "reason": "host 'here': probed"},
+                "far": {"accel": "tcg", "reason": "host 'far': no kvm"}}))
+    report = lifecycle.lab_status("lab")
+    assert [(h["name"], h["accel"], h["accel_reason"]) for h in report["hosts"]] == \
+        [("here", "kvm", "host 'here': probed"), ("far", "tcg", "host 'far': no kvm")]
+    text = lifecycle.format_status(report)
+    assert text.startswith("lab lab: ready, accel tcg, ")
+    assert f"  host far: {host.uri} (links: 192.0.2.2), accel tcg" in text.splitlines()

@@ -194,6 +194,9 @@ def test_each_node_runs_on_its_host(lab, second_host):
     assert [(n["node"], n["host"], n["state"], n["agent"]) for n in report["nodes"]] == \
         [("node1", "here", "running", True), ("node2", "far", "running", True)]
     assert [h["name"] for h in report["hosts"]] == ["here", "far"]
+    # each host's accelerator (forced by the rig's --accel tcg: on every host)
+    assert [(h["accel"], h["accel_reason"]) for h in report["hosts"]] == \
+        [("tcg", "host 'here': forced with tcg"), ("tcg", "host 'far': forced with tcg")]
     far = device_entry(lab, "node2", "lun0")       # node2's own devices: one RAID LUN
     assert far["server"] == "running"
     assert far["socket"] == os.path.join(RUN_BASE, f"{LAB}.far", "node2-lun0.sock")
@@ -218,7 +221,7 @@ def test_each_node_runs_on_its_host(lab, second_host):
     # socket in the lab's run directory here (`status` above just used it)
     assert os.path.exists(os.path.join(RUN_BASE, LAB, "ssh-far"))
     text = storlab("status", lab).stdout
-    assert "host far: qemu+ssh://root@127.0.0.1:" in text
+    assert "host far: qemu+ssh://root@127.0.0.1:" in text and "accel tcg" in text
 
 
 def test_fio_verify_through_a_volume_copied_across_hosts(lab):

@@ -257,6 +257,14 @@ class LabHost:
             raise UserError(f"{self.describe()}: cannot read {path}")
         return out.decode("utf-8", errors="replace")
 
+    def write_text(self, path, text):
+        """A small file on this host, written whole (a new file renamed
+        over the old one), its directory made if missing."""
+        tmp = shlex.quote(path + ".tmp")
+        self.shell(f"mkdir -p {shlex.quote(os.path.dirname(path))} && cat > {tmp} && "
+                   f"mv {tmp} {shlex.quote(path)}", f"writing {path}",
+                   input_bytes=text.encode())
+
     @contextlib.contextmanager
     def forwarded(self, socket_path, timeout_s=10):
         """A local unix socket that reaches socket_path on this host (ssh's
