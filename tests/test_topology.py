@@ -1002,6 +1002,8 @@ HOST_ERRORS = [
     (TWO_HOSTS + 'cache_dir = "/srv/cache/"\n',
      "hosts[1].cache_dir = '/srv/cache/': host 'far': must be an absolute path"),
     (TWO_HOSTS + 'cache_dir = 3\n', "hosts[1].cache_dir = 3: must be a string"),
+    (TWO_HOSTS + 'cache_dir = "/srv/a\\tb"\n',
+     "hosts[1].cache_dir = '/srv/a\\tb': host 'far': contains a control character"),
     (TWO_HOSTS.replace('address = "192.0.2.1"', 'address = "192.0.2.1"\ncache_dir = "/srv/c"'),
      "hosts[0].cache_dir = '/srv/c': host 'here' is this machine (qemu:///system), whose cache "
      "is STORLAB_CACHE_DIR's (default /var/cache/storlab): cache_dir is for a remote host"),

@@ -34,6 +34,8 @@ import re
 import urllib.parse
 from dataclasses import dataclass
 
+from storlab_cli import paths
+
 LOCAL_URI = "qemu:///system"
 LOCAL_HOST = "local"                   # the implicit host of a topology without [[hosts]]
 LOCAL_ADDRESS = "127.0.0.1"
@@ -42,7 +44,7 @@ HOST_NAME_RE = re.compile(r"[a-z][a-z0-9-]{0,15}")
 HOST_NAME_RULE = "a-z then up to 15 of a-z, 0-9, '-'"
 MAX_HOSTS = 16
 CAPACITY_RANGE = (1, 16)
-DEFAULT_CACHE_DIR = "/var/cache/storlab"     # a remote host's, without cache_dir
+DEFAULT_CACHE_DIR = paths.DEFAULT_CACHE_DIR  # a remote host's, without cache_dir
 # What storlab's ssh takes from a qemu+ssh URI's query (libvirt's own names).
 SSH_URI_PARAMS = ("keyfile", "no_verify", "command")
 # libvirt query parameters storlab passes on to libvirt and does not itself use.
@@ -174,7 +176,8 @@ def read_cache_dir(loader, entry, key_path, name, uri):
         loader.fail(f"{key_path}.cache_dir", f"host '{name}': must be an absolute path without "
                     "'.', '..', '//' or a trailing '/'", value)
     if any(ord(c) < 0x20 or c == "\x7f" for c in value):
-        loader.fail(f"{key_path}.cache_dir", f"host '{name}': control characters", value)
+        loader.fail(f"{key_path}.cache_dir", f"host '{name}': contains a control character",
+                    value)
     return value
 
 
