@@ -2,7 +2,10 @@
 an sshd: the qemu+ssh URI's command= names a stand-in for ssh that runs the
 remote command on this machine, so every script storlab sends a host runs
 for real (nbdkit's memory plugin, the built storlab-stats, tar); one that
-exits 255 as ssh does when a host cannot be reached. The lab test
+exits 255 as ssh does when a host cannot be reached; one that logs its
+arguments (the shared connection's options, its master asked to exit); one
+that cuts its input short (an appliance copy broken off). A stand-in QEMU
+answers the KVM probe: no guest boots here. The lab test
 (test_lab_multihost.py) does the same through a real sshd and libvirt."""
 import json
 import os
