@@ -9,6 +9,7 @@ answers the KVM probe: no guest boots here. The lab test
 (test_lab_multihost.py) does the same through a real sshd and libvirt."""
 import json
 import os
+import time
 import types
 import xml.etree.ElementTree as ET
 
@@ -27,10 +28,14 @@ shift
 exec /bin/sh -c "$1"
 """
 # FAKE_SSH that first writes its arguments to LOG, a line a call, and
-# answers `-O exit` (a shared connection's master asked to leave) itself.
+# answers `-O exit` itself as a shared connection's master leaves: its
+# socket (ControlPath) removed.
 LOGGING_SSH = """#!/bin/sh
 printf '%s\\n' "$*" >> LOG
-case " $* " in *" -O exit "*) exit 0;; esac
+case " $* " in *" -O exit "*)
+  for a in "$@"; do case "$a" in ControlPath=*) rm -f "${a#ControlPath=}";; esac; done
+  exit 0;;
+esac
 """ + FAKE_SSH.split("\n", 2)[2]
 UNREACHABLE_SSH = "#!/bin/sh\necho 'ssh: connect to host far port 22: Connection refused' >&2\nexit 255\n"
 
@@ -215,6 +220,15 @@ def test_remote_steps_share_one_ssh_connection(tmp_path, run_base):
                                   f"{sharing_options(control)} -O exit far.invalid")
     assert not os.path.exists(control)
     host.remove_run_dir()
+
+
+def test_a_dead_masters_socket_is_removed_without_waiting(tmp_path, run_base):
+    host = far_host(tmp_path, UNREACHABLE_SSH)           # `-O exit` refused: exit 255
+    (run_base / "lab").mkdir()
+    open(host.control_path, "w").close()
+    started_s = time.monotonic()
+    host.close_connection()
+    assert not os.path.exists(host.control_path) and time.monotonic() - started_s < 1
 
 
 def test_no_sharing_where_ssh_cannot_take_the_socket_path(tmp_path, monkeypatch):

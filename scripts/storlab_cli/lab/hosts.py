@@ -49,7 +49,7 @@ CONTROL_PERSIST_S = 120
 CONTROL_PATH_MAX_BYTES = 108 - 1 - 17
 # What ssh reads as a ControlPath unquoted and without %-tokens.
 CONTROL_PATH_RE = re.compile(r"[A-Za-z0-9/._+-]+")
-CLOSE_TIMEOUT_S = 10
+CLOSE_TIMEOUT_S = 10                   # for `ssh -O exit`, then for the master to leave
 
 
 class LabHost:
@@ -100,14 +100,21 @@ class LabHost:
 
     def close_connection(self):
         """Asks this host's shared ssh master to exit (the same options, -O
-        exit) and removes its socket; nothing to do when there is none."""
+        exit), waits till it has gone (a master removes its socket as it
+        leaves) and removes the socket; nothing to do when there is none."""
         path = self.control_path
         if path is None or not os.path.lexists(path):
             return
-        # its answer does not matter: a master that died left only the socket
-        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            subprocess.run(self._ssh_argv("-O", "exit"), stdin=subprocess.DEVNULL,
-                           capture_output=True, timeout=CLOSE_TIMEOUT_S, check=False)
+        try:
+            asked = subprocess.run(self._ssh_argv("-O", "exit"), stdin=subprocess.DEVNULL,
+                                   capture_output=True, timeout=CLOSE_TIMEOUT_S,
+                                   check=False).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            asked = False
+        # refused: no master listens (one that died left only its socket)
+        deadline = time.monotonic() + CLOSE_TIMEOUT_S
+        while asked and os.path.lexists(path) and time.monotonic() < deadline:
+            time.sleep(0.02)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
 
