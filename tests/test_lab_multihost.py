@@ -4,12 +4,15 @@ sshd this file starts on loopback with keys it makes (its own known_hosts,
 through the URI's command=: nothing of root's ssh set-up is touched).
 
 node1 runs here, node2 on the second host: its nbdkit started over ssh from
-the plugin bundle copied there, its files in the run directory there, its
-domain defined through that host's libvirt connection. Each node's
-replicated volume has its copy on the other host; fio verify goes through
-one, the remote node goes down and comes back (its volume fails over and
-its copy resyncs), `top` and `ctl` reach its devices, and `down` leaves
-nothing on either host. Then `up` refused by a host: nothing left behind."""
+the plugin bundle copied there, the appliance copied whole into that host's
+cache_dir (a directory of this test's, so the copy is made, not found), its
+files in the run directory there, its domain defined through that host's
+libvirt connection, storlab's ssh steps there sharing one connection.
+Each node's replicated volume has its copy on the other host; fio verify
+goes through one, the remote node goes down and comes back (its volume
+fails over and its copy resyncs), `top` and `ctl` reach its devices, and
+`down` leaves nothing on either host, nor an ssh master. Then `up` refused
+by a host: nothing left behind."""
 import json
 import os
 import shutil
@@ -36,10 +39,14 @@ def free_port():
 
 
 class SecondHost:
-    """An sshd on 127.0.0.1 that lets in the key it makes; stopped by its PID."""
+    """An sshd on 127.0.0.1 that lets in the key it makes; stopped by its PID.
+    Its cache_dir is a directory of its own, 0755: libvirt's qemu user reads
+    the appliance there, through no 0700 directory."""
 
     def __enter__(self):
         self.dir = tempfile.mkdtemp(prefix="storlab-sshd-")
+        self.cache_dir = tempfile.mkdtemp(prefix="storlab-far-cache-")
+        os.chmod(self.cache_dir, 0o755)
         self.made_privsep = not os.path.isdir(PRIVSEP_DIR)
         os.makedirs(PRIVSEP_DIR, mode=0o755, exist_ok=True)
         for key in ("host_key", "client_key", "stranger_key"):
@@ -85,6 +92,7 @@ class SecondHost:
         while os.path.exists(self.path("sshd.pid")) and time.monotonic() < deadline:
             time.sleep(0.05)
         shutil.rmtree(self.dir)
+        shutil.rmtree(self.cache_dir)
         if self.made_privsep:
             shutil.rmtree(PRIVSEP_DIR, ignore_errors=True)
 
@@ -103,6 +111,7 @@ address = "127.0.0.1"
 name = "far"
 uri = "{uri}"
 address = "127.0.0.1"
+cache_dir = "{cache_dir}"
 
 [defaults]
 memory_mib = 512
@@ -146,7 +155,8 @@ def second_host():
 @pytest.fixture(scope="module")
 def topology_path(second_host, tmp_path_factory):
     path = tmp_path_factory.mktemp("topology") / "multihost.toml"
-    path.write_text(TOPOLOGY.format(name=LAB, uri=second_host.uri()))
+    path.write_text(TOPOLOGY.format(name=LAB, uri=second_host.uri(),
+                                    cache_dir=second_host.cache_dir))
     return str(path)
 
 
@@ -154,13 +164,14 @@ def topology_path(second_host, tmp_path_factory):
 def lab(topology_path):
     with Lab(topology_path, LAB) as up:
         yield up.name
-    # nothing of the lab is left on either host
+    # nothing of the lab is left on either host, nor a shared ssh master
     assert not os.path.exists(os.path.join(RUN_BASE, f"{LAB}.far"))
     assert not lab_processes()
 
 
-def lab_processes():
-    """nbdkit or QEMU processes whose command line names the lab's run directories."""
+def lab_processes(name=LAB):
+    """nbdkit, QEMU or ssh master processes whose command line names the
+    lab's run directories (a master's names its socket there)."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -168,7 +179,7 @@ def lab_processes():
                 cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if f"{RUN_BASE}/{LAB}/" in cmdline or f"{RUN_BASE}/{LAB}.far/" in cmdline:
+        if f"{RUN_BASE}/{name}/" in cmdline or f"{RUN_BASE}/{name}.far/" in cmdline:
             found.append(cmdline)
     return found
 
@@ -178,22 +189,39 @@ def device_entry(name, node, device):
                 for d in n["devices"] if d["device"] == device)
 
 
-def test_each_node_runs_on_its_host(lab):
+def test_each_node_runs_on_its_host(lab, second_host):
     report = status(lab)
     assert [(n["node"], n["host"], n["state"], n["agent"]) for n in report["nodes"]] == \
         [("node1", "here", "running", True), ("node2", "far", "running", True)]
     assert [h["name"] for h in report["hosts"]] == ["here", "far"]
+    # each host's accelerator (forced by the rig's --accel tcg: on every host)
+    assert [(h["accel"], h["accel_reason"]) for h in report["hosts"]] == \
+        [("tcg", "host 'here': forced with tcg"), ("tcg", "host 'far': forced with tcg")]
     far = device_entry(lab, "node2", "lun0")       # node2's own devices: one RAID LUN
     assert far["server"] == "running"
     assert far["socket"] == os.path.join(RUN_BASE, f"{LAB}.far", "node2-lun0.sock")
     assert device_entry(lab, "node1", "disk0")["socket"] == \
         os.path.join(RUN_BASE, LAB, "node1-disk0.sock")
     # node2's servers run the bundle copied to the second host, not this build
+    bundles = os.path.join(second_host.cache_dir, "bundle") + "/"
     commands = [c for c in lab_processes() if c.startswith("nbdkit") and "node2-" in c]
-    assert len(commands) == 1 and all("/var/cache/storlab/bundle/" in c for c in commands), \
-        commands
+    assert len(commands) == 1 and all(bundles in c for c in commands), commands
+    # node2 boots the appliance copied whole into the second host's cache_dir
+    with open(os.path.join(RUN_BASE, LAB, "lab.json"), encoding="utf-8") as f:
+        copy = os.path.join(second_host.cache_dir, "appliance", json.load(f)["appliance"])
+    assert sorted(os.listdir(copy)) == [".complete", "initramfs.cpio", "manifest.json",
+                                        "vmlinux"], os.listdir(copy)
+    conn = libvirt_conn.connect()
+    try:
+        xml = conn.lookupByName(f"storlab-{LAB}-node2").XMLDesc()
+    finally:
+        conn.close()
+    assert f"<kernel>{copy}/vmlinux</kernel>" in xml, xml
+    # storlab's steps to the second host share one ssh connection: its master's
+    # socket in the lab's run directory here (`status` above just used it)
+    assert os.path.exists(os.path.join(RUN_BASE, LAB, "ssh-far"))
     text = storlab("status", lab).stdout
-    assert "host far: qemu+ssh://root@127.0.0.1:" in text
+    assert "host far: qemu+ssh://root@127.0.0.1:" in text and "accel tcg" in text
 
 
 def test_fio_verify_through_a_volume_copied_across_hosts(lab):
@@ -240,9 +268,9 @@ def test_remote_node_down_and_back(lab):
     guest(lab, "node2", "true")            # back, and reached through the second host
 
 
-def write_topology(tmp_path, uri, name):
+def write_topology(tmp_path, second_host, uri, name):
     path = tmp_path / f"{name}.toml"
-    path.write_text(TOPOLOGY.format(name=name, uri=uri))
+    path.write_text(TOPOLOGY.format(name=name, uri=uri, cache_dir=second_host.cache_dir))
     return str(path)
 
 
@@ -257,8 +285,9 @@ def test_up_refused_by_a_host_leaves_nothing(second_host, tmp_path):
     try:
         conn = libvirt_conn.connect()
         # a key the second host does not let in: refused before anything starts
-        result = storlab("up", write_topology(tmp_path, second_host.uri("stranger_key"),
-                                              "mh-refused"), "--accel", "tcg")
+        result = storlab("up", write_topology(tmp_path, second_host,
+                                              second_host.uri("stranger_key"), "mh-refused"),
+                         "--accel", "tcg")
         assert result.returncode != 0
         assert result.stderr.strip().count("\n") == 0, result.stderr
         assert "cannot connect to libvirt at qemu+ssh://root@127.0.0.1:" in result.stderr
@@ -268,13 +297,14 @@ def test_up_refused_by_a_host_leaves_nothing(second_host, tmp_path):
         taken = os.path.join(RUN_BASE, "mh-taken.far")
         os.makedirs(taken)
         try:
-            result = storlab("up", write_topology(tmp_path, second_host.uri(), "mh-taken"),
-                             "--accel", "tcg")
+            result = storlab("up", write_topology(tmp_path, second_host, second_host.uri(),
+                                                  "mh-taken"), "--accel", "tcg")
             assert result.returncode != 0
             assert "host 'far'" in result.stderr and "exists" in result.stderr, result.stderr
             assert "rolling back lab 'mh-taken'" in result.stdout
             assert os.path.isdir(taken)
             assert not os.path.exists(os.path.join(RUN_BASE, "mh-taken"))
+            assert not lab_processes("mh-taken")       # its ssh master closed by the rollback
         finally:
             os.rmdir(taken)
     finally:

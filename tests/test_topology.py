@@ -956,6 +956,13 @@ def test_links_between_hosts_use_the_hosts_addresses(tmp_path):
     assert (far["node1"].local_address, far["node1"].peer_address) == ("192.0.2.2", "192.0.2.1")
 
 
+def test_a_remote_hosts_cache_dir(tmp_path):
+    topo = load_text(tmp_path, TWO_HOSTS)
+    assert [h.cache_dir for h in topo.hosts] == [None, "/var/cache/storlab"]
+    topo = load_text(tmp_path, TWO_HOSTS + 'cache_dir = "/srv/storlab cache"\n')
+    assert topo.hosts[1].cache_dir == "/srv/storlab cache"
+
+
 def test_ssh_target_comes_from_the_uri_alone():
     from storlab_cli.schema import hosts
     target = hosts.parse_ssh_uri("qemu+ssh://root@192.0.2.2:2222/system?keyfile=/k/id"
@@ -987,7 +994,19 @@ HOST_ERRORS = [
      .replace('address = "192.0.2.2"', 'address = "192.0.2.2"\ncapacity = 1'),
      "hosts: 3 nodes do not fit: the hosts' capacity is 2"),
     (MINIMAL + '[[hosts]]\nname = "a"\nuri = "qemu:///system"\nport = 1\n',
-     "hosts[0]: unknown key 'port' (known: name, uri, address, capacity)"),
+     "hosts[0]: unknown key 'port' (known: name, uri, address, capacity, cache_dir)"),
+    (TWO_HOSTS + 'cache_dir = "cache"\n',
+     "hosts[1].cache_dir = 'cache': host 'far': must be an absolute path"),
+    (TWO_HOSTS + 'cache_dir = "/srv/../cache"\n',
+     "hosts[1].cache_dir = '/srv/../cache': host 'far': must be an absolute path without '.'"),
+    (TWO_HOSTS + 'cache_dir = "/srv/cache/"\n',
+     "hosts[1].cache_dir = '/srv/cache/': host 'far': must be an absolute path"),
+    (TWO_HOSTS + 'cache_dir = 3\n', "hosts[1].cache_dir = 3: must be a string"),
+    (TWO_HOSTS + 'cache_dir = "/srv/a\\tb"\n',
+     "hosts[1].cache_dir = '/srv/a\\tb': host 'far': contains a control character"),
+    (TWO_HOSTS.replace('address = "192.0.2.1"', 'address = "192.0.2.1"\ncache_dir = "/srv/c"'),
+     "hosts[0].cache_dir = '/srv/c': host 'here' is this machine (qemu:///system), whose cache "
+     "is STORLAB_CACHE_DIR's (default /var/cache/storlab): cache_dir is for a remote host"),
 ]
 
 

@@ -12,6 +12,8 @@ import os
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 BUILD_DIR = os.environ.get("STORLAB_BUILD_DIR", os.path.join(SOURCE_DIR, "build"))
 INSTALLED_JSON = os.path.join(SOURCE_DIR, "installed.json")
+# storlab's cache on a host: the appliance, a lab's plugin bundle (STORLAB_CACHE_DIR here)
+DEFAULT_CACHE_DIR = "/var/cache/storlab"
 
 
 def _installed():

@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 import time
 
-from storlab_cli.paths import SOURCE_DIR
+from storlab_cli.paths import DEFAULT_CACHE_DIR, SOURCE_DIR
 from storlab_cli.errors import UserError
 
 GUEST_DIR = os.path.join(SOURCE_DIR, "scripts", "appliance")
@@ -26,7 +26,7 @@ GUEST_DIR = os.path.join(SOURCE_DIR, "scripts", "appliance")
 # the guest agent; all of them go in, here.
 PROFILES_DIR = os.path.join(SOURCE_DIR, "scripts", "profiles")
 GUEST_PROFILES_DIR = "/usr/lib/storlab/profiles"
-DEFAULT_CACHE_BASE = "/var/cache/storlab"
+CACHE_SUBDIR = "appliance"             # of a cache directory: appliances, by hash
 # quiet, no crypto self-tests, no probing of absent UARTs and PS/2 mouse: ~0.3 s under TCG.
 CMDLINE = "console=ttyS0 quiet cryptomgr.notests 8250.nr_uarts=1 i8042.noaux i8042.nokbd"
 KERNEL_NAME = "vmlinux"
@@ -128,7 +128,15 @@ class Appliance:
 
 
 def default_cache_dir():
-    return os.path.join(os.environ.get("STORLAB_CACHE_DIR", DEFAULT_CACHE_BASE), "appliance")
+    return os.path.join(os.environ.get("STORLAB_CACHE_DIR", DEFAULT_CACHE_DIR), CACHE_SUBDIR)
+
+
+def under(image, cache_base):
+    """The same appliance as another cache directory holds it (a copy on a
+    lab's other host): cache_base/appliance/<hash>/."""
+    directory = os.path.join(cache_base, CACHE_SUBDIR, image.content_hash)
+    return dataclasses.replace(image, kernel_path=os.path.join(directory, KERNEL_NAME),
+                               initrd_path=os.path.join(directory, INITRD_NAME))
 
 
 def ensure(cache_dir=None, progress=print):

@@ -8,13 +8,21 @@ through storlab's own ssh, taking everything from that URI
 there (a '.' no lab name has: on a machine that is both, `storlab status`
 never takes it for a lab). On a remote host storlab needs only a shell,
 tar, nbdkit, QEMU and libvirtd: the plugins and storlab-stats go there as a
-bundle, and the guest appliance into the same content-hash cache path as
-here, each copied once per host and found again by its hash.
+bundle, and the guest appliance by the same content hash as here, both
+under that host's cache directory (its [[hosts]] cache_dir), each copied
+once per host and found again by its hash.
+
+Every remote step is one ssh command; they share one connection a host
+(OpenSSH's ControlMaster, its socket in the lab's local run directory), so
+`up` pays ssh's handshake once a host, not once a step. A master lives
+CONTROL_PERSIST_S after its last use and no longer than the lab: `down`,
+and a failed `up`'s rollback, ask it to exit before the run directory goes.
 """
 import contextlib
 import hashlib
 import json
 import os
+import re
 import shlex
 import socket
 import subprocess
@@ -27,22 +35,33 @@ from storlab_cli.errors import UserError
 from storlab_cli.lab import appliance, libvirt_conn, nbdkit, state as lab_state
 from storlab_cli.schema import hosts as hosts_schema
 
-BUNDLE_BASE = "/var/cache/storlab/bundle"
+BUNDLE_SUBDIR = "bundle"               # of a host's cache directory: bundles, by hash
 COMPLETE_MARK = ".complete"
 SSH_TIMEOUT_S = 120
 QEMU_GROUP = "libvirt-qemu"
 # What a remote host must have before a lab goes there (docs: storlab-topology(5)).
 REMOTE_PROGRAMS = ("nbdkit", "qemu-system-x86_64", "tar")
+# A shared ssh connection's master stays this long after its last client
+# (the steps of one `up` come well within it).
+CONTROL_PERSIST_S = 120
+# A unix socket's path holds 108 bytes with its NUL, and ssh binds the
+# master's socket first under its path + ".XXXXXXXXXXXXXXXX" (17 more).
+CONTROL_PATH_MAX_BYTES = 108 - 1 - 17
+# What ssh reads as a ControlPath unquoted and without %-tokens.
+CONTROL_PATH_RE = re.compile(r"[A-Za-z0-9/._+-]+")
+CLOSE_TIMEOUT_S = 10                   # for `ssh -O exit`, then for the master to leave
 
 
 class LabHost:
     """One host of one lab."""
 
-    def __init__(self, lab, name, uri, address, bundle=None):
+    def __init__(self, lab, name, uri, address, bundle=None, cache_dir=None):
         self.lab, self.name, self.uri, self.address = lab, name, uri, address
         self.local = uri == hosts_schema.LOCAL_URI
         self.ssh = None if self.local else hosts_schema.parse_ssh_uri(uri)
         self.bundle = bundle           # a remote host's plugins and storlab-stats
+        # where a remote host's bundle and appliance go (None here: STORLAB_CACHE_DIR's)
+        self.cache_dir = None if self.local else cache_dir or hosts_schema.DEFAULT_CACHE_DIR
         self._conn = None
 
     @property
@@ -54,12 +73,57 @@ class LabHost:
     def describe(self):
         return f"host '{self.name}' ({self.uri})"
 
+    # ---- the shared ssh connection -------------------------------------------------
+
+    @property
+    def control_path(self):
+        """The socket of this remote host's shared ssh connection, in the
+        lab's local run directory; None (no sharing) for the local host,
+        before that directory is made, and for a path ssh cannot take
+        (too long for a unix socket, or characters it would read apart)."""
+        if self.local:
+            return None
+        directory = lab_state.run_dir(self.lab)
+        path = os.path.join(directory, f"ssh-{self.name}")
+        if (not os.path.isdir(directory) or len(os.fsencode(path)) > CONTROL_PATH_MAX_BYTES
+                or not CONTROL_PATH_RE.fullmatch(path)):
+            return None
+        return path
+
+    def _ssh_argv(self, *options):
+        """ssh ... DESTINATION through the shared connection, when there is one."""
+        path = self.control_path
+        sharing = [] if path is None else [
+            "-o", "ControlMaster=auto", "-o", f"ControlPath={path}",
+            "-o", f"ControlPersist={CONTROL_PERSIST_S}"]
+        return self.ssh.argv(*sharing, *options)
+
+    def close_connection(self):
+        """Asks this host's shared ssh master to exit (the same options, -O
+        exit), waits till it has gone (a master removes its socket as it
+        leaves) and removes the socket; nothing to do when there is none."""
+        path = self.control_path
+        if path is None or not os.path.lexists(path):
+            return
+        try:
+            asked = subprocess.run(self._ssh_argv("-O", "exit"), stdin=subprocess.DEVNULL,
+                                   capture_output=True, timeout=CLOSE_TIMEOUT_S,
+                                   check=False).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            asked = False
+        # refused: no master listens (one that died left only its socket)
+        deadline = time.monotonic() + CLOSE_TIMEOUT_S
+        while asked and os.path.lexists(path) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
     # ---- commands -----------------------------------------------------------------
 
     def run(self, argv, input_bytes=None, timeout_s=SSH_TIMEOUT_S):
         """(exit code, stdout, stderr) of argv run on this host."""
         if not self.local:
-            argv = self.ssh.argv("-T") + ["--", shlex.join(argv)]
+            argv = self._ssh_argv("-T") + ["--", shlex.join(argv)]
         try:
             done = subprocess.run(argv, input=input_bytes, capture_output=True,
                                   timeout=timeout_s, check=False)
@@ -115,9 +179,12 @@ class LabHost:
         not at all (a temporary directory renamed into place)."""
         final = shlex.quote(final_dir)
         tmp = shlex.quote(final_dir + ".tmp")
-        script = (f"if {complete_test}; then cat > /dev/null; exit 0; fi; "
-                  f"rm -rf {tmp} && mkdir -p {tmp} && tar -C {tmp} -xf - && "
-                  f"touch {tmp}/{COMPLETE_MARK} && rm -rf {final} && mv {tmp} {final}")
+        # umask: the directories made on the way let libvirt's qemu user through;
+        # a copy cut short (tar finds its input truncated) leaves nothing
+        script = (f"if {complete_test}; then cat > /dev/null; exit 0; fi; umask 022; "
+                  f"rm -rf {tmp} && mkdir -p {tmp} || exit 1; "
+                  f"if tar -C {tmp} -xf - && touch {tmp}/{COMPLETE_MARK}; then "
+                  f"rm -rf {final} && mv {tmp} {final}; else rm -rf {tmp}; exit 1; fi")
         # -h: the staging directory's links packed as the files they name
         packed = subprocess.run(["tar", "-h", "-C", source_dir, "-cf", "-", *names],
                                 capture_output=True, check=True).stdout
@@ -140,7 +207,7 @@ class LabHost:
         for path in files:
             with open(path, "rb") as f:
                 digest.update(os.path.basename(path).encode() + b"\0" + f.read())
-        final_dir = os.path.join(BUNDLE_BASE, digest.hexdigest()[:32])
+        final_dir = os.path.join(self.cache_dir, BUNDLE_SUBDIR, digest.hexdigest()[:32])
         staging = _staging_dir(files)
         try:
             self._copy_tree(staging, [os.path.basename(p) for p in files], final_dir,
@@ -152,23 +219,32 @@ class LabHost:
             os.rmdir(staging)
         return final_dir
 
+    def appliance_there(self, image):
+        """The guest appliance image (as here) where this host holds it."""
+        return image if self.local else appliance.under(image, self.cache_dir)
+
     def ensure_appliance(self, image):
-        """The guest appliance at the same path on this host as here."""
+        """The guest appliance on this host (appliance_there), copied there
+        whole unless a complete copy is there already."""
+        there = self.appliance_there(image)
         if self.local:
-            return
-        directory = os.path.dirname(image.kernel_path)
+            return there
+        source = os.path.dirname(image.kernel_path)
+        directory = os.path.dirname(there.kernel_path)
         # complete as appliance.ensure finds it there: its manifest names its hash
         manifest = shlex.quote(os.path.join(directory, appliance.MANIFEST_NAME))
-        self._copy_tree(directory, sorted(os.listdir(directory)), directory,
+        self._copy_tree(source, sorted(os.listdir(source)), directory,
                         f"the guest appliance {image.content_hash[:12]}",
                         f"grep -qs {image.content_hash} {manifest}")
+        return there
 
     # ---- a device's files there ---------------------------------------------------
 
     def stats(self, path):
         """storlab-stats' JSON of a (remote) stats file, read there by the
         bundle's own storlab-stats (the file is a live seqlocked map)."""
-        tool = os.path.join(self.bundle or BUNDLE_BASE, os.path.basename(paths.stats_tool()))
+        tool = os.path.join(self.bundle or os.path.join(self.cache_dir, BUNDLE_SUBDIR),
+                            os.path.basename(paths.stats_tool()))
         out = self.shell(shlex.join([tool, path]), f"storlab-stats {path}", timeout_s=30)
         try:
             return json.loads(out)
@@ -188,6 +264,14 @@ class LabHost:
             raise UserError(f"{self.describe()}: cannot read {path}")
         return out.decode("utf-8", errors="replace")
 
+    def write_text(self, path, text):
+        """A small file on this host, written whole (a new file renamed
+        over the old one), its directory made if missing."""
+        tmp = shlex.quote(path + ".tmp")
+        self.shell(f"mkdir -p {shlex.quote(os.path.dirname(path))} && cat > {tmp} && "
+                   f"mv {tmp} {shlex.quote(path)}", f"writing {path}",
+                   input_bytes=text.encode())
+
     @contextlib.contextmanager
     def forwarded(self, socket_path, timeout_s=10):
         """A local unix socket that reaches socket_path on this host (ssh's
@@ -197,6 +281,8 @@ class LabHost:
             return
         with tempfile.TemporaryDirectory(prefix="storlab-ctl-") as directory:
             local = os.path.join(directory, "ctl")
+            # a connection of its own: through a shared master the forwarding
+            # would be the master's, and outlive this tunnel
             tunnel = subprocess.Popen(
                 self.ssh.argv("-N", "-o", "ExitOnForwardFailure=yes",
                               "-L", f"{local}:{socket_path}"),
@@ -256,7 +342,8 @@ def _staging_dir(files):
 # ---- a lab's hosts, from its topology or its state ------------------------------
 
 def from_topology(topo):
-    return {h.name: LabHost(topo.name, h.name, h.uri, h.address) for h in topo.hosts}
+    return {h.name: LabHost(topo.name, h.name, h.uri, h.address, cache_dir=h.cache_dir)
+            for h in topo.hosts}
 
 
 def from_state(state):
@@ -264,7 +351,8 @@ def from_state(state):
     hosts = state.hosts or [{"name": hosts_schema.LOCAL_HOST, "uri": hosts_schema.LOCAL_URI,
                              "address": hosts_schema.LOCAL_ADDRESS}]
     return {h["name"]: LabHost(state.name, h["name"], h["uri"], h["address"],
-                               state.bundles.get(h["name"])) for h in hosts}
+                               state.bundles.get(h["name"]), h.get("cache_dir"))
+            for h in hosts}
 
 
 def host_of_node(state, hosts, node):
@@ -272,4 +360,6 @@ def host_of_node(state, hosts, node):
 
 
 def state_entries(hosts):
-    return [{"name": h.name, "uri": h.uri, "address": h.address} for h in hosts.values()]
+    """The hosts as lab.json lists them (a remote one with its cache directory)."""
+    return [{"name": h.name, "uri": h.uri, "address": h.address,
+             **({} if h.local else {"cache_dir": h.cache_dir})} for h in hosts.values()]

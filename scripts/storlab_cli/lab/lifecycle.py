@@ -137,6 +137,29 @@ def _prepare_hosts(state, hosts, image, local_gid):
     return gids
 
 
+def _choose_accels(state, hosts, image, requested):
+    """Each host's accelerator (accel.choose on that host, with the
+    appliance's kernel as it holds it), recorded in lab.json with the lab's
+    (lab_state.lab_accel). A reason names its host unless the lab runs here
+    only, as labs did before hosts."""
+    for host in hosts.values():
+        chosen, reason = accel.choose(requested, host, host.appliance_there(image).kernel_path,
+                                      os.path.join(lab_state.RUN_BASE, accel.CACHE_NAME))
+        if not (host.local and len(hosts) == 1):
+            reason = f"host '{host.name}': {reason}"
+        state.accels[host.name] = {"accel": chosen, "reason": reason}
+        _say(f"accelerator: {chosen} ({reason})")
+    state.accel = lab_state.lab_accel(state.accels)
+    _save_state(state)
+
+
+def _domain_xml(state, topo, node, host, image):
+    """node's domain as host runs it: the appliance where host holds it, the
+    lab's run directory there, host's own accelerator."""
+    return render.domain_xml(topo, node, host.appliance_there(image), host.run_dir,
+                             lab_state.accel_of(state, host.name))
+
+
 def _wait_for_agents(topo, where, started_s):
     """where: node -> the LabHost its domain runs on."""
     pending = {node: _host_domain(topo.name, host, node) for node, host in where.items()}
@@ -175,6 +198,7 @@ def up(topology_path, requested_accel=None):
     topo = topology.load(topology_path)             # every validation error before anything runs
     if topo.lab_refusal():
         raise UserError(topo.lab_refusal())
+    requested = accel.check_requested(requested_accel or topo.accel)
     deps.ensure_packages(UP_PACKAGES)
     build.build()
     device_check.check([(topo, topo.path)])         # as the plugins will build them
@@ -182,9 +206,6 @@ def up(topology_path, requested_accel=None):
     _check_not_up(topo, hosts)
     _check_ports_free(topo, hosts)
     image = appliance.ensure()
-    chosen, reason = accel.choose(requested_accel or topo.accel, image.kernel_path,
-                                  os.path.join(lab_state.RUN_BASE, "accel-probe.json"))
-    _say(f"accelerator: {chosen} ({reason})")
 
     gid = _qemu_gid()
     directory = run_dir(topo.name)
@@ -193,7 +214,8 @@ def up(topology_path, requested_accel=None):
     os.chown(directory, 0, gid)
     started_s = time.monotonic()
     state = lab_state.LabState(name=topo.name, topology=os.path.abspath(topology_path),
-                               accel=chosen, appliance=image.content_hash, created=time.time(),
+                               accel=requested, appliance=image.content_hash,
+                               created=time.time(),
                                hosts=lab_hosts.state_entries(hosts),
                                placement={n.name: n.host.name for n in topo.nodes})
     _save_state(state)
@@ -203,11 +225,12 @@ def up(topology_path, requested_accel=None):
                 f"{h.name} ({', '.join(n.name for n in topo.nodes if n.host.name == h.name)})"
                 for h in hosts.values()))
         gids = _prepare_hosts(state, hosts, image, gid)
+        _choose_accels(state, hosts, image, requested)     # each host's, its appliance there
         _say(f"starting {sum(len(n.devices) for n in topo.nodes)} emulated devices")
         _start_devices(topo, state, hosts, gids)
         for node in topo.nodes:
             host = hosts[node.host.name]
-            xml = render.domain_xml(topo, node, image, host.run_dir, chosen)
+            xml = _domain_xml(state, topo, node, host, image)
             name = lab_state.domain_name(topo.name, node.name)
             state.domains.append(name)
             _save_state(state)
@@ -321,8 +344,8 @@ def node_up(lab, *nodes):
         for node in nodes:
             try:
                 # on the host it ran on (lab.json), from its run directory there
-                booted.append(where[node].libvirt().createXML(render.domain_xml(
-                    topo, topo.node(node), image, where[node].run_dir, state.accel), 0))
+                booted.append(where[node].libvirt().createXML(
+                    _domain_xml(state, topo, topo.node(node), where[node], image), 0))
             except libvirt_conn.error_type() as e:
                 raise UserError(f"libvirt on {where[node].name}: {e.get_error_message()}") from None
         _wait_for_agents(topo, where, started_s)
@@ -395,7 +418,9 @@ def _teardown(state):
     """Stops the domains and nbdkit servers the lab's state lists, on every
     host, and removes its run directories.  A host that cannot be reached
     does not stop the others; the local run directory (lab.json) then stays,
-    so `down` can be run again.  Returns what it stopped."""
+    so `down` can be run again.  Every host's shared ssh connection is
+    closed, done or not (the next command opens another): none outlives the
+    lab or its run directory.  Returns what it stopped."""
     stopped = {"domains": [], "devices": []}
     failures = []
     for host in lab_hosts.from_state(state).values():
@@ -405,6 +430,8 @@ def _teardown(state):
             text = str(e)
             failures.append(text if text.startswith(f"host '{host.name}'")
                             else f"host '{host.name}': {text}")
+        finally:
+            host.close_connection()
     if failures:
         raise UserError(f"lab '{state.name}' is not all down ({'; '.join(failures)}); "
                         f"run `storlab down {state.name}` again once that is mended")
@@ -480,10 +507,17 @@ def lab_status(lab):
                 {"error": f"node is {entry['state']}"}
         nodes.append(entry)
     return {"name": lab, "phase": state.phase, "accel": state.accel,
-            "topology": state.topology, "hosts": lab_hosts.state_entries(hosts),
+            "topology": state.topology, "hosts": _host_reports(state, hosts),
             "ready_after_s": state.ready_after_s,
             "provisioned_after_s": state.provisioned_after_s,
             "profile": state.profile, "nodes": nodes}
+
+
+def _host_reports(state, hosts):
+    """The lab's hosts as lab.json lists them, each with its accelerator and why."""
+    return [{**entry, "accel": lab_state.accel_of(state, entry["name"]),
+             "accel_reason": state.accels.get(entry["name"], {}).get("reason")}
+            for entry in lab_hosts.state_entries(hosts)]
 
 
 def format_status(report):
@@ -491,7 +525,7 @@ def format_status(report):
     lines = [f"lab {report['name']}: {report['phase']}, accel {report['accel']}, "
              f"topology {report['topology']}"]
     if several:
-        lines += [f"  host {h['name']}: {h['uri']} (links: {h['address']})"
+        lines += [f"  host {h['name']}: {h['uri']} (links: {h['address']}), accel {h['accel']}"
                   for h in report["hosts"]]
 
     def host_column(text):

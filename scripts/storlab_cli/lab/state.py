@@ -40,16 +40,17 @@ class DeviceEntry:
 class LabState:
     name: str
     topology: str                      # the topology file, absolute
-    accel: str
+    accel: str                         # the lab's: tcg when any host runs TCG (lab_accel)
     appliance: str                     # the guest appliance's content hash
     created: float
     phase: str = "starting"            # starting, provisioning, ready
     domains: list = field(default_factory=list)          # libvirt domain names
     devices: list = field(default_factory=list)          # DeviceEntry
     profile: dict | None = None        # the storage profile's state (lab/profiles.py)
-    hosts: list = field(default_factory=list)            # {name, uri, address}; []: local only
+    hosts: list = field(default_factory=list)            # hosts.state_entries; []: local only
     placement: dict = field(default_factory=dict)        # node -> host name
     bundles: dict = field(default_factory=dict)          # remote host -> its plugin bundle dir
+    accels: dict = field(default_factory=dict)           # host -> {accel, reason}; {}: all accel
     ready_after_s: float | None = None
     provisioned_after_s: float | None = None
 
@@ -165,6 +166,17 @@ def require_node(state, node):
         raise UserError(f"lab '{state.name}' has no node '{node}' "
                         f"(nodes: {', '.join(nodes) or 'none'})")
     return node
+
+
+def accel_of(state, host):
+    """The accelerator host's nodes run under (a lab from before hosts: the lab's)."""
+    return state.accels.get(host, {}).get("accel", state.accel)
+
+
+def lab_accel(accels):
+    """The lab's accelerator of its hosts' ({host: {accel, reason}}): a
+    lab with a node under TCG is as slow as TCG makes it."""
+    return "tcg" if any(a["accel"] == "tcg" for a in accels.values()) else "kvm"
 
 
 def own_files(state, key, host="local", directory=None):

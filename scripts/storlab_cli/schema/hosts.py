@@ -12,6 +12,8 @@ A lab runs on one host, this one, unless the topology lists libvirt hosts:
     uri = "qemu+ssh://root@192.0.2.2/system?keyfile=/root/.ssh/lab"
     address = "192.0.2.2"
     capacity = 4                        at most 4 nodes (optional)
+    cache_dir = "/srv/storlab-cache"    where the plugins and appliance go there
+                                        (optional, default /var/cache/storlab)
 
     [node.node3]
     host = "far"                        placed by hand; the others are spread
@@ -22,20 +24,27 @@ user, host, port, keyfile, no_verify and command (the ssh program) from the
 same URI, so one line says how to get there. Nodes without host = are spread
 over the hosts in proportion to their capacity (a host without one weighs 1
 and takes any number), first host first on a tie.
+
+cache_dir is a remote host's only: this machine's cache is the one every
+storlab command here uses (STORLAB_CACHE_DIR), not one topology's.
 """
 import ipaddress
+import os
 import re
 import urllib.parse
 from dataclasses import dataclass
 
+from storlab_cli import paths
+
 LOCAL_URI = "qemu:///system"
 LOCAL_HOST = "local"                   # the implicit host of a topology without [[hosts]]
 LOCAL_ADDRESS = "127.0.0.1"
-HOST_KEYS = ("name", "uri", "address", "capacity")
+HOST_KEYS = ("name", "uri", "address", "capacity", "cache_dir")
 HOST_NAME_RE = re.compile(r"[a-z][a-z0-9-]{0,15}")
 HOST_NAME_RULE = "a-z then up to 15 of a-z, 0-9, '-'"
 MAX_HOSTS = 16
 CAPACITY_RANGE = (1, 16)
+DEFAULT_CACHE_DIR = paths.DEFAULT_CACHE_DIR  # a remote host's, without cache_dir
 # What storlab's ssh takes from a qemu+ssh URI's query (libvirt's own names).
 SSH_URI_PARAMS = ("keyfile", "no_verify", "command")
 # libvirt query parameters storlab passes on to libvirt and does not itself use.
@@ -48,6 +57,7 @@ class Host:
     uri: str
     address: str             # the host's address on the links between hosts
     capacity: int | None     # at most this many nodes; None: any, weight 1
+    cache_dir: str | None = None   # a remote host's plugin bundle and appliance go under it
 
     @property
     def local(self):
@@ -145,8 +155,30 @@ def read_hosts(loader, value):
         capacity = None
         if "capacity" in entry:
             capacity = loader.integer(entry["capacity"], f"{key_path}.capacity", CAPACITY_RANGE)
-        hosts.append(Host(name, uri, address, capacity))
+        cache_dir = read_cache_dir(loader, entry, key_path, name, uri)
+        hosts.append(Host(name, uri, address, capacity, cache_dir))
     return hosts
+
+
+def read_cache_dir(loader, entry, key_path, name, uri):
+    """A remote host's cache directory (DEFAULT_CACHE_DIR without one);
+    None for this machine, where the key is refused."""
+    if uri == LOCAL_URI:
+        if "cache_dir" in entry:
+            loader.fail(f"{key_path}.cache_dir", f"host '{name}' is this machine ({LOCAL_URI}), "
+                        "whose cache is STORLAB_CACHE_DIR's (default "
+                        f"{DEFAULT_CACHE_DIR}): cache_dir is for a remote host",
+                        entry["cache_dir"])
+        return None
+    value = loader.string(entry.get("cache_dir", DEFAULT_CACHE_DIR), f"{key_path}.cache_dir")
+    # the path as written is the one used: absolute, and nothing to resolve
+    if not value.startswith("/") or os.path.normpath(value) != value or value.startswith("//"):
+        loader.fail(f"{key_path}.cache_dir", f"host '{name}': must be an absolute path without "
+                    "'.', '..', '//' or a trailing '/'", value)
+    if any(ord(c) < 0x20 or c == "\x7f" for c in value):
+        loader.fail(f"{key_path}.cache_dir", f"host '{name}': contains a control character",
+                    value)
+    return value
 
 
 def place(loader, hosts, node_names, chosen):
