@@ -539,6 +539,23 @@ test_host_costs_of_the_front_end (void **state)
   run_free (&r);
 }
 
+/* md's own code costs its node for every I/O the md takes (7 us), once
+ * however many members the I/O goes to. */
+static void
+test_host_costs_of_md (void **state)
+{
+  (void) state;
+  struct run r = run_new ("storlab-cluster 1\nnode n1 cores=1 per-io-us=10 per-md-io-us=7\n"
+                          DISK ("n1", "d0") DISK ("n1", "d1")
+                          "local n1 raid level=1 chunk=64k d0 d1\nvolume n1 v 64M\n"
+                          "export n1 at=0 size=64M volume=v\n");
+  assert_int_equal (burst (&r, SL_OP_READ, 1, 0, 0, 4 * KIB), 10000 + 7000 + 100000);
+  burst (&r, SL_OP_WRITE, 1, 0, 0, 4 * KIB);
+  assert_int_equal (ops_of (&r, "n1/d0", SL_OP_WRITE) + ops_of (&r, "n1/d1", SL_OP_WRITE), 2);
+  assert_int_equal (r.c->node[0].cpu.busy_ns, 2 * (10000 + 7000));
+  run_free (&r);
+}
+
 /* The disk group's caches cost the node's kernel for each I/O they take:
  * a read passes the write buffer (7 us) and the read cache (3 us); a write
  * stays in the buffer (7 us).  An all-flash group has no read cache. */
@@ -664,6 +681,7 @@ main (void)
     cmocka_unit_test (test_host_cost_of_switching_processes),
     cmocka_unit_test (test_host_costs_by_direction),
     cmocka_unit_test (test_host_costs_of_the_front_end),
+    cmocka_unit_test (test_host_costs_of_md),
     cmocka_unit_test (test_host_costs_of_the_disk_group),
     cmocka_unit_test (test_host_costs_of_a_hop),
     cmocka_unit_test (test_host_pool_is_shared),

@@ -202,6 +202,7 @@ static const struct {
   { "per-device-io-us", { COST (per_device_io.read_ns), COST (per_device_io.write_ns) }, 2 },
   { "per-device-read-us", { COST (per_device_io.read_ns) }, 1 },
   { "per-device-write-us", { COST (per_device_io.write_ns) }, 1 },
+  { "per-md-io-us", { COST (per_md_io_ns) }, 1 },
   { "per-write-buffer-io-us", { COST (per_write_buffer_io_ns) }, 1 },
   { "per-read-cache-io-us", { COST (per_read_cache_io_ns) }, 1 },
   { "per-hop-io-us", { COST (per_hop_io.read_ns), COST (per_hop_io.write_ns) }, 2 },

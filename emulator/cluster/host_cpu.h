@@ -10,9 +10,8 @@
 
 #include "core/request.h"
 
-/* What a step of an I/O costs by its direction: under TCG a read, whose
- * data QEMU writes into the guest's memory, and a write, whose data a
- * sender copies out, differ by tens of µs. */
+/* What a step of an I/O costs by its direction: under TCG a read and a
+ * write differ by tens of µs at several steps (tcg_calibrate.py). */
 struct cl_op_cost {
   uint64_t read_ns;
   uint64_t write_ns;                   /* also flushes and trims */
@@ -21,18 +20,19 @@ struct cl_op_cost {
 /* A host's CPU as the storage path sees it: cores that each serve one I/O's
  * processing at a time, first come first served.  A node's own kernel pays
  * per front-end I/O (a volume's block device, or a file of a share: the
- * file system's own work besides), per I/O it sends a device, per I/O its disk group's
- * write buffer and read cache take, per request it sends a peer and per
- * request it serves; a core that was idle first pays its wake-up.  Where
- * the node is a guest, the hypervisor's threads beside its vCPUs (QEMU's
- * I/O thread, the device's server, the network backend) pay per device I/O
- * and per network message, on the shared host's cores (the pool) when
- * there is one. */
+ * file system's own work besides), per I/O it sends a device, per I/O its
+ * md RAID and its disk group's write buffer and read cache take, per
+ * request it sends a peer and per request it serves; a core that was idle
+ * first pays its wake-up.  Where the node is a guest, the hypervisor's
+ * threads beside its vCPUs (QEMU's I/O thread, the device's server, the
+ * network backend) pay per device I/O and per network message, on the
+ * shared host's cores (the pool) when there is one. */
 struct cl_host_config {
   uint32_t cores;
   struct cl_op_cost per_volume_io;     /* a VM's I/O on a volume: syscall, block layer */
   struct cl_op_cost per_file_io;       /* ... on a file of a share, its file system's */
   struct cl_op_cost per_device_io;     /* each I/O it sends one of its devices */
+  uint64_t per_md_io_ns;               /* each I/O its md RAID (or a replica's md) takes */
   uint64_t per_write_buffer_io_ns;     /* each I/O its dm-writecache (and LV under it) takes */
   uint64_t per_read_cache_io_ns;       /* each I/O its dm-cache takes */
   struct cl_op_cost per_hop_io;        /* each NVMe/TCP or NFS request it sends a peer */

@@ -33,13 +33,14 @@ the vCPU is busy throughout, so each I/O's cost is its own:
   per_device_io_ns   each I/O the guest sends a virtual disk (its request
                      and completion interrupt): raid1 write - bare write,
                      less raid1 read - bare read (md's own remap)
-  per_volume_read_ns, per_volume_write_ns   the front end's own on a block
-                     device (syscall, block layer, fio), by direction (a
-                     read costs more): bare - per_device_io_ns
+  per_volume_read_ns, per_volume_write_ns   the front end's own on a
+                     block device (syscall, block layer, fio), by direction
+                     (a read costs more): bare - per_device_io_ns
+  per_md_io_ns       md's own per I/O it takes: raid1 read - bare read
   per_file_read_ns, per_file_write_ns   the same on a file of ext4 (a
                      share's): ext4 - per_device_io_ns
   per_hop_read_ns, per_hop_write_ns   the initiator's NVMe/TCP request:
-                     nvme - per_volume_*
+                     nvme - per_volume_*, by direction
   per_remote_read_ns, per_remote_write_ns   the target's side, besides
                      its device I/O: node2's vCPU in nvme - per_device_io_ns
   idle_wake_ns       what an I/O at 1 outstanding costs more than at 8 (the
@@ -65,7 +66,7 @@ the vCPU is busy throughout, so each I/O's cost is its own:
 A figure not by direction is the mean of its read and write runs. The
 bench makes --repeat passes (interleaved, so a slow spell of the host hits every
 mechanism alike) and the preset takes each figure's median; a dm linear
-remap's own cost is printed too (within the noise here, so not charged). The tables are what the run measured; the preset
+remap's own cost is printed too (not charged: it scatters from run to run). The tables are what the run measured; the preset
 quotes them with the date.
 
 usage: scripts/bench/tcg_calibrate.py [--repeat N] [--keep] [--out JSON] [--only NAME,...]
@@ -279,6 +280,9 @@ def figures(runs):
         "per_file_read_ns": file["randread"],
         "per_file_write_ns": file["randwrite"],
         "per_device_io_ns": device,
+        # what md RAID-1 costs a read more than the disk alone (on a write
+        # the same, by the way per_device_io_ns is taken)
+        "per_md_io_ns": cpu("raid1", "randread") - cpu("bare", "randread"),
         # the initiator's NVMe/TCP namespace is a block device too
         "per_hop_read_ns": cpu("nvme", "randread") - volume["randread"],
         "per_hop_write_ns": cpu("nvme", "randwrite") - volume["randwrite"],
@@ -298,7 +302,8 @@ def figures(runs):
         if ("allflash", "randread", 8) in runs else 0.0,
         "per_read_cache_io_ns": more_than("hybrid", "allflash", "randread")
         if ("hybrid", "randread", 8) in runs else 0.0,
-        # measured, not in the preset: within the runs' noise
+        # measured, not in the preset: 7-12 µs in one run, 21-29 in the
+        # next, and the hybrid lab's reads through their LVs show none
         "(dm linear, per I/O)": mean(lambda op: cpu("linear", op) - cpu("bare", op)),
     }
 
