@@ -517,3 +517,37 @@ def test_status_shows_each_hosts_accelerator(tmp_path, run_base):
     text = lifecycle.format_status(report)
     assert text.startswith("lab lab: ready, accel tcg, ")
     assert f"  host far: {host.uri} (links: 192.0.2.2), accel tcg" in text.splitlines()
+
+
+def test_up_asks_each_host_for_the_ports_its_nodes_bind(tmp_path):
+    """A 48-node lab on three hosts (past 120 links: ports counted per
+    host): each host is asked for its own ends' ports, every one of them,
+    and a taken one is named with its link and host."""
+    pairs = [(f"node{i + 1}", f"node{(i + o) % 48 + 1}") for i in range(48) for o in (1, 2, 3)]
+    text = 'name = "big"\n[nodes]\ncount = 48\n[links]\nmode = "pairs"\npairs = [' + \
+        ", ".join(f'["{a}", "{b}"]' for a, b in pairs) + "]\n"
+    for i in range(3):
+        uri = "qemu:///system" if i == 0 else f"qemu+ssh://root@192.0.2.{i + 1}/system"
+        text += f'[[hosts]]\nname = "h{i}"\nuri = "{uri}"\naddress = "192.0.2.{i + 1}"\n'
+    path = tmp_path / "big.toml"
+    path.write_text(text)
+    topo = topology.load(str(path))
+    asked = {}
+
+    def host(name, taken=()):
+        def in_use(ports):
+            asked[name] = ports
+            return [p for p in ports if p in taken]
+        return types.SimpleNamespace(name=name, local=False, udp_ports_in_use=in_use,
+                                     describe=lambda: f"host '{name}'")
+
+    lifecycle._check_ports_free(topo, {name: host(name) for name in ("h0", "h1", "h2")})
+    for name in ("h0", "h1", "h2"):
+        ends = [e.port for n in topo.nodes if n.host.name == name
+                for e in topology.link_ends(topo, n)]
+        assert sorted(asked[name]) == sorted(ends) and len(set(ends)) == len(ends) == 96
+    link = next(l for l in topo.links if topo.node(l.b).host.name == "h2")
+    hosts = {name: host(name, {link.port_b} if name == "h2" else ()) for name in ("h0", "h1", "h2")}
+    with pytest.raises(UserError, match=f"^udp port {link.port_b} \\(link {link.a}-{link.b}\\) "
+                                        "is in use on host 'h2'$"):
+        lifecycle._check_ports_free(topo, hosts)

@@ -349,7 +349,7 @@ def test_active_nodes_is_a_sweepable_count(tmp_path):
     refused(tmp_path, SWEEP.replace('"device.battery" = ["ok", "failed"]', "active_nodes = [3]"),
             "point 0: active_nodes = 3 but the sweep has 2 active nodes (node1, node2)")
     refused(tmp_path, SWEEP.replace('rw = "randrw"', 'rw = "randrw"\nactive_nodes = 0'),
-            "workload.active_nodes = 0: must be 1..16")
+            "workload.active_nodes = 0: must be 1..64")
 
 
 def test_volumes_target_needs_volumes_on_every_active_node(tmp_path):

@@ -3,6 +3,7 @@ domain XML (lab/render.py + topologies/templates/domain.xml.j2). No build, no VM
 
 Golden files: STORLAB_REGENERATE_GOLDEN=1 rewrites tests/golden/*.xml.
 """
+import collections
 import glob
 import ipaddress
 import json
@@ -1014,3 +1015,212 @@ HOST_ERRORS = [
 def test_host_errors(tmp_path, text, expected):
     message = load_error(tmp_path, text)
     assert message.startswith(expected), message
+
+
+# ---- labs larger than one host: 16 nodes a host, 64 in all ---------------------------
+
+def hosts_text(count, address=None, capacity=None):
+    """count [[hosts]]: the first this machine, the others over ssh; each its
+    own address, or all the given one (one machine)."""
+    text = ""
+    for i in range(count):
+        uri = "qemu:///system" if i == 0 else f"qemu+ssh://root@192.0.2.{i + 1}/system"
+        text += (f'[[hosts]]\nname = "h{i}"\nuri = "{uri}"\n'
+                 f'address = "{address or f"192.0.2.{i + 1}"}"\n')
+        if capacity:
+            text += f"capacity = {capacity}\n"
+    return text
+
+
+def pairs_text(pairs):
+    return ('[links]\nmode = "pairs"\npairs = ['
+            + ", ".join(f'["{a}", "{b}"]' for a, b in pairs) + "]\n")
+
+
+def circulant(n, offsets):
+    """node i linked to node i + o (mod n) for each offset, each pair once."""
+    pairs, seen = [], set()
+    for i in range(n):
+        for o in offsets:
+            pair = (f"node{i + 1}", f"node{(i + o) % n + 1}")
+            if frozenset(pair) not in seen:
+                seen.add(frozenset(pair))
+                pairs.append(pair)
+    return pairs
+
+
+def fifteen_each(n):
+    """n (even) nodes of 15 links each: the most a node may have."""
+    return circulant(n, list(range(1, 8)) + [n // 2])
+
+
+def slot_name(slot, prefix="lab"):
+    return next(f"{prefix}{i}" for i in range(100000)
+                if zlib.crc32(f"{prefix}{i}".encode()) % 396 == slot)
+
+
+def check_big_lab(topo):
+    """Every link end's udp port unique on the machine it binds on (its
+    host's address) and inside the lab's 240 ports; MACs, guest addresses
+    and prefixes unique; each end's peer port the peer's own."""
+    crc = zlib.crc32(topo.name.encode())
+    base = 40000 + (crc % 396) * 64
+    bound, macs, addrs, networks = set(), set(), set(), set()
+    for node in topo.nodes:
+        ends = topology.link_ends(topo, node)
+        assert len(ends) <= 15
+        for end in ends:
+            key = (node.host.address, end.port)
+            assert key not in bound, key
+            bound.add(key)
+            assert base <= end.port < base + 240 and end.port <= 65535
+            peer_end = next(e for e in topology.link_ends(topo, end.peer) if e.link == end.link)
+            assert end.peer_port == peer_end.port
+            assert end.peer_address == (topo.node(end.peer).host.address
+                                        if end.local_address != "127.0.0.1" else "127.0.0.1")
+        # the guest's kernel command line stays far below x86's 2048 bytes
+        assert len(render.kernel_cmdline(topo, node, APPLIANCE)) < 1024
+    for i, link in enumerate(topo.links):
+        assert link.index == i
+        assert (link.mac_a, link.mac_b) == (
+            "52:54:00:%02x:%02x:%02x" % (crc & 0xFF, i & 0xFF, 2 * (i >> 8)),
+            "52:54:00:%02x:%02x:%02x" % (crc & 0xFF, i & 0xFF, 2 * (i >> 8) + 1))
+        net = ipaddress.IPv6Network("fd5c:%x:%x::/64" % (crc & 0xFFFF, i))
+        assert (ipaddress.IPv6Interface(link.addr_a).ip, ipaddress.IPv6Interface(link.addr_b).ip) \
+            == (net[1], net[2])
+        macs |= {link.mac_a, link.mac_b}
+        addrs |= {link.addr_a, link.addr_b}
+        networks.add(net)
+    assert len(bound) == 2 * len(topo.links)
+    assert (len(macs), len(addrs), len(networks)) == (2 * len(topo.links),) * 2 + (len(topo.links),)
+
+
+def test_a_48_node_lab_on_three_hosts(tmp_path):
+    topo = load_text(tmp_path, mesh(48) + pairs_text(fifteen_each(48)) + hosts_text(3))
+    assert len(topo.nodes) == 48 and len(topo.links) == 360
+    assert collections.Counter(n.host.name for n in topo.nodes) == {"h0": 16, "h1": 16, "h2": 16}
+    check_big_lab(topo)
+    assert topo.lab_refusal() is None
+    # what libvirt is told: each interface's own port, and its peer's
+    node = topo.node("node17")
+    root = ET.fromstring(render.domain_xml(topo, node, APPLIANCE, RUN_DIR, "tcg"))
+    ends = topology.link_ends(topo, node)
+    interfaces = root.findall("devices/interface[@type='udp']")
+    assert len(interfaces) == len(ends) == 15
+    for interface, end in zip(interfaces, ends):
+        local = interface.find("source/local")
+        assert (local.get("address"), local.get("port")) == (end.local_address, str(end.port))
+        assert interface.find("source").get("port") == str(end.peer_port)
+
+
+def test_the_biggest_lab_in_the_highest_port_slot_stays_below_65536(tmp_path):
+    """64 nodes on 4 hosts, 15 links each: 480 links, link indexes past
+    255 (MACs widened there only), every port within 65519."""
+    name = slot_name(395)
+    topo = load_text(tmp_path, mesh(64, name) + pairs_text(fifteen_each(64)) + hosts_text(4))
+    assert len(topo.links) == 480
+    check_big_lab(topo)
+    assert max(max(l.port_a, l.port_b) for l in topo.links) <= 40000 + 395 * 64 + 239
+    lab_byte = zlib.crc32(name.encode()) & 0xFF
+    assert topo.links[255].mac_b == f"52:54:00:{lab_byte:02x}:ff:01"
+    assert topo.links[256].mac_a == f"52:54:00:{lab_byte:02x}:00:02"
+
+
+def test_up_to_120_links_ports_stay_by_link_index_on_any_hosts(tmp_path):
+    """Every lab of up to 16 nodes, on one host or several (two hosts at one
+    address: one machine, as tests/test_lab_multihost.py runs them), keeps
+    P = base + 2 I: what a running lab was built with."""
+    for text in (mesh(16) + hosts_text(2), mesh(16) + hosts_text(2, "127.0.0.1"),
+                 mesh(40) + pairs_text(circulant(40, [1, 2, 3])) + hosts_text(3)):
+        topo = load_text(tmp_path, text)
+        assert len(topo.links) <= 120
+        check_links(topo)
+
+
+def test_shipped_labs_keep_their_ports_macs_and_addresses():
+    """Known values of shipped labs, as running labs have them."""
+    link = topology.load(os.path.join(SOURCE, "topologies", "default.toml")).links[2]
+    assert (link.a, link.b, link.port_a, link.port_b, link.mac_a, link.mac_b, link.addr_a) == (
+        "node2", "node3", 55044, 55045, "52:54:00:df:02:00", "52:54:00:df:02:01",
+        "fd5c:df:2::1/64")
+    link = topology.load(os.path.join(SOURCE, "topologies", "hybrid-4node.toml")).links[3]
+    assert (link.port_a, link.port_b, link.mac_b, link.addr_b) == (
+        51014, 51015, "52:54:00:60:03:01", "fd5c:6360:3::2/64")
+
+
+def test_a_lab_past_one_host_takes_16_a_host(tmp_path):
+    # hosts without capacity take 16 each; beyond every host's room, refused
+    assert load_error(tmp_path, mesh(40) + '[links]\nmode = "none"\n' + hosts_text(2)) == (
+        "hosts: 40 nodes do not fit: the hosts' capacity is 32 (a host without capacity "
+        "holds 16)")
+    topo = load_text(tmp_path, mesh(40) + '[links]\nmode = "none"\n' + hosts_text(3))
+    assert collections.Counter(n.host.name for n in topo.nodes) == {"h0": 14, "h1": 13, "h2": 13}
+    # placed by hand: a host past 16, one line naming it
+    by_hand = "".join(f'[node.node{i}]\nhost = "h1"\n' for i in range(1, 18))
+    assert load_error(tmp_path, mesh(20) + '[links]\nmode = "none"\n' + hosts_text(2)
+                      + by_hand) == (
+        "hosts: host 'h1' has 17 nodes placed on it with host =: a host holds at most 16")
+    assert load_error(tmp_path, mesh(17) + '[links]\nmode = "none"\n' + hosts_text(1)) \
+        .startswith("hosts: 17 nodes do not fit: the hosts' capacity is 16")
+
+
+def test_more_than_16_nodes_on_one_host_or_64_in_all_refused(tmp_path):
+    assert load_error(tmp_path, mesh(17)) == "nodes.count = 17: must be 1..16"
+    assert load_error(tmp_path, mesh(65) + hosts_text(5)) == (
+        "nodes.count = 65: must be 1..64: a lab on several hosts holds at most 64 nodes, "
+        "16 a host")
+    names = ", ".join(f'"n{i}"' for i in range(65))
+    assert load_error(tmp_path, f'name = "x"\n[nodes]\nnames = [{names}]\n' + hosts_text(5)) \
+        .endswith(": must be a list of 1..64 node names: a lab on several hosts holds at "
+                  "most 64 nodes, 16 a host")
+
+
+def test_a_full_mesh_past_16_nodes_and_a_node_past_15_links_refused(tmp_path):
+    expected = ("links.mode: full-mesh of 40 nodes needs 780 links, 39 a node; a node has at "
+                "most 15 (a full mesh at most 16 nodes, 120 links): give the links with "
+                "mode = 'pairs'")
+    assert load_error(tmp_path, mesh(40) + hosts_text(3)) == expected
+    assert load_error(tmp_path, mesh(40) + '[links]\nmode = "full-mesh"\n' + hosts_text(3)) \
+        == expected
+    star = [("node1", f"node{i}") for i in range(2, 19)]            # node1: 17 links
+    assert load_error(tmp_path, mesh(18) + pairs_text(star) + hosts_text(2)) == (
+        "links.pairs[15] = ['node1', 'node17']: node 'node1' has 17 links; a node has at "
+        "most 15")
+
+
+def test_hosts_at_one_address_share_one_machines_ports(tmp_path):
+    """Hosts that give one address are one machine: a lab past 120 links
+    counts their ends together, and refuses more than its 240 ports there."""
+    shared = hosts_text(3).replace('address = "192.0.2.2"', 'address = "192.0.2.1"')
+    topo = load_text(tmp_path, mesh(48) + pairs_text(circulant(48, [1, 2, 3])) + shared)
+    assert len(topo.links) == 144
+    check_big_lab(topo)         # h0's and h1's 32 nodes: 192 ends, 192 ports of 192.0.2.1
+    assert len({e.port for n in topo.nodes if n.host.address == "192.0.2.1"
+                for e in topology.link_ends(topo, n)}) == 192
+    assert load_error(tmp_path, mesh(48) + pairs_text(fifteen_each(48))
+                      + hosts_text(3, "127.0.0.1")) == (
+        "hosts: hosts h0, h1, h2 share address 127.0.0.1 (one machine): their nodes' 720 "
+        "link ends need a udp port each there; a lab has 240 on one machine (16 nodes of 15 "
+        "links)")
+
+
+def test_a_sim_cluster_past_a_labs_size_is_refused_as_a_lab(tmp_path):
+    """A [sim] topology may be larger than a lab on any hosts; `up` (lab_refusal)
+    says what a lab cannot hold, in one line."""
+    sim = '[sim]\nhost = "bare-metal"\n'
+    topo = load_text(tmp_path, mesh(64) + hosts_text(4) + sim)
+    assert topo.lab_refusal() == (
+        f"{topo.path}: links.mode: full-mesh of 64 nodes needs 2016 links, 63 a node; a node "
+        "has at most 15 (a full mesh at most 16 nodes, 120 links): give the links with "
+        "mode = 'pairs' (a topology this large is for the simulator: storlab sweep "
+        "--backend sim)")
+    topo = load_text(tmp_path, mesh(64) + pairs_text(fifteen_each(64)) + hosts_text(4) + sim)
+    assert topo.lab_refusal() is None
+    topo = load_text(tmp_path, mesh(64) + '[links]\nmode = "none"\n' + hosts_text(2) + sim)
+    assert topo.lab_refusal().endswith(": host 'h0' has 32 nodes: a host holds at most 16 (a "
+                                       "topology this large is for the simulator: storlab "
+                                       "sweep --backend sim)")
+    topo = load_text(tmp_path, mesh(65) + '[links]\nmode = "none"\n' + hosts_text(5) + sim)
+    assert topo.lab_refusal().endswith(": 65 nodes: a lab holds at most 64, 16 a host (a "
+                                       "topology this large is for the simulator: storlab "
+                                       "sweep --backend sim)")

@@ -23,7 +23,9 @@ opens it, and storlab's own ssh (nbdkit, files, control sockets) takes the
 user, host, port, keyfile, no_verify and command (the ssh program) from the
 same URI, so one line says how to get there. Nodes without host = are spread
 over the hosts in proportion to their capacity (a host without one weighs 1
-and takes any number), first host first on a tie.
+and takes up to MAX_NODES_PER_HOST), first host first on a tie. No host
+holds more than MAX_NODES_PER_HOST: a lab's udp ports on one host are
+counted for that many guests (schema/topology.py, PORT_SPAN).
 
 cache_dir is a remote host's only: this machine's cache is the one every
 storlab command here uses (STORLAB_CACHE_DIR), not one topology's.
@@ -43,7 +45,10 @@ HOST_KEYS = ("name", "uri", "address", "capacity", "cache_dir")
 HOST_NAME_RE = re.compile(r"[a-z][a-z0-9-]{0,15}")
 HOST_NAME_RULE = "a-z then up to 15 of a-z, 0-9, '-'"
 MAX_HOSTS = 16
-CAPACITY_RANGE = (1, 16)
+# A host's guests: a lab without [[hosts]] holds this many (topology.py's
+# NODE_COUNT_RANGE), and so does each host of a lab on several.
+MAX_NODES_PER_HOST = 16
+CAPACITY_RANGE = (1, MAX_NODES_PER_HOST)
 DEFAULT_CACHE_DIR = paths.DEFAULT_CACHE_DIR  # a remote host's, without cache_dir
 # What storlab's ssh takes from a qemu+ssh URI's query (libvirt's own names).
 SSH_URI_PARAMS = ("keyfile", "no_verify", "command")
@@ -181,27 +186,38 @@ def read_cache_dir(loader, entry, key_path, name, uri):
     return value
 
 
-def place(loader, hosts, node_names, chosen):
+def place(loader, hosts, node_names, chosen, per_host_max=MAX_NODES_PER_HOST):
     """node -> host name: chosen (node -> host name given by `host =`, already
-    checked to name a host) first, the rest spread by capacity in node order."""
+    checked to name a host) first, the rest spread by capacity in node order.
+    A host takes at most its capacity, or per_host_max without one (None: any
+    number, for a [sim] topology, which lab_refusal judges as a lab)."""
     by_name = {h.name: h for h in hosts}
     count = {h.name: 0 for h in hosts}
+
+    def room(host):
+        return host.capacity if host.capacity is not None else per_host_max
+
     for node, host in chosen.items():
         count[host] += 1
     for host in hosts:
         if host.capacity is not None and count[host.name] > host.capacity:
             loader.fail("hosts", f"host '{host.name}' has capacity {host.capacity} and "
                         f"{count[host.name]} nodes placed on it with host =")
+        elif room(host) is not None and count[host.name] > room(host):
+            loader.fail("hosts", f"host '{host.name}' has {count[host.name]} nodes placed on it "
+                        f"with host =: a host holds at most {room(host)}")
     placement = {}
     for node in node_names:
         if node in chosen:
             placement[node] = chosen[node]
             continue
-        open_hosts = [h for h in hosts if h.capacity is None or count[h.name] < h.capacity]
+        open_hosts = [h for h in hosts if room(h) is None or count[h.name] < room(h)]
         if not open_hosts:
-            total = sum(h.capacity for h in hosts)
+            total = sum(room(h) for h in hosts)
+            without = (f" (a host without capacity holds {per_host_max})"
+                       if any(h.capacity is None for h in hosts) else "")
             loader.fail("hosts", f"{len(node_names)} nodes do not fit: the hosts' capacity "
-                        f"is {total}")
+                        f"is {total}{without}")
         # the least loaded for its weight; the first listed on a tie
         host = min(open_hosts, key=lambda h: count[h.name] / (h.capacity or 1))
         count[host.name] += 1

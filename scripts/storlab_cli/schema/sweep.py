@@ -88,7 +88,7 @@ from storlab_cli.common import toml_file
 from storlab_cli.schema import scale, study as study_schema
 from storlab_cli.schema.loader import Loader
 from storlab_cli.schema.sizes import parse_size_bytes
-from storlab_cli.schema.topology import PARAM_KEY_RE, PARAM_KEY_RULE
+from storlab_cli.schema.topology import LAB_NODES_MAX, PARAM_KEY_RE, PARAM_KEY_RULE
 from storlab_cli.errors import UserError
 
 NAME_RE = re.compile(r"[a-z0-9-]{1,40}")
@@ -287,8 +287,10 @@ class _SweepLoader(Loader):
         return value
 
     def workload_value(self, key, value, key_path):
-        if key in ("units", "active_nodes"):
+        if key == "units":
             return self.integer(value, key_path, (1, 16))
+        if key == "active_nodes":       # at most the sweep's active nodes (sweep/plan.py)
+            return self.integer(value, key_path, (1, LAB_NODES_MAX))
         if key == "workers":
             return self.integer(value, key_path, (1, 64))
         if key == "iodepth":

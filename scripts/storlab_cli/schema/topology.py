@@ -31,6 +31,7 @@ A topology with a [sim] table is one the simulator runs: its hdd and ssd
 disks may leave size out and take their preset's (a lab's disks should
 be small, so a lab topology gives every disk a size).
 """
+import collections
 import ipaddress
 import math
 import os
@@ -69,7 +70,21 @@ DEFAULT_BOOT_TIMEOUT_S = 120
 VCPUS_RANGE = (1, 8)
 MEMORY_MIB_RANGE = (256, 16384)
 BOOT_TIMEOUT_S_RANGE = (10, 1800)
-NODE_COUNT_RANGE = (1, 16)             # a lab's guests on one host
+NODE_COUNT_RANGE = (1, hosts_schema.MAX_NODES_PER_HOST)   # a lab's guests on one host
+# A node's links: the most a node of a one-host lab can have (a 16-node full
+# mesh), whatever the lab's size. A guest then never has more link NICs, or a
+# longer storlab.net on its kernel command line (about 40 bytes a link; x86
+# takes 2048), than in the biggest one-host lab, and one host's guests bind
+# at most 16 x 15 = 240 udp ports of a lab (PORT_SPAN).
+LINKS_PER_NODE_MAX = NODE_COUNT_RANGE[1] - 1
+# A lab on several hosts ([[hosts]]) holds at most LAB_NODES_MAX nodes, 16 a
+# host. The derivations hold at that size: ports are counted per host
+# (PORT_SPAN), and at most 64 x 15 / 2 = 480 links keep link indexes well
+# inside the MACs (unique to index 32767) and the guest prefixes (a 16-bit
+# group). 64 is a choice, not their ceiling (they would take MAX_HOSTS x 16 =
+# 256): four full hosts, the largest cluster the studies sweep
+# (hybrid-cluster-size), the biggest lab the tests load and check.
+LAB_NODES_MAX = 64
 # A topology with a [sim] table may describe a study's cluster, for the
 # simulator only (storlab-sim cluster refuses, in one line, what it cannot hold).
 SIM_NODE_COUNT_RANGE = (1, 256)
@@ -77,11 +92,16 @@ DEVICE_COUNT_RANGE = (1, 16)
 MAX_DEVICE_ENTRIES = 16
 
 # udp ports: a lab owns a slot of PORT_SLOT_WIDTH ports chosen by its name's
-# crc32. 396 slots keep the highest port of the biggest lab (16 nodes, full
-# mesh: 120 links = 240 ports) below 65536: 40000 + 395*64 + 239 = 65519.
+# crc32, and its link ends on one host (one address) use at most PORT_SPAN
+# ports from there. 396 slots keep the highest port below 65536:
+# 40000 + 395*64 + 239 = 65519. A lab of at most PORT_SPAN / 2 = 120 links
+# (every lab of up to 16 nodes: a 16-node full mesh) numbers its ports by link
+# index, as it always has (link_ports); a larger one, on several hosts, counts
+# each host's ends, and a host's 16 nodes of at most 15 links have 240.
 PORT_BASE = 40000
 PORT_SLOT_WIDTH = 64
 PORT_SLOTS = 396
+PORT_SPAN = NODE_COUNT_RANGE[1] * LINKS_PER_NODE_MAX
 
 LAB_NAME_RE = re.compile(r"[a-z0-9-]{1,24}")
 LAB_NAME_RULE = "1..24 of a-z, 0-9, '-'"
@@ -178,11 +198,10 @@ class Topology:
     hosts: list = field(default_factory=lambda: [hosts_schema.local_host()])  # [[hosts]]
 
     def lab_refusal(self):
-        """Why `storlab up` cannot build this topology on one host, or None."""
-        lo, hi = NODE_COUNT_RANGE
-        if len(self.nodes) > hi:
-            return (f"{self.path}: {len(self.nodes)} nodes: a lab holds at most {hi} (a "
-                    "topology this large is for the simulator: storlab sweep --backend sim)")
+        """Why `storlab up` cannot build this topology, or None."""
+        size = lab_size_refusal(self)
+        if size:
+            return f"{self.path}: {size}"
         group = self.profile.disk_group if self.profile else None
         if group is not None and group.space_efficiency:
             return (f"{self.path}: profile.disk_group.space_efficiency = "
@@ -249,20 +268,120 @@ def lab_port_offset(name):
     return (lab_hash(name) % PORT_SLOTS) * PORT_SLOT_WIDTH
 
 
-def make_link(lab_name, index, a, b):
+def link_ports(lab_name, pairs, machine_of):
+    """(port_a, port_b) of each link of pairs (node names, in link order).
+    machine_of: node -> what its host binds on (its address: hosts that
+    share one are one machine, with one set of ports).
+
+    A lab of at most PORT_SPAN / 2 links (every lab of up to 16 nodes) takes
+    P = base + 2 * I for end a of link I and P + 1 for end b, on whichever
+    host each runs: unique in the whole lab, as they have always been. A
+    larger lab counts each machine's link ends in link order (a before b):
+    the K-th end bound there takes base + K, unique on that machine, and
+    below base + PORT_SPAN while its nodes have at most 16 x 15 ends
+    (machine_ends; the loader refuses more)."""
+    base = PORT_BASE + lab_port_offset(lab_name)
+    if 2 * len(pairs) <= PORT_SPAN:
+        return [(base + 2 * i, base + 2 * i + 1) for i in range(len(pairs))]
+    taken = collections.Counter()
+    ports = []
+    for pair in pairs:
+        ends = []
+        for node in pair:
+            ends.append(base + taken[machine_of[node]])
+            taken[machine_of[node]] += 1
+        ports.append(tuple(ends))
+    return ports
+
+
+def machine_ends(pairs, machine_of):
+    """machine -> how many link ends bind there (each link's two ends)."""
+    return collections.Counter(machine_of[node] for pair in pairs for node in pair)
+
+
+def make_link(lab_name, index, a, b, ports=None):
+    """Link index between a and b: its udp ports (ports, from link_ports;
+    default: by index, P = base + 2 * index), MACs and guest addresses.
+    A MAC's last two bytes are the index's low byte and 2 x its high byte +
+    the end (0: a, 1: b): 52:54:00:LL:II:00 and :01 up to index 255, as
+    always; unique up to index 32767."""
     lab = lab_hash(lab_name)
     lab_byte = lab & 0xFF
     lab_group = lab & 0xFFFF
-    port_a = PORT_BASE + 2 * index + lab_port_offset(lab_name)
+    if ports is None:
+        port_a = PORT_BASE + lab_port_offset(lab_name) + 2 * index
+        ports = (port_a, port_a + 1)
 
     def address(host):
         # canonical text, as `ip addr` prints it
         return str(ipaddress.IPv6Interface(f"fd5c:{lab_group:x}:{index:x}::{host}/64"))
 
-    return Link(a=a, b=b, index=index, port_a=port_a, port_b=port_a + 1,
-                mac_a=f"52:54:00:{lab_byte:02x}:{index:02x}:00",
-                mac_b=f"52:54:00:{lab_byte:02x}:{index:02x}:01",
-                addr_a=address(1), addr_b=address(2))
+    def mac(end):
+        return f"52:54:00:{lab_byte:02x}:{index & 0xFF:02x}:{2 * (index >> 8) + end:02x}"
+
+    return Link(a=a, b=b, index=index, port_a=ports[0], port_b=ports[1],
+                mac_a=mac(0), mac_b=mac(1), addr_a=address(1), addr_b=address(2))
+
+
+def links_refusal(node_names, pairs, mode=None):
+    """Why a lab cannot have these links, as (key path, value or None,
+    reason), or None: a node with more than LINKS_PER_NODE_MAX links.
+    mode: links.mode as read (None: told from the pairs)."""
+    n = len(node_names)
+    hi = LINKS_PER_NODE_MAX
+    full_mesh = mode == "full-mesh" if mode else len(pairs) == n * (n - 1) // 2
+    if full_mesh and n - 1 > hi:
+        return ("links.mode", None,
+                f"full-mesh of {n} nodes needs {len(pairs)} links, {n - 1} a node; a node "
+                f"has at most {hi} (a full mesh at most {hi + 1} nodes, {hi * (hi + 1) // 2} "
+                "links): give the links with mode = 'pairs'")
+    total = collections.Counter(node for pair in pairs for node in pair)
+    seen = collections.Counter()
+    for i, pair in enumerate(pairs):
+        for node in pair:
+            seen[node] += 1
+            if seen[node] > hi:
+                return (f"links.pairs[{i}]", list(pair),
+                        f"node '{node}' has {total[node]} links; a node has at most {hi}")
+    return None
+
+
+def ports_refusal(hosts, placement, pairs):
+    """Why a lab's link ends cannot have a udp port each, or None: a lab
+    past PORT_SPAN / 2 links counts ports per machine (link_ports), and the
+    hosts sharing one address (one machine) hold more than PORT_SPAN ends.
+    placement: node -> Host."""
+    if 2 * len(pairs) <= PORT_SPAN:
+        return None
+    ends = machine_ends(pairs, {node: host.address for node, host in placement.items()})
+    for address, count in ends.items():
+        if count > PORT_SPAN:
+            names = ", ".join(h.name for h in hosts if h.address == address)
+            return (f"hosts {names} share address {address} (one machine): their nodes' "
+                    f"{count} link ends need a udp port each there; a lab has {PORT_SPAN} on "
+                    f"one machine ({NODE_COUNT_RANGE[1]} nodes of {LINKS_PER_NODE_MAX} links)")
+    return None
+
+
+def lab_size_refusal(topo):
+    """Why a lab cannot hold topo's nodes and links, or None (what the
+    loader refuses of a topology without [sim]; a [sim] one may be larger)."""
+    n, hi = len(topo.nodes), NODE_COUNT_RANGE[1]
+    for_sim = " (a topology this large is for the simulator: storlab sweep --backend sim)"
+    if len(topo.hosts) == 1 and n > hi:
+        return f"{n} nodes: a lab holds at most {hi}{for_sim}"
+    if n > LAB_NODES_MAX:
+        return f"{n} nodes: a lab holds at most {LAB_NODES_MAX}, {hi} a host{for_sim}"
+    for host in topo.hosts:
+        on = sum(1 for node in topo.nodes if node.host.name == host.name)
+        if on > hi:
+            return f"host '{host.name}' has {on} nodes: a host holds at most {hi}{for_sim}"
+    pairs = [(link.a, link.b) for link in topo.links]
+    refusal = links_refusal([node.name for node in topo.nodes], pairs)
+    if refusal:
+        return f"{refusal[0]}: {refusal[2]}{for_sim}"
+    reason = ports_refusal(topo.hosts, {node.name: node.host for node in topo.nodes}, pairs)
+    return f"hosts: {reason}" if reason else None
 
 
 def load(path):
@@ -278,6 +397,7 @@ def from_data(data, where):
 
 class _TopologyLoader(Loader):
     sim = None               # the [sim] table's SimHost, once read
+    link_mode = None         # links.mode, once read
 
     # ---- the file -----------------------------------------------------------------
 
@@ -321,12 +441,18 @@ class _TopologyLoader(Loader):
 
         hosts = hosts_schema.read_hosts(self, data["hosts"]) if "hosts" in data \
             else [hosts_schema.local_host()]
-        placement = hosts_schema.place(self, hosts, node_names,
-                                       self.chosen_hosts(overrides, hosts))
+        # a [sim] topology's hosts take any number: lab_refusal says what a lab cannot build
+        placement = hosts_schema.place(
+            self, hosts, node_names, self.chosen_hosts(overrides, hosts),
+            per_host_max=None if self.sim is not None else NODE_COUNT_RANGE[1])
         for node in nodes:
             node.host = placement[node.name]
         pairs = self.link_pairs(data.get("links", {}), node_names)
-        links = [make_link(name, i, a, b) for i, (a, b) in enumerate(pairs)]
+        if self.sim is None:
+            self.check_lab_links(node_names, pairs, hosts, placement)
+        machine_of = {node: host.address for node, host in placement.items()}
+        links = [make_link(name, i, a, b, ports) for i, ((a, b), ports)
+                 in enumerate(zip(pairs, link_ports(name, pairs, machine_of)))]
         topo = Topology(name=name, path=os.path.abspath(self.path), nodes=nodes, links=links,
                         accel=accel, boot_timeout_s=boot_timeout_s, description=description,
                         sim=self.sim, hosts=hosts)
@@ -368,14 +494,27 @@ class _TopologyLoader(Loader):
         self.check_keys(nodes, NODES_KEYS, "nodes")
         if ("count" in nodes) == ("names" in nodes):
             self.fail("nodes", "give exactly one of count and names")
-        node_range = SIM_NODE_COUNT_RANGE if self.sim is not None else NODE_COUNT_RANGE
+        # a lab on one host holds NODE_COUNT_RANGE; one with [[hosts]] up to
+        # LAB_NODES_MAX, which the hosts' placement spreads 16 a host at most
+        why = ""
+        if self.sim is not None:
+            node_range = SIM_NODE_COUNT_RANGE
+        elif "hosts" in data:
+            node_range = (NODE_COUNT_RANGE[0], LAB_NODES_MAX)
+            why = (f": a lab on several hosts holds at most {LAB_NODES_MAX} nodes, "
+                   f"{NODE_COUNT_RANGE[1]} a host")
+        else:
+            node_range = NODE_COUNT_RANGE
+        lo, hi = node_range
         if "count" in nodes:
-            count = self.integer(nodes["count"], "nodes.count", node_range)
+            value = nodes["count"]
+            if why and isinstance(value, int) and not isinstance(value, bool) and value > hi:
+                self.fail("nodes.count", f"must be {lo}..{hi}{why}", value)
+            count = self.integer(value, "nodes.count", node_range)
             return [f"node{i}" for i in range(1, count + 1)]
         names = nodes["names"]
-        lo, hi = node_range
         if not isinstance(names, list) or not lo <= len(names) <= hi:
-            self.fail("nodes.names", f"must be a list of {lo}..{hi} node names", names)
+            self.fail("nodes.names", f"must be a list of {lo}..{hi} node names{why}", names)
         seen = set()
         for i, node_name in enumerate(names):
             key_path = f"nodes.names[{i}]"
@@ -573,10 +712,23 @@ class _TopologyLoader(Loader):
 
     # ---- links --------------------------------------------------------------------
 
+    def check_lab_links(self, node_names, pairs, hosts, placement):
+        """A lab's links: at most LINKS_PER_NODE_MAX a node, and their ends'
+        udp ports within PORT_SPAN on each machine (links_refusal,
+        ports_refusal)."""
+        refusal = links_refusal(node_names, pairs, self.link_mode)
+        if refusal:
+            key_path, value, reason = refusal
+            self.fail(key_path, reason, *(() if value is None else (value,)))
+        reason = ports_refusal(hosts, placement, pairs)
+        if reason:
+            self.fail("hosts", reason)
+
     def link_pairs(self, value, node_names):
         links = self.table(value, "links")
         self.check_keys(links, LINKS_KEYS, "links")
         mode = self.choice(links.get("mode", "full-mesh"), "links.mode", LINK_MODES, "link mode")
+        self.link_mode = mode
         if mode != "pairs":
             if "pairs" in links:
                 self.fail("links.pairs", f"only with mode = 'pairs' (mode is '{mode}')")
