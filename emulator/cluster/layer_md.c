@@ -320,15 +320,7 @@ md_new (struct cluster *c, const struct cl_target_ops *ops, const char *node, co
   m->member = cl_xcalloc (count, sizeof *m->member);
   m->in_flight = cl_xcalloc (count, sizeof *m->in_flight);
   memcpy (m->member, members, count * sizeof *members);
-  struct cl_target *t = cl_target_new (c, ops, m, node, name, sl_raid_capacity_bytes (&m->layout),
-                                       listed);
-  int at = ops == &md_ops && node ? cl_node_find (c, node) : -1;
-  if (at >= 0) {                       /* md's own code runs on its node for every I/O it takes */
-    struct cl_cpu *cpu = &c->node[at].cpu;
-    uint64_t md_ns = cpu->config.per_md_io_ns;
-    cl_target_pays (t, cpu, (struct cl_op_cost) { md_ns, md_ns }, 0);
-  }
-  return t;
+  return cl_target_new (c, ops, m, node, name, sl_raid_capacity_bytes (&m->layout), listed);
 }
 
 struct cl_target *
@@ -406,6 +398,15 @@ cl_volume_md_new (struct cluster *c, const char *node, const char *name, unsigne
 /* ------------------------------------------------- failure and resync -- */
 
 static bool is_md (const struct cl_target *t);
+
+void
+cl_md_runs_on (struct cl_target *t, struct cl_cpu *cpu)
+{
+  if (!is_md (t))
+    return;                            /* a one-leg mirror is its leg: no md */
+  uint64_t md_ns = cpu->config.per_md_io_ns;
+  cl_target_pays (t, cpu, (struct cl_op_cost) { md_ns, md_ns }, 0);
+}
 
 void
 cl_md_set_member_nodes (struct cl_target *t, const unsigned *nodes)

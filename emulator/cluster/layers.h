@@ -36,6 +36,9 @@ struct cl_target *cl_stripe_new (struct cluster *c, const char *node, const char
  * down would make the array lose more than it tolerates (whether its home
  * still runs is the caller's to weigh); 0 for a target that is no md. */
 void cl_md_set_member_nodes (struct cl_target *t, const unsigned *nodes);
+/* md's own code runs on cpu (its node's) for every I/O t takes, at the
+ * host's per_md_io_ns; nothing when t is no md (a one-leg mirror). */
+void cl_md_runs_on (struct cl_target *t, struct cl_cpu *cpu);
 int cl_md_node_check (const struct cl_target *t, unsigned node, char *err, size_t err_bytes);
 void cl_md_node_event (struct cl_target *t, unsigned node, bool down);
 

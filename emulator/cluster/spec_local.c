@@ -103,6 +103,8 @@ local_raid (struct spec *s, unsigned node, const struct local_args *a)
                                    offset_bytes, a->device, a->devices, why, sizeof why);
   if (t == NULL)
     spec_fail (s, "local raid: %s", why);
+  else
+    cl_md_runs_on (t, &s->c->node[node].cpu);
   return t;
 }
 

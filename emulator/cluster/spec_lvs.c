@@ -366,6 +366,7 @@ spec_volume (struct spec *s, char **w, unsigned n)
   if (base == NULL)
     return spec_fail (s, "%s: %s", what, why);
   cl_md_set_member_nodes (base, holder);
+  cl_md_runs_on (base, &s->c->node[node].cpu);
   return snapshots_over (s, what, w[1], name, base, redo_log, volume_bytes, (unsigned) depth,
                          room_bytes);
 }
@@ -415,5 +416,6 @@ spec_replica (struct spec *s, char **w, unsigned n)
   if (mirror == NULL)
     return spec_fail (s, "%s: %s", what, why);
   cl_md_set_member_nodes (mirror, holders);
+  cl_md_runs_on (mirror, &s->c->node[primary].cpu);
   return 0;
 }
