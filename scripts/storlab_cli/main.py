@@ -55,3 +55,9 @@ def main(argv):
     except KeyboardInterrupt:
         print(f"storlab {argv[0]}: interrupted", file=sys.stderr)
         return 130
+    except Exception as e:
+        # libvirt failing where storlab did not look for it: still one line
+        if type(e).__module__ != "libvirt":
+            raise
+        print(f"storlab {argv[0]}: libvirt: {e}", file=sys.stderr)
+        return 1

@@ -7,6 +7,16 @@ from storlab_cli.common.last_line import last_line
 from storlab_cli.errors import UserError
 
 EXEC_POLL_S = 0.05
+# A guest busy under TCG (tens of fio processes on one vCPU) can leave its
+# agent's reply late; libvirt then calls the agent unavailable until it
+# answers again. A question that changes nothing (how a command is doing)
+# is asked again for this long before the agent is given up on.
+AGENT_PATIENCE_S = 60
+AGENT_RETRY_S = 1
+
+
+class AgentError(UserError):
+    """The guest agent did not answer a command."""
 
 
 def _qemu():
@@ -14,12 +24,29 @@ def _qemu():
     return libvirt_qemu
 
 
+def _libvirt():
+    import libvirt  # noqa: PLC0415
+    return libvirt
+
+
+def _domain_name(domain):
+    try:
+        return domain.name()
+    except Exception:  # noqa: BLE001 - only for the message
+        return "the guest"
+
+
 def command(domain, execute, arguments=None, timeout_s=10):
-    """One agent command; returns its "return" member."""
+    """One agent command; returns its "return" member, or raises AgentError
+    naming the domain and the command."""
     message = {"execute": execute}
     if arguments is not None:
         message["arguments"] = arguments
-    reply = _qemu().qemuAgentCommand(domain, json.dumps(message), int(timeout_s), 0)
+    try:
+        reply = _qemu().qemuAgentCommand(domain, json.dumps(message), int(timeout_s), 0)
+    except _libvirt().libvirtError as e:
+        raise AgentError(f"{_domain_name(domain)}: the guest agent did not answer {execute}: "
+                         f"{e.get_error_message()}") from None
     return json.loads(reply).get("return")
 
 
@@ -43,10 +70,19 @@ def start(domain, argv, stdin_bytes=None):
     return command(domain, "guest-exec", arguments)["pid"]
 
 
-def poll(domain, pid):
+def poll(domain, pid, patience_s=AGENT_PATIENCE_S):
     """(exit_code, stdout_bytes, stderr_bytes) once a started command has
-    exited, else None."""
-    status = command(domain, "guest-exec-status", {"pid": pid})
+    exited, else None. An agent that does not answer is asked again for up
+    to patience_s (the question changes nothing in the guest)."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        try:
+            status = command(domain, "guest-exec-status", {"pid": pid})
+            break
+        except AgentError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(AGENT_RETRY_S)
     if not status.get("exited"):
         return None
     out = base64.b64decode(status.get("out-data", ""))
