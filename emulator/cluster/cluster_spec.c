@@ -188,11 +188,12 @@ st_pool (struct spec *s, char **w, unsigned n)
  * (several for a key that sets a cost's both directions or both front
  * ends), as offsets into struct cl_host_config. */
 #define COST(field) offsetof (struct cl_host_config, field)
-static const struct {
+struct host_cost {
   const char *key;
   size_t at[4];
   unsigned count;
-} host_costs[] = {
+};
+static const struct host_cost host_costs[] = {
   { "per-io-us", { COST (per_volume_io.read_ns), COST (per_volume_io.write_ns),
                    COST (per_file_io.read_ns), COST (per_file_io.write_ns) }, 4 },
   { "per-volume-read-us", { COST (per_volume_io.read_ns) }, 1 },
@@ -219,24 +220,22 @@ static const struct {
 #undef COST
 #define HOST_COST_COUNT (sizeof host_costs / sizeof host_costs[0])
 
-/* Sets config's figures KEY=value_ns stands for; false: no such key. */
-static bool
-host_cost_set (struct cl_host_config *config, const char *key, uint64_t value_ns)
+/* The override KEY names, or NULL. */
+static const struct host_cost *
+host_cost_find (const char *key)
 {
   for (size_t i = 0; i < HOST_COST_COUNT; i++)
-    if (strcmp (host_costs[i].key, key) == 0) {
-      for (unsigned k = 0; k < host_costs[i].count; k++)
-        *(uint64_t *) ((char *) config + host_costs[i].at[k]) = value_ns;
-      return true;
-    }
-  return false;
+    if (strcmp (host_costs[i].key, key) == 0)
+      return &host_costs[i];
+  return NULL;
 }
 
-static bool
-is_host_cost (const char *key)
+/* Sets every figure of config the override stands for to value_ns. */
+static void
+host_cost_set (struct cl_host_config *config, const struct host_cost *cost, uint64_t value_ns)
 {
-  struct cl_host_config scratch;
-  return host_cost_set (&scratch, key, 0);
+  for (unsigned k = 0; k < cost->count; k++)
+    *(uint64_t *) ((char *) config + cost->at[k]) = value_ns;
 }
 
 /* "per-io-us, ..., process-switch-us" */
@@ -273,6 +272,7 @@ st_node (struct spec *s, char **w, unsigned n)
   for (unsigned i = 2; i < n; i++) {
     char *key, *value;
     double v;
+    const struct host_cost *cost;
     if (!spec_split_pair (w[i], &key, &value))
       return spec_fail (s, "node %s: '%s' is not KEY=VALUE", w[1], w[i]);
     if (strcmp (key, "host") == 0) {
@@ -289,10 +289,10 @@ st_node (struct spec *s, char **w, unsigned n)
         return -1;
       processes = (uint32_t) v;
     }
-    else if (is_host_cost (key)) {
+    else if ((cost = host_cost_find (key)) != NULL) {
       if (spec_number (s, key, value, 0, 1e6, &v) < 0)
         return -1;
-      host_cost_set (&host, key, (uint64_t) (v * NS_PER_US));
+      host_cost_set (&host, cost, (uint64_t) (v * NS_PER_US));
     }
     else {
       char keys[1024];

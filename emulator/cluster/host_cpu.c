@@ -17,11 +17,11 @@
  *                device (100 µs a read, 60 a write); on a file of ext4 the
  *                front end takes 83 µs a read and 176 a write.  md RAID-1
  *                costs a read 32 µs more than the disk alone (its own code,
- *                charged for every I/O an md takes).  The disk
- *                group's write buffer (dm-writecache over an LVM volume, as
- *                disk-group.sh builds it) adds 40 µs an I/O; its read
- *                cache (dm-cache, smq) measured -9 µs on reads against the
- *                buffer alone: nothing to charge.  An NVMe/TCP request
+ *                charged for every I/O an md takes).  The disk group's
+ *                write buffer (dm-writecache over an LVM volume, as
+ *                disk-group.sh builds it) adds 40 µs an I/O; its read cache
+ *                (dm-cache, smq) measured -9 µs on reads against the buffer
+ *                alone: nothing to charge.  An NVMe/TCP request
  *                costs the initiator 369 µs a read and 437 a write besides
  *                the front end, the target 249 and 279 besides its device
  *                I/O; an I/O at 1 outstanding costs 110 µs more than at 8
@@ -35,8 +35,8 @@
  *                writes, reaped in batches, a seventh).  Beside the vCPUs,
  *                QEMU's I/O thread and nbdkit spend 65 µs per device I/O
  *                and QEMU's udp netdevs 144 µs per message.  A dm linear
- *                remap (26 µs, 7-12 the run before) is within the passes'
- *                spread and not charged.
+ *                remap is not charged: 26 µs here, 7-12 the run before, and
+ *                the hybrid lab's reads through their LVs show none.
  *   bare-metal — a KVM host: the kernel block layer plus virtio and QEMU's
  *                I/O thread cost on the order of 10 µs of CPU per I/O, and
  *                an NVMe/TCP or NFS target about as much again; 16 cores

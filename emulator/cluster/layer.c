@@ -241,6 +241,12 @@ cl_target_pays (struct cl_target *t, struct cl_cpu *cpu, struct cl_op_cost cpu_c
   t->hypervisor_ns = hypervisor_ns;
 }
 
+void
+cl_layer_runs_on (struct cl_target *t, struct cl_cpu *cpu, uint64_t per_io_ns)
+{
+  cl_target_pays (t, cpu, (struct cl_op_cost) { per_io_ns, per_io_ns }, 0);
+}
+
 struct cl_target *
 cl_target_new (struct cluster *c, const struct cl_target_ops *ops, void *self,
                const char *node, const char *name, uint64_t capacity_bytes, bool listed)

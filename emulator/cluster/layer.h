@@ -187,6 +187,9 @@ struct cl_target *cl_target_new (struct cluster *c, const struct cl_target_ops *
  * hypervisor_ns (nothing is charged when both are zero). */
 void cl_target_pays (struct cl_target *t, struct cl_cpu *cpu, struct cl_op_cost cpu_cost,
                      uint64_t hypervisor_ns);
+/* A layer's own code runs on cpu (its node's) for per_io_ns of every I/O
+ * t takes, read or write alike. */
+void cl_layer_runs_on (struct cl_target *t, struct cl_cpu *cpu, uint64_t per_io_ns);
 
 /* Aborts: out of memory in the middle of a run leaves nothing sane to do. */
 void *cl_xcalloc (size_t count, size_t size);

@@ -402,10 +402,8 @@ static bool is_md (const struct cl_target *t);
 void
 cl_md_runs_on (struct cl_target *t, struct cl_cpu *cpu)
 {
-  if (!is_md (t))
-    return;                            /* a one-leg mirror is its leg: no md */
-  uint64_t md_ns = cpu->config.per_md_io_ns;
-  cl_target_pays (t, cpu, (struct cl_op_cost) { md_ns, md_ns }, 0);
+  if (is_md (t))                       /* a one-leg mirror is its leg: no md */
+    cl_layer_runs_on (t, cpu, cpu->config.per_md_io_ns);
 }
 
 void

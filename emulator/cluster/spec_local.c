@@ -380,12 +380,9 @@ local_disk_group (struct spec *s, unsigned node, const struct local_args *a)
   }
   /* the node's kernel runs both caches' code for every I/O they take */
   struct cl_cpu *cpu = &s->c->node[node].cpu;
-  uint64_t buffer_ns = cpu->config.per_write_buffer_io_ns;
-  cl_target_pays (group, cpu, (struct cl_op_cost) { buffer_ns, buffer_ns }, 0);
-  if (origin != data) {
-    uint64_t cache_ns = cpu->config.per_read_cache_io_ns;
-    cl_target_pays (origin, cpu, (struct cl_op_cost) { cache_ns, cache_ns }, 0);
-  }
+  cl_layer_runs_on (group, cpu, cpu->config.per_write_buffer_io_ns);
+  if (origin != data)
+    cl_layer_runs_on (origin, cpu, cpu->config.per_read_cache_io_ns);
   if (volume_group (s, node, a, group, width, extents, stripe_bytes) < 0)
     return NULL;
   return group;

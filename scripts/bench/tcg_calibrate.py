@@ -64,10 +64,11 @@ the vCPU is busy throughout, so each I/O's cost is its own:
                      (at 8 fio reaps writes in batches: fewer switches)
 
 A figure not by direction is the mean of its read and write runs. The
-bench makes --repeat passes (interleaved, so a slow spell of the host hits every
-mechanism alike) and the preset takes each figure's median; a dm linear
-remap's own cost is printed too (not charged: it scatters from run to run). The tables are what the run measured; the preset
-quotes them with the date.
+bench makes --repeat passes (interleaved, so a slow spell of the host hits
+every mechanism alike) and the preset takes each figure's median; a dm
+linear remap's own cost is printed too (not charged: it scatters from run
+to run). The tables are what the run measured; the preset quotes them with
+the date.
 
 usage: scripts/bench/tcg_calibrate.py [--repeat N] [--keep] [--out JSON] [--only NAME,...]
        scripts/bench/tcg_calibrate.py --report JSON        (the tables of a saved run)

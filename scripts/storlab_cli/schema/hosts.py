@@ -175,14 +175,12 @@ def read_cache_dir(loader, entry, key_path, name, uri):
                         f"{DEFAULT_CACHE_DIR}): cache_dir is for a remote host",
                         entry["cache_dir"])
         return None
-    value = loader.string(entry.get("cache_dir", DEFAULT_CACHE_DIR), f"{key_path}.cache_dir")
+    value = loader.path_string(entry.get("cache_dir", DEFAULT_CACHE_DIR), f"{key_path}.cache_dir",
+                               f"host '{name}': ")
     # the path as written is the one used: absolute, and nothing to resolve
     if not value.startswith("/") or os.path.normpath(value) != value or value.startswith("//"):
         loader.fail(f"{key_path}.cache_dir", f"host '{name}': must be an absolute path without "
                     "'.', '..', '//' or a trailing '/'", value)
-    if any(ord(c) < 0x20 or c == "\x7f" for c in value):
-        loader.fail(f"{key_path}.cache_dir", f"host '{name}': contains a control character",
-                    value)
     return value
 
 

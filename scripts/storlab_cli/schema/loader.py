@@ -39,6 +39,15 @@ class Loader:
             self.fail(key_path, "must be a string", value)
         return value
 
+    def path_string(self, value, key_path, whose=""):
+        """A string naming a file or directory: no control character (below
+        a space, or DEL), which no path here should carry. whose: what the
+        message says first ("host 'far': ")."""
+        text = self.string(value, key_path)
+        if any(ord(c) < 0x20 or c == "\x7f" for c in text):
+            self.fail(key_path, f"{whose}contains a control character", text)
+        return text
+
     def integer(self, value, key_path, bounds):
         lo, hi = bounds
         if isinstance(value, bool) or not isinstance(value, int):

@@ -349,9 +349,7 @@ class _SweepLoader(Loader):
         backend = self.choice(data.get("backend", "lab"), "backend", BACKENDS, "backend")
         if "topology" not in data:
             self.fail("topology", "missing (the lab topology file the sweep runs on)")
-        topology_value = self.string(data["topology"], "topology")
-        if any(ord(c) < 32 or c == "\x7f" for c in topology_value):
-            self.fail("topology", "contains a control character", topology_value)
+        topology_value = self.path_string(data["topology"], "topology")
         topology_path = resolve_topology(self.path, topology_value)
         predict = self.boolean(data.get("predict", True), "predict")
         factor = self.number(data.get("scale", 1), "scale", *SCALE_RANGE)
