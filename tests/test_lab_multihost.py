@@ -263,6 +263,9 @@ def test_remote_node_down_and_back(lab):
     fio_verify(lab, "node1", "/mnt/storlab/node2/node1-degraded.fio")
     result = storlab("node", lab, "node2", "up")
     assert result.returncode == 0, result.stdout + result.stderr
+    # every copy back (a controller still reconnecting to node2 must not
+    # keep one out)
+    assert "runs without" not in result.stdout, result.stdout
     resynced_and_checked(lab, [("node1", "md1", 2), ("node1", "md2", 2)],
                          time.monotonic() + 300)
     guest(lab, "node2", "true")            # back, and reached through the second host

@@ -234,6 +234,7 @@ def test_a_node_down_degrades_the_arrays_and_io_goes_on(policy_lab, tmp_path):
         "(`storlab node profile-policy node4 up`)"), refused.stderr
     result = storlab("node", policy_lab, "node4", "up")
     assert result.returncode == 0, result.stdout + result.stderr
+    assert "runs without" not in result.stdout, result.stdout     # every copy back
     resynced_and_checked(policy_lab, [(home, md, copies) for home, md, copies, _ in volumes],
                          time.monotonic() + 300)       # parity or copies checked
     at_once(*(lambda h=home, v=volume: verify_only(policy_lab, h, f"/dev/storlab-policy/{v}")

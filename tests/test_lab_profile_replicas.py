@@ -128,6 +128,7 @@ def test_primary_failover_and_rejoin(replica_lab):
     assert "replicated volume node1: /dev/md1 served by node2, home node1" in text
     result = storlab("node", replica_lab, "node1", "up")
     assert result.returncode == 0, result.stdout + result.stderr
+    assert "runs without" not in result.stdout, result.stdout     # every copy back
     assert "node1: copy of volume node1 re-added on node2" in result.stdout
     md, _ = resynced_and_checked(replica_lab, [("node2", "md1", 3), ("node2", "md2", 3)],
                                  time.monotonic() + 300)

@@ -42,19 +42,31 @@ nvme_namespace_of() {
 # Connects to subsystem NQN at ADDR unless connected; prints the namespace.
 # A lost peer fails I/O after fast_io_fail_tmo s and is given up after
 # ctrl_loss_tmo s, so md sees the error quickly instead of hanging.
+# A controller left from before is used only when live with its namespace:
+# one still reconnecting, or one that reconnected to a restarted peer and
+# dropped a namespace whose identity changed, is replaced by a fresh one
+# (reconnects last longer than ctrl_loss_tmo when each attempt times out).
 nvme_connect() {
     nqn=$1 addr=$2
     load_nvme_host
     if ctrl=$(nvme_controller_of "$nqn"); then
-        if [ "$(cat /sys/class/nvme/"$ctrl"/state)" != live ]; then
-            echo 1 > /sys/class/nvme/"$ctrl"/delete_controller 2>/dev/null || true
+        if [ "$(cat /sys/class/nvme/"$ctrl"/state)" = live ] &&
+            nvme_namespace_of "$nqn"; then
+            return 0
         fi
+        echo 1 > /sys/class/nvme/"$ctrl"/delete_controller 2>/dev/null || true
     fi
     if ! nvme_controller_of "$nqn" >/dev/null; then
         echo "transport=tcp,traddr=$addr,trsvcid=$NVME_PORT,nqn=$nqn,ctrl_loss_tmo=5,reconnect_delay=1,fast_io_fail_tmo=2" \
             > /dev/nvme-fabrics 2>/dev/null || return 1
     fi
     nvme_namespace_of "$nqn"
+}
+
+# A UUID (8-4-4-4-12 hex digits) that is a function of string $1.
+nvme_uuid_of() {
+    printf %s "$1" | md5sum |
+        sed 's/^\(.\{8\}\)\(.\{4\}\)\(.\{4\}\)\(.\{4\}\)\(.\{12\}\).*/\1-\2-\3-\4-\5/'
 }
 
 # Exports block device $2 as subsystem $1 on this node's NVMe/TCP target,
@@ -70,6 +82,12 @@ nvmet_export() {
             die "cannot create nvmet subsystem $_ne_nqn"
         echo 1 > "$_ne_subsystem/attr_allow_any_host"
         echo "$_ne_device" > "$_ne_subsystem/namespaces/1/device_path"
+        # The namespace's UUID from its NQN, not nvmet's random one: a peer
+        # exporting the same copy again after a restart offers the same
+        # namespace, which an initiator still reconnecting keeps instead of
+        # dropping ("identifiers changed").
+        nvme_uuid_of "$_ne_nqn" > "$_ne_subsystem/namespaces/1/device_uuid" ||
+            die "cannot set the nvmet namespace's uuid"
         echo 1 > "$_ne_subsystem/namespaces/1/enable" || die "cannot enable the nvmet namespace"
     fi
     _ne_port=/sys/kernel/config/nvmet/ports/1
