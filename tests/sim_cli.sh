@@ -298,6 +298,25 @@ expect_error "snapshot and node events are a cluster's" raid preset=vsa-raid10-8
 expect_error "--event '1s:node n1 sideways': node NODE down|up" cluster --event "1s:node n1 sideways" "$TEST_DIR/c.spec" "$TEST_DIR/c.fio"
 expect_error "--event '1s:node n9 down': refused at 1 s: no node 'n9'" cluster --event "1s:node n9 down" "$TEST_DIR/c.spec" "$TEST_DIR/c.fio"
 expect_error "--warm: only for 'storlab-sim cluster'" hdd --warm "$TEST_DIR/qd1.fio"
+# a warm state larger than the host's memory (64 write buffers of 2 TiB,
+# each 3413 MiB of dirty blocks' state at its watermark) is refused before
+# it is built, in seconds, saying how much it needs
+nodes=$(seq 1 64)
+{ echo 'storlab-cluster 1'
+  for n in $nodes; do echo "node n$n"; done
+  for n in $nodes; do echo "device n$n c hdd preset=sas10k-300g size=2T"
+                      echo "device n$n d hdd preset=sas10k-300g size=7T"; done
+  for n in $nodes; do echo "local n$n disk-group mode=all-flash cache=c volume-group=per-device d"; done
+  for n in $nodes; do echo "volume n$n v$n 6T devices=d"; done
+  for n in $nodes; do echo "export n$n at=$(( (n - 1) * 6 ))T size=6T volume=v$n"; done
+} > "$TEST_DIR/huge-warm.spec"
+{ printf '[global]\nrw=randwrite\nbs=4k\nruntime=1\ntime_based=1\nsize=6T\n'
+  for n in $nodes; do printf '[w%s]\noffset=%sT\n' "$n" $(( (n - 1) * 6 )); done
+} > "$TEST_DIR/huge-warm.fio"
+if [ "$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)" -lt $((200 * 1024 * 1024)) ]; then
+  expect_error "--warm: the write buffers' steady state needs 218454 MiB more memory" \
+    cluster --warm "$TEST_DIR/huge-warm.spec" "$TEST_DIR/huge-warm.fio"
+fi
 expect_error "unexpected argument 'rpm=7200'" cluster "$TEST_DIR/c.spec" "$TEST_DIR/c.fio" rpm=7200
 sed 's/^local n1 disk d0$/local n1 disk d9/' "$TEST_DIR/c.spec" > "$TEST_DIR/bad.spec"
 expect_error "bad.spec:4: node n1 has no device 'd9'" cluster "$TEST_DIR/bad.spec" "$TEST_DIR/c.fio"

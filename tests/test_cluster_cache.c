@@ -1011,7 +1011,7 @@ warmed (uint64_t slots, uint64_t offset, uint64_t length, bool hits[1024])
 {
   struct rig g = rc_rig (slots, rc_config (1 * MIB));
   sl_cluster_warm (g.c, offset, length, SL_WARM_READS);
-  sl_cluster_warm_finish (g.c);
+  assert_int_equal (sl_cluster_warm_finish (g.c, 0, NULL, 0), 0);
   assert_int_equal (recorder_of (g.origin)->warms, 1);       /* passed on */
   assert_int_equal (recorder_of (g.origin)->warm_offset_bytes, offset);
   assert_int_equal (recorder_of (g.origin)->warm_length_bytes, length);
@@ -1081,7 +1081,7 @@ test_rc_warm_regions_share_the_cache (void **state)
   struct rig g = rc_rig (100, rc_config (1 * MIB));
   sl_cluster_warm (g.c, 0, 200 * CHUNK, SL_WARM_READS);
   sl_cluster_warm (g.c, 512 * CHUNK, 200 * CHUNK, SL_WARM_READS);
-  sl_cluster_warm_finish (g.c);
+  assert_int_equal (sl_cluster_warm_finish (g.c, 0, NULL, 0), 0);
   unsigned first = 0, second = 0;
   for (uint64_t chunk = 0; chunk < 200; chunk++)
     first += hit (&g, chunk);
@@ -1102,14 +1102,14 @@ test_wc_warm_under_writes_fills_to_the_watermark (void **state)
   (void) state;
   struct rig g = wc_rig (100, wc_config (50, 45, 64));
   sl_cluster_warm (g.c, 0, 1000 * BLOCK, SL_WARM_READS);     /* read: nothing */
-  sl_cluster_warm_finish (g.c);
+  assert_int_equal (sl_cluster_warm_finish (g.c, 0, NULL, 0), 0);
   assert_int_equal (counter (&g, "dirty_blocks"), 0);
   rig_free (&g);
 
   g = wc_rig (100, wc_config (50, 45, 64));
   sl_cluster_warm (g.c, 0, 400 * BLOCK, SL_WARM_RANDOM_WRITES);
   sl_cluster_warm (g.c, 2000 * BLOCK, 400 * BLOCK, SL_WARM_RANDOM_WRITES);
-  sl_cluster_warm_finish (g.c);
+  assert_int_equal (sl_cluster_warm_finish (g.c, 0, NULL, 0), 0);
   assert_int_equal (counter (&g, "dirty_blocks"), 49);
   assert_int_equal (counter (&g, "warmed_blocks"), 49);
   unsigned low = 0, high = 0;
@@ -1129,7 +1129,7 @@ test_wc_warm_under_writes_fills_to_the_watermark (void **state)
 
   g = wc_rig (100, wc_config (50, 45, 64));                   /* a region that fits */
   sl_cluster_warm (g.c, 0, 20 * BLOCK, SL_WARM_RANDOM_WRITES);
-  sl_cluster_warm_finish (g.c);
+  assert_int_equal (sl_cluster_warm_finish (g.c, 0, NULL, 0), 0);
   assert_int_equal (counter (&g, "dirty_blocks"), 20);
   rig_free (&g);
 }
@@ -1156,7 +1156,7 @@ test_wc_warm_under_sequential_writes_holds_the_ends (void **state)
   struct rig g = wc_rig (100, wc_config (50, 45, 64));
   sl_cluster_warm (g.c, 0, 400 * BLOCK, SL_WARM_SEQUENTIAL_WRITES);
   sl_cluster_warm (g.c, 1000 * BLOCK, 400 * BLOCK, SL_WARM_SEQUENTIAL_WRITES);
-  sl_cluster_warm_finish (g.c);
+  assert_int_equal (sl_cluster_warm_finish (g.c, 0, NULL, 0), 0);
   assert_int_equal (counter (&g, "dirty_blocks"), 49);
   assert_int_equal (counter (&g, "warmed_sequential_blocks"), 49);
   assert_int_equal (buffered_blocks (&g, 376, 400), 24);      /* 49 x 400 / 800 */
@@ -1183,7 +1183,7 @@ test_wc_warm_mixed_regions_place_each_block_once (void **state)
   struct rig g = wc_rig (100, wc_config (50, 45, 64));
   sl_cluster_warm (g.c, 0, 400 * BLOCK, SL_WARM_SEQUENTIAL_WRITES);
   sl_cluster_warm (g.c, 2000 * BLOCK, 400 * BLOCK, SL_WARM_RANDOM_WRITES);
-  sl_cluster_warm_finish (g.c);
+  assert_int_equal (sl_cluster_warm_finish (g.c, 0, NULL, 0), 0);
   assert_int_equal (counter (&g, "dirty_blocks"), 49);
   assert_int_equal (counter (&g, "warmed_sequential_blocks"), 24);
   assert_int_equal (buffered_blocks (&g, 376, 400), 24);
@@ -1195,10 +1195,40 @@ test_wc_warm_mixed_regions_place_each_block_once (void **state)
   g = wc_rig (100, wc_config (50, 45, 64));                   /* the same blocks twice */
   sl_cluster_warm (g.c, 0, 400 * BLOCK, SL_WARM_SEQUENTIAL_WRITES);
   sl_cluster_warm (g.c, 0, 400 * BLOCK, SL_WARM_RANDOM_WRITES);
-  sl_cluster_warm_finish (g.c);
+  assert_int_equal (sl_cluster_warm_finish (g.c, 0, NULL, 0), 0);
   assert_int_equal (counter (&g, "dirty_blocks"), 49);
   assert_int_equal (counter (&g, "warmed_blocks"), 49);
   assert_int_equal (buffered_blocks (&g, 0, 400), 49);
+  rig_free (&g);
+}
+
+/* A warm state is refused before it is built when the memory it needs
+ * (the dirty blocks' state chunks and the hash reserved for them) is over
+ * the budget, saying how much; within it, it takes what was announced
+ * (the old hash's buckets freed after the new one is full). */
+static void
+test_wc_warm_memory_is_checked_first (void **state)
+{
+  (void) state;
+  const uint64_t buffer_blocks = 20000, hash_min_bytes = 1024 * sizeof (uint32_t);
+  struct rig g = wc_rig (buffer_blocks, wc_config (50, 45, 64));
+  sl_cluster_warm (g.c, 0, ORIGIN_BYTES, SL_WARM_RANDOM_WRITES);      /* 16384 blocks */
+  /* 9999 blocks (one short of 50 %): a 20000-slot chunk, 9999 x 4/3 + 1 buckets */
+  uint64_t need = buffer_blocks * 8 + 13333 * sizeof (uint32_t);
+  char err[512] = "";
+  assert_int_equal (sl_cluster_warm_finish (g.c, need - 1, err, sizeof err), -1);
+  assert_non_null (strstr (err, "--warm: the write buffers' steady state needs 1 MiB more"));
+  assert_non_null (strstr (err, "smaller working set"));
+  assert_int_equal (counter (&g, "dirty_blocks"), 0);                /* nothing built */
+  uint64_t before = g.c->memory_bytes;
+  assert_int_equal (sl_cluster_warm_finish (g.c, need, err, sizeof err), 0);
+  assert_int_equal (counter (&g, "dirty_blocks"), 9999);
+  assert_int_equal (g.c->memory_bytes - before, need - hash_min_bytes);
+  rig_free (&g);
+
+  g = wc_rig (buffer_blocks, wc_config (50, 45, 64));                /* reads: nothing */
+  sl_cluster_warm (g.c, 0, ORIGIN_BYTES, SL_WARM_READS);
+  assert_int_equal (sl_cluster_warm_finish (g.c, 1, err, sizeof err), 0);
   rig_free (&g);
 }
 
@@ -1274,6 +1304,7 @@ main (void)
     cmocka_unit_test (test_wc_warm_under_writes_fills_to_the_watermark),
     cmocka_unit_test (test_wc_warm_under_sequential_writes_holds_the_ends),
     cmocka_unit_test (test_wc_warm_mixed_regions_place_each_block_once),
+    cmocka_unit_test (test_wc_warm_memory_is_checked_first),
     cmocka_unit_test (test_rc_warm_regions_share_the_cache),
     cmocka_unit_test (test_rc_lvm_chunk_size),
   };

@@ -97,6 +97,13 @@ buckets_for (uint64_t entries)
   return (uint32_t) (buckets < MAX_BUCKETS ? buckets : MAX_BUCKETS);
 }
 
+uint64_t
+block_hash_reserve_bytes (const struct block_hash *h, uint64_t entries)
+{
+  uint32_t want = buckets_for (entries);
+  return want > h->bucket_count ? (uint64_t) want * sizeof *h->buckets : 0;
+}
+
 void
 block_hash_reserve (struct block_hash *h, uint64_t entries)
 {

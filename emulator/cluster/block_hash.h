@@ -43,6 +43,9 @@ uint32_t block_hash_find (const struct block_hash *h, uint64_t key);
 /* Room for entries in all without growing on the way (a warm-up that
  * knows how many it will add): the table 3/4 full with them. */
 void block_hash_reserve (struct block_hash *h, uint64_t entries);
+/* The bytes block_hash_reserve (h, entries) allocates (0: the table holds
+ * them already); the old table is freed only after the new one is full. */
+uint64_t block_hash_reserve_bytes (const struct block_hash *h, uint64_t entries);
 /* Adds slot under the key it holds, which is not in the table yet. */
 void block_hash_insert (struct block_hash *h, uint32_t slot);
 /* Removes slot, which is in the table and still holds its key. */

@@ -204,12 +204,24 @@ cl_warm_load (const struct cluster *c)
   return c->warm_load;
 }
 
-void
-sl_cluster_warm_finish (struct cluster *c)
+int
+sl_cluster_warm_finish (struct cluster *c, uint64_t budget_bytes, char *err, size_t err_bytes)
 {
+  uint64_t need = 0;
+  for (struct cl_target *t = c->targets; t; t = t->next_all)
+    if (t->ops->warm_need_bytes)
+      need += t->ops->warm_need_bytes (t);
+  if (budget_bytes && need > budget_bytes) {
+    snprintf (err, err_bytes, "--warm: the write buffers' steady state needs %" PRIu64
+              " MiB more memory (the cluster's models hold %" PRIu64 " MiB); this host has %"
+              PRIu64 " MiB for it: a smaller working set, smaller buffers or fewer nodes",
+              (need + (1 << 20) - 1) >> 20, c->memory_bytes >> 20, budget_bytes >> 20);
+    return -1;
+  }
   for (struct cl_target *t = c->targets; t; t = t->next_all)
     if (t->ops->warm_finish)
       t->ops->warm_finish (t);
+  return 0;
 }
 
 int

@@ -54,8 +54,12 @@ enum sl_warm_load {
 void sl_cluster_warm (struct cluster *c, uint64_t offset_bytes, uint64_t length_bytes,
                       enum sl_warm_load load);
 /* After the last sl_cluster_warm: every cache settles on its share of all
- * the regions given (not first come, first served). */
-void sl_cluster_warm_finish (struct cluster *c);
+ * the regions given (not first come, first served).  A state that needs
+ * more than budget_bytes of memory (0: no limit; a write buffer's dirty
+ * blocks take ~13 bytes each) is refused before anything is allocated:
+ * -1 and one line in err saying how much it needs. */
+int sl_cluster_warm_finish (struct cluster *c, uint64_t budget_bytes, char *err,
+                            size_t err_bytes);
 
 /* A snapshot event (storlab-sim --event AT:snapshot): take one of every
  * volume that takes snapshots (take), or delete each one's oldest; -1 with

@@ -99,6 +99,9 @@ struct cl_target_ops {
   /* Optional: every warm region has been given; settle the state (a cache
    * shared by several regions gives each its share). */
   void (*warm_finish) (struct cl_target *t);
+  /* Optional: the bytes warm_finish will allocate (a write buffer's dirty
+   * blocks), so a warm state the host cannot hold is refused first. */
+  uint64_t (*warm_need_bytes) (struct cl_target *t);
   /* Optional: the engine adopts the cluster (a device model's attach). */
   void (*attach) (struct cl_target *t, struct sl_engine *e);
   /* Optional: frees what the layer allocated (not the target itself). */

@@ -866,14 +866,43 @@ warm_scattered (struct writecache *wc, uint64_t want, uint64_t random_total, boo
  * starts at the high one and stops under the low one, and new writes fill
  * it up again.  So it starts one block short of the high watermark, each
  * region giving its share as its writer leaves it. */
+static uint64_t
+warm_want (struct writecache *wc, uint64_t *random_total, uint64_t *sequential_total)
+{
+  *random_total = cl_ranges_merge (&wc->warm);
+  *sequential_total = ranges_blocks (&wc->warm_sequential);
+  return sl_min_u64 (*random_total + *sequential_total,
+                     wc->high_blocks > 0 ? wc->high_blocks - 1 : 0);
+}
+
+/* Bytes of the state chunks that cover slots [0, slots). */
+static uint64_t
+chunk_bytes_below (const struct writecache *wc, uint64_t slots)
+{
+  uint64_t chunks = (slots + SLOT_CHUNK - 1) / SLOT_CHUNK;
+  return sl_min_u64 (chunks * SLOT_CHUNK, wc->blocks) * sizeof (uint64_t);
+}
+
+/* The chunks the warm blocks take beyond the free list, and the hash
+ * reserved for them (at most: a block offered twice is placed once). */
+static uint64_t
+writecache_warm_need_bytes (struct cl_target *t)
+{
+  struct writecache *wc = t->self;
+  uint64_t random_total, sequential_total;
+  uint64_t placed = sl_min_u64 (warm_want (wc, &random_total, &sequential_total), room (wc));
+  uint64_t fresh = placed > wc->free_count ? placed - wc->free_count : 0;
+  return chunk_bytes_below (wc, wc->next_fresh + fresh) - chunk_bytes_below (wc, wc->next_fresh)
+    + block_hash_reserve_bytes (&wc->hash, wc->hash.count + placed);
+}
+
 static void
 writecache_warm_finish (struct cl_target *t)
 {
   struct writecache *wc = t->self;
-  uint64_t random_total = cl_ranges_merge (&wc->warm);
-  uint64_t sequential_total = ranges_blocks (&wc->warm_sequential);
+  uint64_t random_total, sequential_total;
+  uint64_t want = warm_want (wc, &random_total, &sequential_total);
   uint64_t total = random_total + sequential_total;
-  uint64_t want = sl_min_u64 (total, wc->high_blocks > 0 ? wc->high_blocks - 1 : 0);
   /* a buffer already holding blocks, or regions offering one block twice:
    * look each up (else every block offered is new to it) */
   bool look_up = wc->hash.count > 0
@@ -1033,7 +1062,7 @@ cl_writecache_new (struct cluster *c, const char *node, const char *name,
                    &c->memory_bytes);
   static const struct cl_target_ops ops = {
     .kind = "writecache", .submit = writecache_submit, .warm = writecache_warm,
-    .warm_finish = writecache_warm_finish,
+    .warm_finish = writecache_warm_finish, .warm_need_bytes = writecache_warm_need_bytes,
     .write_counters = writecache_write_counters, .destroy = writecache_destroy,
   };
   return cl_target_new (c, &ops, wc, node, name, origin->capacity_bytes, true);

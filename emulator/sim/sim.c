@@ -584,18 +584,23 @@ warm_load_of (const struct sl_job *job)
   return job->random ? SL_WARM_RANDOM_WRITES : SL_WARM_SEQUENTIAL_WRITES;
 }
 
+static uint64_t memory_available_bytes (void);
+
 /* Every clone's region starts in the steady state its workload reaches
  * (a cluster's read caches hold their share of it), so a working set of
- * hundreds of GiB needs no hours of simulated warm-up. */
-static void
-warm_cluster_regions (struct sim *sim, const struct sl_model *model)
+ * hundreds of GiB needs no hours of simulated warm-up.  A state larger
+ * than the memory the host has left is refused before it is built. */
+static int
+warm_cluster_regions (struct sim *sim, const struct sl_model *model, char *err,
+                      size_t err_bytes)
 {
   struct cluster *c = sl_cluster_of (model);
-  for (size_t i = 0; c && i < sim->clone_count; i++)
+  if (c == NULL)
+    return 0;
+  for (size_t i = 0; i < sim->clone_count; i++)
     sl_cluster_warm (c, sim->clones[i].region.offset_bytes, sim->clones[i].region.size_bytes,
                      warm_load_of (sim->clones[i].job));
-  if (c)
-    sl_cluster_warm_finish (c);
+  return sl_cluster_warm_finish (c, memory_available_bytes () / 10 * 9, err, err_bytes);
 }
 
 static void
@@ -1041,8 +1046,10 @@ main (int argc, char **argv)
     model.ops->destroy (model.self);
     goto out;
   }
-  if (args.warm)
-    warm_cluster_regions (&sim, &model);
+  if (args.warm && warm_cluster_regions (&sim, &model, err, sizeof err) != 0) {
+    model.ops->destroy (model.self);
+    goto out;
+  }
   uint64_t phase_start = phase_start_ns (&sim);
   sl_sim_timeline_init (&timeline, args.interval_ns, phase_start);
 
