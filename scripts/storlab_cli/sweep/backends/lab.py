@@ -3,10 +3,13 @@
 raid devices' control sockets, and the plugins' stats read at the start
 and end of the measured window.
 
-Timing: the fio processes of all units are started back to back, then
-one loop on the host clock takes the stats snapshots (ramp end, fio exit)
-and sends the events (ramp end + at_s). Host and guests agree on that
-clock to within the agent's round trip (milliseconds under TCG)."""
+Timing: every node's job files are written first, then each node's
+units are started together by one launcher (one agent command a node:
+a guest whose vCPU already runs fio answers its agent late, so no command
+waits on one), then one loop on the host clock takes the stats snapshots
+(ramp end, fio exit) and sends the events (ramp end + at_s). Host and
+guests agree on that clock to within the agent's round trip (milliseconds
+under TCG)."""
 import glob
 import json
 import os
@@ -29,8 +32,33 @@ PROFILE_LIB = "/usr/lib/storlab/profiles/lib.sh"
 POLL_S = 0.1
 # fio's own start-up and JSON output, on top of ramp + duration, under TCG.
 FIO_SLACK_S = 300
+JOB_END = "STORLAB_JOB_END"      # a here-document's end: no fio job line is it
 FIO_RESULT_RE = re.compile(r"fio-(?P<node>.+)-u[0-9]+\.json")     # fio-NODE-uUNIT.json
 PRECONDITION_TIMEOUT_S = 3600
+# The units' fio started together, one a stem given; each one's JSON in
+# STEM.json, stderr in STEM.err, exit status in STEM.rc. Killed, it stops them.
+LAUNCHER = """pids=
+trap 'kill $pids 2>/dev/null; exit 143' TERM INT
+for stem; do
+    /usr/bin/fio --output-format=json+ --output="$stem.json" "$stem.fio" 2>"$stem.err" &
+    pids="$pids $!"
+done
+for pid in $pids; do
+    wait "$pid"
+    echo $? > "$1.rc"
+    shift
+done"""
+
+
+def job_files_script(directory, texts):
+    """A shell script (bytes) that writes {stem: job text} as STEM.fio in
+    directory, each unit's earlier outputs (STEM.json, .err, .rc, its
+    interval logs STEM_*) removed."""
+    script = [f"mkdir -p {directory}"]
+    for stem, text in texts.items():
+        script.append(f"rm -f {stem}_* {stem}.json {stem}.err {stem}.rc")
+        script.append(f"cat > {stem}.fio <<'{JOB_END}'\n{text.rstrip()}\n{JOB_END}")
+    return "\n".join(script).encode() + b"\n"
 
 
 class LabBackend:
@@ -41,7 +69,7 @@ class LabBackend:
         self.keep_lab = keep_lab
         self.brought_up = False
         self.domains = {}
-        self.running = []          # (domain, pid) of fio processes now in the guests
+        self.running = []          # (domain, pid) of the fio launchers now in the guests
         self.point_snapshots = []  # (node, volume, id) the running point's events took
         self.state = None
 
@@ -203,16 +231,38 @@ class LabBackend:
         names = [volumes.guest_path(name) for name in volumes.unit_names(unit)]
         return fio_jobfile.volume_workers(node, unit, names)
 
-    def _start(self, node, stem, job_text):
-        self._guest(node, ["/bin/sh", "-c", f"mkdir -p {GUEST_DIR} && rm -f {stem}_* && "
-                           f"cat > {stem}.fio"], stdin_bytes=job_text.encode())
-        pid = agent.start(self.domains[node], ["/usr/bin/fio", "--output-format=json+",
-                                               f"{stem}.fio"])
-        self.running.append((self.domains[node], pid))
-        return pid
+    def _start_all(self, jobs):
+        """jobs: {(node, unit): (stem, job text)}. Every node's job files are
+        written (one agent command a node, before any fio runs), then each
+        node's units started by one launcher. Returns {node: (node, pid)}."""
+        by_node = {}
+        for (node, _), (stem, text) in sorted(jobs.items()):
+            by_node.setdefault(node, {})[stem] = text
+        for node, texts in by_node.items():
+            self._guest(node, ["/bin/sh"], stdin_bytes=job_files_script(GUEST_DIR, texts))
+        started = {}
+        for node, texts in by_node.items():
+            pid = agent.start(self.domains[node], ["/bin/sh", "-c", LAUNCHER, "fio-launcher",
+                                                   *texts])
+            self.running.append((self.domains[node], pid))
+            started[node] = (node, pid)
+        return started
+
+    def _unit_results(self, jobs, point_label):
+        """{(node, unit): fio's JSON (bytes)} once the launchers have exited;
+        a unit whose fio failed raises its stderr's last line."""
+        results = {}
+        for key, (stem, _) in sorted(jobs.items()):
+            read = (f'read rc < {stem}.rc || {{ echo "fio left no exit status" >&2; exit 125; }}; '
+                    f'[ "$rc" = 0 ] || '
+                    f'{{ cat {stem}.err >&2; exit "$rc"; }}; cat {stem}.json')
+            results[key] = self._check(key, agent.run(self.domains[key[0]], ["/bin/sh", "-c", read],
+                                                      timeout_s=120), point_label)
+        return results
 
     def _wait_all(self, started, timeout_s, timers=()):
-        """Polls every fio until all exit, firing (due_s, fn) timers on the way."""
+        """Polls every launcher until all exit, firing (due_s, fn) timers on the
+        way; returns {node: the launcher's (exit code, stdout, stderr)}."""
         t0 = time.monotonic()
         pending = dict(started)
         timers = sorted(timers, key=lambda t: t[0])
@@ -239,9 +289,14 @@ class LabBackend:
     def _check(self, key, result, point_label):
         code, out, err = result
         if code != 0:
-            raise UserError(f"fio on {key[0]} unit {key[1]} ({point_label}): "
+            unit = f" unit {key[1]}" if key[1] else ""
+            raise UserError(f"fio on {key[0]}{unit} ({point_label}): "
                             f"{last_line(err, f'exit {code}')}")
         return out
+
+    def _launchers_done(self, launched, point_label):
+        for node, result in sorted(launched.items()):
+            self._check((node, 0), result, f"{point_label}: its launcher")
 
     def precondition(self):
         """Sequential 1M writes over the regions every point uses, all
@@ -249,7 +304,7 @@ class LabBackend:
         if self.sweep.workload["target"] == TARGET_VOLUMES:
             return "volumes written once when the profile was provisioned"
         workloads = [p.workload(self.sweep.workload) for p in self.sweep.points]
-        started = {}
+        jobs = {}
         for node in self.plan.nodes:
             if self.sweep.workload["target"] == TARGET_SHARE:
                 # every file any point uses, each at the largest size
@@ -263,26 +318,28 @@ class LabBackend:
                                  for w in workloads)
                 text = fio_jobfile.precondition(
                     span_bytes, [fio_jobfile.Worker(f"{node}-fill", self.paths[node], 0)])
-            started[(node, 0)] = (node, self._start(node, f"{GUEST_DIR}/{node}-fill", text))
-        for key, result in self._wait_all(started, PRECONDITION_TIMEOUT_S).items():
-            self._check(key, result, "precondition")
+            jobs[(node, 0)] = (f"{GUEST_DIR}/{node}-fill", text)
+        self._launchers_done(self._wait_all(self._start_all(jobs), PRECONDITION_TIMEOUT_S),
+                             "precondition")
+        self._unit_results(jobs, "precondition")
         return "sequential fill of every worker's region"
 
     def run_point(self, point, point_dir):
         workload = point.workload(self.sweep.workload)
         phases = self.sweep.phases
         self._apply_knobs(point)
-        started = {}
+        jobs = {}
         for node in sweep_plan.point_nodes(self.plan, workload):
             for unit in range(1, workload["units"] + 1):
                 stem = f"{GUEST_DIR}/{node}-u{unit}"
                 text = fio_jobfile.measured(workload, phases, self._workers(node, unit, workload),
-                                            randseed=fio_jobfile.unit_randseed(unit, len(started)),
+                                            randseed=fio_jobfile.unit_randseed(unit, len(jobs)),
                                             log_prefix=stem)
                 with open(os.path.join(point_dir, f"job-{node}-u{unit}.fio"), "w",
                           encoding="utf-8") as f:
                     f.write(text)
-                started[(node, unit)] = (node, self._start(node, stem, text))
+                jobs[(node, unit)] = (stem, text)
+        started = self._start_all(jobs)
         snapshots, events = {}, []
 
         def snap_before():
@@ -306,12 +363,12 @@ class LabBackend:
         timers += [(phases["ramp_s"] + e.at_s, fire(e)) for e in point.events]
         timeout_s = phases["ramp_s"] + phases["duration_s"] + FIO_SLACK_S
         try:
-            results = self._wait_all(started, timeout_s, timers)
+            launched = self._wait_all(started, timeout_s, timers)
             snapshots["after"] = self._snapshot()
         finally:
             self._drop_point_snapshots()
-        for (node, unit), result in sorted(results.items()):
-            out = self._check((node, unit), result, f"point {point.index}")
+        self._launchers_done(launched, f"point {point.index}")
+        for (node, unit), out in self._unit_results(jobs, f"point {point.index}").items():
             with open(os.path.join(point_dir, f"fio-{node}-u{unit}.json"), "wb") as f:
                 f.write(out)
             self._fetch_logs(node, f"{GUEST_DIR}/{node}-u{unit}",

@@ -1,0 +1,69 @@
+"""The lab sweep's fio launcher and job files (sweep/backends/lab.py), run
+here with the host's real /bin/sh and fio as a guest runs them: every
+unit started together, each one's JSON, stderr and exit status kept
+apart; killed, it stops its fio processes."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+
+from storlab_cli.sweep.backends.lab import LAUNCHER, job_files_script  # noqa: E402
+
+GOOD = "[global]\nioengine=null\nsize=4M\nbs=4k\nrw=randread\n\n[unit]\nnumjobs=2\nthread\n"
+BAD = "[unit]\nioengine=no-such-engine\nsize=4M\n"
+LONG = "[unit]\nioengine=null\nsize=4M\ntime_based\nruntime=120\n"
+
+
+def write_jobs(directory, texts):
+    stems = {str(directory / name): text for name, text in texts.items()}
+    subprocess.run(["/bin/sh"], input=job_files_script(str(directory), stems), check=True)
+    return list(stems)
+
+
+def test_job_files_are_written_as_given_and_old_outputs_removed(tmp_path):
+    stale = [tmp_path / "u1.json", tmp_path / "u1.rc", tmp_path / "u1.err",
+             tmp_path / "u1_clat.1.log", tmp_path / "u10_clat.1.log"]
+    for path in stale:
+        path.write_text("old")
+    odd = "[unit]\n# a line with 'quotes', $HOME and `backticks`\nsize=1M\n"
+    write_jobs(tmp_path, {"u1": GOOD, "u2": odd})
+    assert (tmp_path / "u1.fio").read_text() == GOOD
+    assert (tmp_path / "u2.fio").read_text() == odd
+    assert [p.exists() for p in stale] == [False, False, False, False, True]   # u10's kept
+
+
+def test_units_run_together_each_with_its_own_results(tmp_path):
+    stems = write_jobs(tmp_path, {"u1": GOOD, "u2": BAD, "u3": GOOD})
+    done = subprocess.run(["/bin/sh", "-c", LAUNCHER, "fio-launcher", *stems],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    rc = {os.path.basename(s): (tmp_path / f"{os.path.basename(s)}.rc").read_text().strip()
+          for s in stems}
+    assert rc == {"u1": "0", "u2": "1", "u3": "0"}
+    for unit in ("u1", "u3"):
+        report = json.loads((tmp_path / f"{unit}.json").read_text())
+        assert [j["read"]["total_ios"] for j in report["jobs"]] == [1024, 1024]
+    assert "no-such-engine" in (tmp_path / "u2.err").read_text()
+
+
+def test_killed_it_stops_every_fio(tmp_path):
+    stems = write_jobs(tmp_path, {"u1": LONG, "u2": LONG})
+    launcher = subprocess.Popen(["/bin/sh", "-c", LAUNCHER, "fio-launcher", *stems])
+    children = []
+    deadline = time.monotonic() + 30
+    while len(children) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+        listing = subprocess.run(["ps", "-o", "pid=", "--ppid", str(launcher.pid)],
+                                 capture_output=True, text=True, check=False).stdout
+        children = [int(p) for p in listing.split()]
+    assert len(children) == 2
+    launcher.send_signal(signal.SIGTERM)
+    assert launcher.wait(timeout=30) == 143
+    deadline = time.monotonic() + 30
+    while any(os.path.exists(f"/proc/{pid}") for pid in children):
+        assert time.monotonic() < deadline, "fio outlived its launcher"
+        time.sleep(0.2)
