@@ -11,7 +11,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 
-from storlab_cli.sweep.backends.lab import LAUNCHER, job_files_script  # noqa: E402
+from storlab_cli.sweep.backends.lab import FIO_TASKS, LAUNCHER, job_files_script  # noqa: E402
 
 GOOD = "[global]\nioengine=null\nsize=4M\nbs=4k\nrw=randread\n\n[unit]\nnumjobs=2\nthread\n"
 BAD = "[unit]\nioengine=no-such-engine\nsize=4M\n"
@@ -67,3 +67,24 @@ def test_killed_it_stops_every_fio(tmp_path):
     while any(os.path.exists(f"/proc/{pid}") for pid in children):
         assert time.monotonic() < deadline, "fio outlived its launcher"
         time.sleep(0.2)
+
+
+def test_a_stuck_points_fio_threads_are_listed(tmp_path):
+    """FIO_TASKS, as a timed-out point runs it in the guest: one line a fio
+    thread (pid, state, wait channel); nothing else."""
+    stems = write_jobs(tmp_path, {"u1": LONG.replace("[unit]", "[unit]\nnumjobs=2\nthread")})
+    launcher = subprocess.Popen(["/bin/sh", "-c", LAUNCHER, "fio-launcher", *stems])
+    try:
+        lines = []
+        deadline = time.monotonic() + 30
+        while len(lines) < 3 and time.monotonic() < deadline:    # fio's main thread + 2 jobs
+            time.sleep(0.2)
+            lines = subprocess.run(["/bin/sh", "-c", FIO_TASKS], capture_output=True, text=True,
+                                   check=True).stdout.splitlines()
+        assert len(lines) >= 3, lines
+        for line in lines:
+            tid, state, wchan = line.split(" ", 2)
+            assert os.path.exists(f"/proc/{tid}") and state in "RSDTtIZ" and wchan
+    finally:
+        launcher.send_signal(signal.SIGTERM)
+        launcher.wait(timeout=30)

@@ -32,6 +32,16 @@ PROFILE_LIB = "/usr/lib/storlab/profiles/lib.sh"
 POLL_S = 0.1
 # fio's own start-up and JSON output, on top of ramp + duration, under TCG.
 FIO_SLACK_S = 300
+# Every fio thread of the guest, one line each: pid, state (D: waiting on
+# I/O), the kernel function it waits in, its command: what a stuck point
+# was doing when it was given up on.
+FIO_TASKS = """for task in /proc/[0-9]*/task/[0-9]*; do
+    read -r stat < "$task/stat" 2>/dev/null || continue
+    case "$stat" in *"(fio)"*) ;; *) continue ;; esac
+    set -- $stat
+    read -r wchan < "$task/wchan" 2>/dev/null || wchan=?
+    echo "${task##*/} $3 $wchan"
+done"""
 JOB_END = "STORLAB_JOB_END"      # a here-document's end: no fio job line is it
 FIO_RESULT_RE = re.compile(r"fio-(?P<node>.+)-u[0-9]+\.json")     # fio-NODE-uUNIT.json
 PRECONDITION_TIMEOUT_S = 3600
@@ -40,7 +50,7 @@ PRECONDITION_TIMEOUT_S = 3600
 LAUNCHER = """pids=
 trap 'kill $pids 2>/dev/null; exit 143' TERM INT
 for stem; do
-    /usr/bin/fio --output-format=json+ --output="$stem.json" "$stem.fio" 2>"$stem.err" &
+    /usr/bin/fio --output-format=json+ --output="$stem.json" "$stem.fio" >"$stem.err" 2>&1 &
     pids="$pids $!"
 done
 for pid in $pids; do
@@ -260,7 +270,19 @@ class LabBackend:
                                                       timeout_s=120), point_label)
         return results
 
-    def _wait_all(self, started, timeout_s, timers=()):
+    def _record_stuck(self, nodes, where):
+        """Each node's fio threads (FIO_TASKS) in where/stuck-NODE.txt,
+        best effort: the guest may not answer."""
+        for node in nodes:
+            try:
+                code, out, _ = agent.run(self.domains[node], ["/bin/sh", "-c", FIO_TASKS],
+                                         timeout_s=60)
+                with open(os.path.join(where, f"stuck-{node}.txt"), "wb") as f:
+                    f.write(out if code == 0 else b"(no listing)\n")
+            except Exception:  # noqa: BLE001 - a diagnosis, never a second failure
+                pass
+
+    def _wait_all(self, started, timeout_s, timers=(), stuck_dir=None):
         """Polls every launcher until all exit, firing (due_s, fn) timers on the
         way; returns {node: the launcher's (exit code, stdout, stderr)}."""
         t0 = time.monotonic()
@@ -278,9 +300,13 @@ class LabBackend:
                     del pending[key]
                     self.running.remove((self.domains[node], pid))
             if now_s > timeout_s:
+                stuck = sorted({n for n, _ in pending.values()})
+                if stuck_dir:
+                    self._record_stuck(stuck, stuck_dir)
                 self._kill_running()
+                where = f" (fio's threads: {stuck_dir}/stuck-NODE.txt)" if stuck_dir else ""
                 raise UserError(f"fio still running after {timeout_s:.0f} s in "
-                                f"{', '.join(sorted({n for n, _ in pending.values()}))}")
+                                f"{', '.join(stuck)}{where}")
             time.sleep(POLL_S)
         for due_s, fn in timers:          # fio ended early: fire what is left
             fn()
@@ -363,7 +389,7 @@ class LabBackend:
         timers += [(phases["ramp_s"] + e.at_s, fire(e)) for e in point.events]
         timeout_s = phases["ramp_s"] + phases["duration_s"] + FIO_SLACK_S
         try:
-            launched = self._wait_all(started, timeout_s, timers)
+            launched = self._wait_all(started, timeout_s, timers, stuck_dir=point_dir)
             snapshots["after"] = self._snapshot()
         finally:
             self._drop_point_snapshots()
