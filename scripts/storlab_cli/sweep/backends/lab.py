@@ -32,16 +32,18 @@ PROFILE_LIB = "/usr/lib/storlab/profiles/lib.sh"
 POLL_S = 0.1
 # fio's own start-up and JSON output, on top of ramp + duration, under TCG.
 FIO_SLACK_S = 300
-# Every fio thread of the guest, one line each: pid, state (D: waiting on
-# I/O), the kernel function it waits in, its command: what a stuck point
-# was doing when it was given up on.
+# Every fio thread of the guest, one line each: tid, state (D: waiting on
+# I/O), the kernel function it waits in; then the units' files (has a
+# stuck fio written its JSON?): what a stuck point was doing when it was
+# given up on.
 FIO_TASKS = """for task in /proc/[0-9]*/task/[0-9]*; do
     read -r stat < "$task/stat" 2>/dev/null || continue
     case "$stat" in *"(fio)"*) ;; *) continue ;; esac
     set -- $stat
-    read -r wchan < "$task/wchan" 2>/dev/null || wchan=?
-    echo "${task##*/} $3 $wchan"
-done"""
+    wchan=$(cat "$task/wchan" 2>/dev/null)
+    echo "${task##*/} $3 ${wchan:-?}"
+done
+""" + f"ls -l {GUEST_DIR}/ 2>/dev/null || true"
 JOB_END = "STORLAB_JOB_END"      # a here-document's end: no fio job line is it
 FIO_RESULT_RE = re.compile(r"fio-(?P<node>.+)-u[0-9]+\.json")     # fio-NODE-uUNIT.json
 PRECONDITION_TIMEOUT_S = 3600
@@ -69,6 +71,10 @@ def job_files_script(directory, texts):
         script.append(f"rm -f {stem}_* {stem}.json {stem}.err {stem}.rc")
         script.append(f"cat > {stem}.fio <<'{JOB_END}'\n{text.rstrip()}\n{JOB_END}")
     return "\n".join(script).encode() + b"\n"
+
+
+class FioStuck(UserError):
+    """A point's fio outlived its timeout (its threads' listing kept)."""
 
 
 class LabBackend:
@@ -271,13 +277,14 @@ class LabBackend:
         return results
 
     def _record_stuck(self, nodes, where):
-        """Each node's fio threads (FIO_TASKS) in where/stuck-NODE.txt,
-        best effort: the guest may not answer."""
+        """Each node's fio threads (FIO_TASKS) added to where/stuck-NODE.txt
+        under the time, best effort: the guest may not answer."""
         for node in nodes:
             try:
                 code, out, _ = agent.run(self.domains[node], ["/bin/sh", "-c", FIO_TASKS],
                                          timeout_s=60)
-                with open(os.path.join(where, f"stuck-{node}.txt"), "wb") as f:
+                with open(os.path.join(where, f"stuck-{node}.txt"), "ab") as f:
+                    f.write(time.strftime("# %H:%M:%S tid state wchan\n").encode())
                     f.write(out if code == 0 else b"(no listing)\n")
             except Exception:  # noqa: BLE001 - a diagnosis, never a second failure
                 pass
@@ -305,8 +312,8 @@ class LabBackend:
                     self._record_stuck(stuck, stuck_dir)
                 self._kill_running()
                 where = f" (fio's threads: {stuck_dir}/stuck-NODE.txt)" if stuck_dir else ""
-                raise UserError(f"fio still running after {timeout_s:.0f} s in "
-                                f"{', '.join(stuck)}{where}")
+                raise FioStuck(f"fio still running after {timeout_s:.0f} s in "
+                               f"{', '.join(stuck)}{where}")
             time.sleep(POLL_S)
         for due_s, fn in timers:          # fio ended early: fire what is left
             fn()
@@ -351,6 +358,16 @@ class LabBackend:
         return "sequential fill of every worker's region"
 
     def run_point(self, point, point_dir):
+        """The point measured; one whose fio hangs (seen once in 14 points of
+        32 fio processes at once under TCG, cause not found) is run again
+        once, its stuck threads listed."""
+        try:
+            self._measure(point, point_dir)
+        except FioStuck as stuck:
+            self.say(f"point {point.index}: {stuck}; running it again")
+            self._measure(point, point_dir)
+
+    def _measure(self, point, point_dir):
         workload = point.workload(self.sweep.workload)
         phases = self.sweep.phases
         self._apply_knobs(point)
