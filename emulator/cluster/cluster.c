@@ -338,8 +338,9 @@ write_hosts (const struct cluster *c, uint64_t now_ns, FILE *out)
              ", \"processes\": %" PRIu32, h->cores, h->per_volume_io.read_ns,
              h->per_volume_io.write_ns, h->per_file_io.read_ns, h->per_file_io.write_ns,
              h->per_device_io.read_ns, h->per_device_io.write_ns, h->per_md_io_ns,
-             h->per_write_buffer_io_ns, h->per_read_cache_io_ns, h->per_hop_io.read_ns, h->per_hop_io.write_ns,
-             h->per_remote_io.read_ns, h->per_remote_io.write_ns, h->idle_wake_ns,
+             h->per_write_buffer_io_ns, h->per_read_cache_io_ns, h->per_hop_io.read_ns,
+             h->per_hop_io.write_ns, h->per_remote_io.read_ns, h->per_remote_io.write_ns,
+             h->idle_wake_ns,
              h->hypervisor_per_device_io_ns, h->hypervisor_per_message_ns, h->process_switch_ns,
              cpu->processes);
     fprintf (out, ", \"ios\": %" PRIu64 ", \"busy_ns\": %" PRIu64

@@ -862,10 +862,8 @@ warm_scattered (struct writecache *wc, uint64_t want, uint64_t random_total, boo
   }
 }
 
-/* A steady write load keeps the buffer between its watermarks: writeback
- * starts at the high one and stops under the low one, and new writes fill
- * it up again.  So it starts one block short of the high watermark, each
- * region giving its share as its writer leaves it. */
+/* The blocks a warm buffer starts with (want: one short of the high
+ * watermark, or all that was written); the regions' block counts too. */
 static uint64_t
 warm_want (struct writecache *wc, uint64_t *random_total, uint64_t *sequential_total)
 {
@@ -896,6 +894,10 @@ writecache_warm_need_bytes (struct cl_target *t)
     + block_hash_reserve_bytes (&wc->hash, wc->hash.count + placed);
 }
 
+/* A steady write load keeps the buffer between its watermarks: writeback
+ * starts at the high one and stops under the low one, and new writes fill
+ * it up again.  So it starts one block short of the high watermark, each
+ * region giving its share as its writer leaves it. */
 static void
 writecache_warm_finish (struct cl_target *t)
 {

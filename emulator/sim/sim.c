@@ -584,7 +584,28 @@ warm_load_of (const struct sl_job *job)
   return job->random ? SL_WARM_RANDOM_WRITES : SL_WARM_SEQUENTIAL_WRITES;
 }
 
-static uint64_t memory_available_bytes (void);
+/* MemAvailable of /proc/meminfo in bytes, or 0 when it cannot be read. */
+static uint64_t
+memory_available_bytes (void)
+{
+  FILE *f = fopen ("/proc/meminfo", "r");
+  char line[256];
+  unsigned long long kib = 0;
+  while (f && fgets (line, sizeof line, f))
+    if (sscanf (line, "MemAvailable: %llu kB", &kib) == 1)
+      break;
+  if (f)
+    fclose (f);
+  return (uint64_t) kib * 1024;
+}
+
+/* What a cluster's models may take: nine tenths of what the host has
+ * available, the rest left for the run (its queues, the output). */
+static uint64_t
+memory_budget_bytes (void)
+{
+  return memory_available_bytes () / 10 * 9;
+}
 
 /* Every clone's region starts in the steady state its workload reaches
  * (a cluster's read caches hold their share of it), so a working set of
@@ -600,7 +621,7 @@ warm_cluster_regions (struct sim *sim, const struct sl_model *model, char *err,
   for (size_t i = 0; i < sim->clone_count; i++)
     sl_cluster_warm (c, sim->clones[i].region.offset_bytes, sim->clones[i].region.size_bytes,
                      warm_load_of (sim->clones[i].job));
-  return sl_cluster_warm_finish (c, memory_available_bytes () / 10 * 9, err, err_bytes);
+  return sl_cluster_warm_finish (c, memory_budget_bytes (), err, err_bytes);
 }
 
 static void
@@ -917,29 +938,13 @@ parse_args (int argc, char **argv, struct sim_args *a, char *err, size_t err_byt
   return 0;
 }
 
-/* MemAvailable of /proc/meminfo in bytes, or 0 when it cannot be read. */
-static uint64_t
-memory_available_bytes (void)
-{
-  FILE *f = fopen ("/proc/meminfo", "r");
-  char line[256];
-  unsigned long long kib = 0;
-  while (f && fgets (line, sizeof line, f))
-    if (sscanf (line, "MemAvailable: %llu kB", &kib) == 1)
-      break;
-  if (f)
-    fclose (f);
-  return (uint64_t) kib * 1024;
-}
-
 /* A cluster's models take memory with their sizes (caches' maps, FTLs):
  * a spec that needs more than the host has (with room for the run) is
  * refused at the line where it would, before it is killed. */
 static struct sl_model
 build_cluster (struct sim_args *a, char *err, size_t err_bytes)
 {
-  uint64_t available = memory_available_bytes ();
-  return sl_cluster_model_from_file (a->cluster_spec, available / 10 * 9, err, err_bytes);
+  return sl_cluster_model_from_file (a->cluster_spec, memory_budget_bytes (), err, err_bytes);
 }
 
 static struct sl_model
