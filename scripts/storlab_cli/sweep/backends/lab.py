@@ -250,7 +250,7 @@ class LabBackend:
     def _start_all(self, jobs):
         """jobs: {(node, unit): (stem, job text)}. Every node's job files are
         written (one agent command a node, before any fio runs), then each
-        node's units started by one launcher. Returns {node: (node, pid)}."""
+        node's units started by one launcher. Returns {node: its pid}."""
         by_node = {}
         for (node, _), (stem, text) in sorted(jobs.items()):
             by_node.setdefault(node, {})[stem] = text
@@ -261,7 +261,7 @@ class LabBackend:
             pid = agent.start(self.domains[node], ["/bin/sh", "-c", LAUNCHER, "fio-launcher",
                                                    *texts])
             self.running.append((self.domains[node], pid))
-            started[node] = (node, pid)
+            started[node] = pid
         return started
 
     def _unit_results(self, jobs, point_label):
@@ -290,7 +290,7 @@ class LabBackend:
                 pass
 
     def _wait_all(self, started, timeout_s, timers=(), stuck_dir=None):
-        """Polls every launcher until all exit, firing (due_s, fn) timers on the
+        """Polls every launcher ({node: pid}) until all exit, firing (due_s, fn) timers on the
         way; returns {node: the launcher's (exit code, stdout, stderr)}."""
         t0 = time.monotonic()
         pending = dict(started)
@@ -300,14 +300,14 @@ class LabBackend:
             now_s = time.monotonic() - t0
             while timers and timers[0][0] <= now_s:
                 timers.pop(0)[1]()
-            for key, (node, pid) in list(pending.items()):
+            for node, pid in list(pending.items()):
                 result = agent.poll(self.domains[node], pid)
                 if result is not None:
-                    results[key] = result
-                    del pending[key]
+                    results[node] = result
+                    del pending[node]
                     self.running.remove((self.domains[node], pid))
             if now_s > timeout_s:
-                stuck = sorted({n for n, _ in pending.values()})
+                stuck = sorted(pending)
                 if stuck_dir:
                     self._record_stuck(stuck, stuck_dir)
                 self._kill_running()
@@ -358,7 +358,7 @@ class LabBackend:
         return "sequential fill of every worker's region"
 
     def run_point(self, point, point_dir):
-        """The point measured; one whose fio hangs (seen once in 14 points of
+        """The point measured; one whose fio hangs (2 points in about 30 of
         32 fio processes at once under TCG, cause not found) is run again
         once, its stuck threads listed."""
         try:
