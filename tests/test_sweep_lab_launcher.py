@@ -1,7 +1,8 @@
 """The lab sweep's fio launcher and job files (sweep/backends/lab.py), run
 here with the host's real /bin/sh and fio as a guest runs them: every
 unit started together, each one's JSON, stderr and exit status kept
-apart; killed, it stops its fio processes."""
+apart; killed, it stops its fio processes; with a start gate, no unit's
+I/O starts before the go, and then all units' at once."""
 import json
 import os
 import signal
@@ -11,11 +12,16 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 
-from storlab_cli.sweep.backends.lab import FIO_TASKS, LAUNCHER, job_files_script  # noqa: E402
+from storlab_cli.sweep.backends.lab import (FIO_TASKS, LAUNCHER, gate_go_script,  # noqa: E402
+                                            gate_state_script, job_files_script)
+from storlab_cli.sweep.fio_jobfile import threads_of  # noqa: E402
 
 GOOD = "[global]\nioengine=null\nsize=4M\nbs=4k\nrw=randread\n\n[unit]\nnumjobs=2\nthread\n"
 BAD = "[unit]\nioengine=no-such-engine\nsize=4M\n"
 LONG = "[unit]\nioengine=null\nsize=4M\ntime_based\nruntime=120\n"
+# two threads a unit, 2 s of I/O once through the gate (GATE: its directory)
+GATED = ("[global]\nioengine=null\nsize=4M\nbs=4k\nrw=randread\nthread\ntime_based\n"
+         "runtime=2\nexec_prerun=/bin/sh GATE/wait\n\n[a]\n\n[b]\n")
 
 
 def write_jobs(directory, texts):
@@ -38,7 +44,7 @@ def test_job_files_are_written_as_given_and_old_outputs_removed(tmp_path):
 
 def test_units_run_together_each_with_its_own_results(tmp_path):
     stems = write_jobs(tmp_path, {"u1": GOOD, "u2": BAD, "u3": GOOD})
-    done = subprocess.run(["/bin/sh", "-c", LAUNCHER, "fio-launcher", *stems],
+    done = subprocess.run(["/bin/sh", "-c", LAUNCHER, "fio-launcher", "", *stems],
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     rc = {os.path.basename(s): (tmp_path / f"{os.path.basename(s)}.rc").read_text().strip()
@@ -52,7 +58,7 @@ def test_units_run_together_each_with_its_own_results(tmp_path):
 
 def test_killed_it_stops_every_fio(tmp_path):
     stems = write_jobs(tmp_path, {"u1": LONG, "u2": LONG})
-    launcher = subprocess.Popen(["/bin/sh", "-c", LAUNCHER, "fio-launcher", *stems])
+    launcher = subprocess.Popen(["/bin/sh", "-c", LAUNCHER, "fio-launcher", "", *stems])
     children = []
     deadline = time.monotonic() + 30
     while len(children) < 2 and time.monotonic() < deadline:
@@ -73,7 +79,7 @@ def test_a_stuck_points_fio_threads_are_listed(tmp_path):
     """FIO_TASKS, as a timed-out point runs it in the guest: one line a fio
     thread (pid, state, wait channel); nothing else."""
     stems = write_jobs(tmp_path, {"u1": LONG.replace("[unit]", "[unit]\nnumjobs=2\nthread")})
-    launcher = subprocess.Popen(["/bin/sh", "-c", LAUNCHER, "fio-launcher", *stems])
+    launcher = subprocess.Popen(["/bin/sh", "-c", LAUNCHER, "fio-launcher", "", *stems])
     try:
         lines = []
         deadline = time.monotonic() + 30
@@ -90,3 +96,62 @@ def test_a_stuck_points_fio_threads_are_listed(tmp_path):
     finally:
         launcher.send_signal(signal.SIGTERM)
         launcher.wait(timeout=30)
+
+
+def gate_state(gate):
+    return subprocess.run(["/bin/sh", "-c", gate_state_script(gate)], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+def wait_for_state(gate, wanted, timeout_s=60):
+    deadline = time.monotonic() + timeout_s
+    while (state := gate_state(gate)) != wanted:
+        assert time.monotonic() < deadline, f"gate state {state!r}, never {wanted!r}"
+        time.sleep(0.2)
+
+
+def test_gated_units_start_their_io_together_on_the_go(tmp_path):
+    gate = str(tmp_path / "gate")
+    job = GATED.replace("GATE", gate)
+    assert threads_of(job) == 2
+    stems = write_jobs(tmp_path, {"u1": job, "u2": job})
+    assert gate_state(gate) == "-"                        # no launcher yet
+    launcher = subprocess.Popen(["/bin/sh", "-c", LAUNCHER, "fio-launcher", gate, *stems])
+    try:
+        wait_for_state(gate, "4 2")                      # 2 units x 2 threads at the gate
+        time.sleep(3)                                    # longer than a unit's whole run
+        assert gate_state(gate) == "4 2" and launcher.poll() is None
+        assert not any(os.path.exists(f"{s}.rc") for s in stems)
+        go_s = time.time()
+        subprocess.run(["/bin/sh", "-c", gate_go_script(gate)], check=True, timeout=90)
+        assert launcher.wait(timeout=60) == 0
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+    ends_s = []
+    for stem in stems:
+        assert open(f"{stem}.rc", encoding="utf-8").read().strip() == "0"
+        text = open(f"{stem}.json", encoding="utf-8").read()
+        report = json.loads(text[text.index("{"):])      # after fio's "Saving output of prerun"
+        assert all(j["read"]["total_ios"] > 0 and j["job_runtime"] >= 2000
+                   for j in report["jobs"])
+        ends_s.append(report["timestamp_ms"] / 1000)
+    assert min(ends_s) >= go_s + 2                       # no I/O counted before the go
+    assert max(ends_s) - min(ends_s) < 1.0, ends_s       # and the units' runs together
+    assert os.path.exists(os.path.join(gate, "a.prerun.txt"))   # not in the launcher's cwd
+
+
+def test_a_unit_dead_before_the_gate_shows_and_a_waiting_launcher_can_be_killed(tmp_path):
+    gate = str(tmp_path / "gate")
+    stems = write_jobs(tmp_path, {"u1": GATED.replace("GATE", gate), "u2": BAD})
+    launcher = subprocess.Popen(["/bin/sh", "-c", LAUNCHER, "fio-launcher", gate, *stems])
+    try:
+        wait_for_state(gate, "2 1")                      # u1's threads wait, u2's fio ended
+    finally:
+        launcher.send_signal(signal.SIGTERM)
+        assert launcher.wait(timeout=30) == 143          # also while it waits for the go
+    fio_pids = open(os.path.join(gate, "pids"), encoding="utf-8").read().split()
+    deadline = time.monotonic() + 30
+    while any(os.path.exists(f"/proc/{pid}") for pid in fio_pids):
+        assert time.monotonic() < deadline, "fio outlived its launcher"
+        time.sleep(0.2)

@@ -42,8 +42,10 @@ def _section(worker):
     return lines
 
 
-def measured(workload, phases, workers, randseed, log_prefix=None):
-    """A point's job: ramp_s of warm-up, then duration_s measured."""
+def measured(workload, phases, workers, randseed, log_prefix=None, start_gate=None):
+    """A point's job: ramp_s of warm-up, then duration_s measured. A lab's
+    fio threads first run start_gate (a shell script's path), which holds
+    them until every unit's threads are ready."""
     lines = ["[global]", "ioengine=libaio", "direct=1", "thread=1", "group_reporting=1",
              f"rw={workload['rw']}", f"rwmixread={workload['rwmixread']}",
              f"percentage_random={workload['random_percent']}", f"bs={workload['bs']}",
@@ -52,6 +54,8 @@ def measured(workload, phases, workers, randseed, log_prefix=None):
              f"randseed={randseed}", f"percentile_list={PERCENTILES}"]
     # what the data is like, when it is not fio's default (random, unique)
     lines += [f"{key}={workload[key]}" for key in DATA_KEYS if workload.get(key)]
+    if start_gate is not None:
+        lines.append(f"exec_prerun=/bin/sh {start_gate}")
     if log_prefix is not None and phases["interval_s"] > 0:
         lines += [f"write_iops_log={log_prefix}", f"write_lat_log={log_prefix}",
                   f"log_avg_msec={phases['interval_s'] * 1000}"]
@@ -90,6 +94,12 @@ def _unit_of(name):
     """(node, unit) of a worker's name, or None."""
     match = _WORKER_NAME.fullmatch(name)
     return (match["node"], int(match["unit"])) if match else None
+
+
+def threads_of(job_text):
+    """How many fio threads (job sections, no numjobs) a job file starts."""
+    return sum(1 for line in job_text.splitlines()
+               if line.startswith("[") and line.strip() != "[global]")
 
 
 def processes_per_node(workers):

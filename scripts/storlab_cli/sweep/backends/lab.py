@@ -6,10 +6,14 @@ and end of the measured window.
 Timing: every node's job files are written first, then each node's
 units are started together by one launcher (one agent command a node:
 a guest whose vCPU already runs fio answers its agent late, so no command
-waits on one), then one loop on the host clock takes the stats snapshots
-(ramp end, fio exit) and sends the events (ramp end + at_s). Host and
-guests agree on that clock to within the agent's round trip (milliseconds
-under TCG)."""
+waits on one). Every fio thread then waits at the node's start gate until
+all threads of every node wait there, and the host opens the gates one
+right after another: the units' I/O starts within the agents' round trips
+of each other, where fio's own start-up under TCG spread a node's eight
+units over 1-29 s of a 12 s run. From the gates' opening one loop on the
+host clock takes the stats snapshots (ramp end, fio exit) and sends the
+events (ramp end + at_s). Host and guests agree on that clock to within
+the agent's round trip (milliseconds under TCG)."""
 import glob
 import json
 import os
@@ -49,17 +53,62 @@ FIO_RESULT_RE = re.compile(r"fio-(?P<node>.+)-u[0-9]+\.json")     # fio-NODE-uUN
 PRECONDITION_TIMEOUT_S = 3600
 # The units' fio started together, one a stem given; each one's JSON in
 # STEM.json, stderr in STEM.err, exit status in STEM.rc. Killed, it stops them.
-LAUNCHER = """pids=
-trap 'kill $pids 2>/dev/null; exit 143' TERM INT
+# Its first argument, when not empty, is the start gate's directory (GATE):
+# the fio threads' exec_prerun (GATE/wait) counts each in GATE/ready and
+# blocks opening the GATE/start FIFO; the launcher opens it, and holds it
+# open for the rest of its life (every later open returns at once), when a
+# line comes to the GATE/go FIFO. Killed, it opens the gate too: a fio thread
+# held there runs its prerun still, deaf to the signal, until it returns.
+LAUNCHER = """gate=$1
+shift
+pids=
+trap 'kill $pids 2>/dev/null; [ -z "$gate" ] || exec 3<>"$gate/start"; wait; exit 143' TERM INT
+if [ -n "$gate" ]; then
+    rm -rf "$gate" && mkdir -p "$gate" && mkfifo "$gate/start" "$gate/go" \\
+        && printf 'echo >> %s/ready\\n: < %s/start\\n' "$gate" "$gate" > "$gate/wait" \\
+        && : > "$gate/ready" && cd "$gate" || exit 125     # fio's JOB.prerun.txt go there
+fi
 for stem; do
     /usr/bin/fio --output-format=json+ --output="$stem.json" "$stem.fio" >"$stem.err" 2>&1 &
     pids="$pids $!"
 done
+if [ -n "$gate" ]; then
+    echo $pids > "$gate/pids"
+    read -r _ < "$gate/go"
+    exec 3<>"$gate/start"
+fi
 for pid in $pids; do
     wait "$pid"
     echo $? > "$1.rc"
     shift
 done"""
+GATE = f"{GUEST_DIR}/gate"
+
+
+def gate_state_script(gate):
+    """How a node's gate is doing: "READY ALIVE", the fio threads waiting at
+    it and the units' fio processes still running (a zombie is not), or "-"
+    while its launcher has not started them all."""
+    return f"""read -r pids < {gate}/pids 2>/dev/null || {{ echo -; exit 0; }}
+alive=0
+for pid in $pids; do
+    read -r stat < "/proc/$pid/stat" 2>/dev/null || continue
+    case "$stat" in *") Z "*) ;; *) alive=$((alive + 1)) ;; esac
+done
+echo "$(wc -l < {gate}/ready) $alive"
+"""
+
+
+def gate_go_script(gate):
+    """Opens a node's gate: a line to its launcher (which opens the start
+    FIFO), or exit 124 when no launcher reads it within a minute."""
+    return f"timeout 60 sh -c 'echo go > {gate}/go'"
+
+
+GATE_POLL_S = 0.5
+# fio's start-up under TCG, every thread at its gate: 29 s seen for 8 units
+# on one vCPU
+GATE_TIMEOUT_S = 300
 
 
 def job_files_script(directory, texts):
@@ -247,22 +296,60 @@ class LabBackend:
         names = [volumes.guest_path(name) for name in volumes.unit_names(unit)]
         return fio_jobfile.volume_workers(node, unit, names)
 
-    def _start_all(self, jobs):
+    def _start_all(self, jobs, gated=False):
         """jobs: {(node, unit): (stem, job text)}. Every node's job files are
         written (one agent command a node, before any fio runs), then each
-        node's units started by one launcher. Returns {node: its pid}."""
+        node's units started by one launcher; gated, their threads wait at
+        the node's start gate (_open_gates). Returns {node: its pid}."""
         by_node = {}
         for (node, _), (stem, text) in sorted(jobs.items()):
             by_node.setdefault(node, {})[stem] = text
         for node, texts in by_node.items():
-            self._guest(node, ["/bin/sh"], stdin_bytes=job_files_script(GUEST_DIR, texts))
+            script = job_files_script(GUEST_DIR, texts)
+            if gated:                  # the last point's gate gone before anyone looks at it
+                script = f"rm -rf {GATE}\n".encode() + script
+            self._guest(node, ["/bin/sh"], stdin_bytes=script)
         started = {}
         for node, texts in by_node.items():
             pid = agent.start(self.domains[node], ["/bin/sh", "-c", LAUNCHER, "fio-launcher",
-                                                   *texts])
+                                                   GATE if gated else "", *texts])
             self.running.append((self.domains[node], pid))
             started[node] = pid
         return started
+
+    def _open_gates(self, jobs, stuck_dir):
+        """Waits until every node's fio threads wait at its gate (a node
+        one of whose units' fio has ended already is waited for no more:
+        its error comes with the results), then opens every gate."""
+        threads, units = {}, {}
+        for (node, _), (_, text) in jobs.items():
+            threads[node] = threads.get(node, 0) + fio_jobfile.threads_of(text)
+            units[node] = units.get(node, 0) + 1
+        deadline = time.monotonic() + GATE_TIMEOUT_S
+        waiting = set(threads)
+        while waiting:
+            for node in sorted(waiting):
+                state = self._guest(node, ["/bin/sh", "-c", gate_state_script(GATE)]).split()
+                if len(state) == 2 and (int(state[0]) >= threads[node]
+                                        or int(state[1]) < units[node]):
+                    waiting.discard(node)
+            if waiting and time.monotonic() > deadline:
+                self._record_stuck(sorted(waiting), stuck_dir)
+                self._kill_running()
+                raise FioStuck(f"fio's threads not all at the start gate after "
+                               f"{GATE_TIMEOUT_S} s in {', '.join(sorted(waiting))} "
+                               f"(fio's threads: {stuck_dir}/stuck-NODE.txt)")
+            if waiting:
+                time.sleep(GATE_POLL_S)
+        opened = {node: agent.start(self.domains[node], ["/bin/sh", "-c", gate_go_script(GATE)])
+                  for node in sorted(threads)}
+        for node, pid in opened.items():
+            code, _, err = agent.wait(self.domains[node], pid, timeout_s=90,
+                                      what=f"{node}'s start gate")
+            if code != 0:
+                self._kill_running()
+                raise UserError(f"{node}: its fio launcher took no go at the start gate "
+                                f"({last_line(err, f'exit {code}')})")
 
     def _unit_results(self, jobs, point_label):
         """{(node, unit): fio's JSON (bytes)} once the launchers have exited;
@@ -377,12 +464,13 @@ class LabBackend:
                 stem = f"{GUEST_DIR}/{node}-u{unit}"
                 text = fio_jobfile.measured(workload, phases, self._workers(node, unit, workload),
                                             randseed=fio_jobfile.unit_randseed(unit, len(jobs)),
-                                            log_prefix=stem)
+                                            log_prefix=stem, start_gate=f"{GATE}/wait")
                 with open(os.path.join(point_dir, f"job-{node}-u{unit}.fio"), "w",
                           encoding="utf-8") as f:
                     f.write(text)
                 jobs[(node, unit)] = (stem, text)
-        started = self._start_all(jobs)
+        started = self._start_all(jobs, gated=True)
+        self._open_gates(jobs, point_dir)
         snapshots, events = {}, []
 
         def snap_before():
