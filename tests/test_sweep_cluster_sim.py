@@ -50,9 +50,16 @@ def test_raid_profile_spec():
                                     ["node1", "node2"])
     lines = spec_lines(t, laid_out)
     assert lines[0] == "storlab-cluster 1"
-    # two units a node: two fio processes switching on its cores, as in a lab
-    assert statements(lines, "node") == ["node node1 host=bare-metal processes=2",
-                                         "node node2 host=bare-metal processes=2"]
+    # two units a node of two volumes each: two fio processes of two threads switching
+    # on its cores, as in a lab
+    assert statements(lines, "node") == ["node node1 host=bare-metal processes=2 threads=2",
+                                         "node node2 host=bare-metal processes=2 threads=2"]
+    # with the point's workload: the I/Os each worker keeps in flight, which a switch serves
+    w = workload("volumes", units=2, size="8M", iodepth=16, volume_set="")
+    with_workload = cluster_spec.text(t, cluster_spec.exports(t, w, ["node1", "node2"]),
+                                      workload=w).splitlines()
+    assert statements(with_workload, "node")[0] == \
+        "node node1 host=bare-metal processes=2 threads=2 worker-depth=16"
     assert statements(lines, "link") == ["link node1 node2 preset=10gbe"]
     devices = statements(lines, "device")
     assert [d.split()[1:4] for d in devices] == [

@@ -7,8 +7,12 @@
  *   node NAME [host=PRESET] [cores=N] [per-io-us=X] [per-device-io-us=X]
  *        [per-hop-io-us=X] [per-remote-io-us=X] [idle-wake-us=X]
  *        [hypervisor-per-device-io-us=X] [hypervisor-per-message-us=X]
- *        [process-switch-us=X] [processes=N]   N: the processes issuing its
- *                                              front-end I/Os (a lab's fio units)
+ *        [process-switch-us=X] [switch-batch-ios=X]
+ *        [processes=N] [threads=T] [worker-depth=D]   N: the processes issuing
+ *                                              its front-end I/Os (a lab's fio units),
+ *                                              T: the threads of each (a unit's
+ *                                              workers), D: the I/Os each thread
+ *                                              keeps in flight (fio's iodepth)
  *   device NODE NAME KIND [KEY=VALUE ...]      KIND hdd | ssd | raid: the plugin's keys
  *   link NODE NODE [preset=P] [latency-us=X] [bandwidth-mb-s=X]
  *   local NODE disk DEVICE                     the node's local volume, one of:
@@ -267,7 +271,7 @@ st_node (struct spec *s, char **w, unsigned n)
     return spec_fail (s, "node %s: more than %u nodes", w[1], CL_MAX_NODES);
   struct cl_host_config host;
   char why[256];
-  uint32_t processes = 0;
+  uint32_t processes = 0, threads = 0, worker_depth = 0;
   cl_host_preset (CL_HOST_PRESET_DEFAULT, &host, why, sizeof why);
   for (unsigned i = 2; i < n; i++) {
     char *key, *value;
@@ -289,6 +293,21 @@ st_node (struct spec *s, char **w, unsigned n)
         return -1;
       processes = (uint32_t) v;
     }
+    else if (strcmp (key, "threads") == 0) {
+      if (spec_number (s, key, value, 0, 1 << 20, &v) < 0)
+        return -1;
+      threads = (uint32_t) v;
+    }
+    else if (strcmp (key, "worker-depth") == 0) {
+      if (spec_number (s, key, value, 0, 1 << 20, &v) < 0)
+        return -1;
+      worker_depth = (uint32_t) v;
+    }
+    else if (strcmp (key, "switch-batch-ios") == 0) {
+      if (spec_number (s, key, value, 1, 1 << 20, &v) < 0)
+        return -1;
+      host.switch_batch_ios = v;
+    }
     else if ((cost = host_cost_find (key)) != NULL) {
       if (spec_number (s, key, value, 0, 1e6, &v) < 0)
         return -1;
@@ -296,7 +315,8 @@ st_node (struct spec *s, char **w, unsigned n)
     }
     else {
       char keys[1024];
-      return spec_fail (s, "node %s: unknown key '%s' (known: host, cores, processes, %s)",
+      return spec_fail (s, "node %s: unknown key '%s' (known: host, cores, processes, "
+                        "threads, worker-depth, switch-batch-ios, %s)",
                         w[1], key, host_cost_keys (keys, sizeof keys));
     }
   }
@@ -304,6 +324,8 @@ st_node (struct spec *s, char **w, unsigned n)
   snprintf (node->name, sizeof node->name, "%s", w[1]);
   cl_cpu_init (&node->cpu, &host);
   node->cpu.processes = processes;
+  node->cpu.threads = threads;
+  node->cpu.worker_depth = worker_depth;
   if (c->has_pool)
     node->cpu.pool = &c->pool;
   return 0;

@@ -31,9 +31,25 @@
  *                at 1 outstanding: TCG flushes its software TLB at every
  *                address-space switch, so the next process's pages are
  *                translated again; with switches about every other I/O,
- *                437 µs a switch (at 8 outstanding reads pay the same,
- *                writes, reaped in batches, a seventh).  Beside the vCPUs,
- *                QEMU's I/O thread and nbdkit spend 65 µs per device I/O
+ *                437 µs a switch.  A switch serves more than one I/O when
+ *                workers keep several in flight: eight fio processes of 8
+ *                workers against 64 threads of one (processes8x8 and
+ *                threads64, started at a lab sweep's start gate, one pass
+ *                on 2026-11-27 at 09:12 UTC) cost 403 and 344 µs more a
+ *                read and a write at 1 outstanding a worker (a switch an
+ *                I/O, 7/8 of the time to another process: the 437 µs
+ *                above), 102 and 123 at 4, 104 and 115 at 16: a switch
+ *                serves at most about 3.4 I/Os (373 over 111), however many
+ *                a worker has in flight, and no more than the process has
+ *                threads: two fio processes of one worker at 8 outstanding
+ *                paid a read a whole switch, as at 1 (the calibration's
+ *                processes2 against threads2), and profile-raid's two units
+ *                of two workers at 8 outstanding cost the lab's vCPU
+ *                312-338 µs a read, where the model gives 392 with a switch
+ *                an I/O, 238 with 3.4 I/Os a switch, 283 with 2
+ *                (scripts/bench/cluster_validation.md, 2026-11-27 08:48).
+ *                Beside the vCPUs, QEMU's I/O thread and nbdkit spend 65 µs
+ *                per device I/O
  *                and QEMU's udp netdevs 144 µs per message.  A dm linear
  *                remap is not charged: 26 µs here, 7-12 the run before, and
  *                the hybrid lab's reads through their LVs show none.
@@ -72,7 +88,8 @@ static const struct host_preset host_presets[] = {
                         .per_read_cache_io_ns = 0,
                         .per_hop_io = { 369000, 437000 }, .per_remote_io = { 249000, 279000 },
                         .idle_wake_ns = 110000, .hypervisor_per_device_io_ns = 65000,
-                        .hypervisor_per_message_ns = 144000, .process_switch_ns = 437000 } },
+                        .hypervisor_per_message_ns = 144000, .process_switch_ns = 437000,
+                        .switch_batch_ios = 3.4 } },
 };
 
 int
@@ -172,8 +189,13 @@ cl_cpu_front_io_ns (const struct cl_cpu *cpu, enum sl_op op, bool file)
 {
   uint64_t cost_ns = cl_op_cost_ns (file ? &cpu->config.per_file_io : &cpu->config.per_volume_io,
                                     op);
-  if (cpu->processes > 1)
-    cost_ns += cpu->config.process_switch_ns * (cpu->processes - 1) / cpu->processes;
+  if (cpu->processes > 1) {
+    double batch_ios = sl_min_u64 (sl_max_u64 (cpu->threads, 1), sl_max_u64 (cpu->worker_depth, 1));
+    if (cpu->config.switch_batch_ios >= 1.0 && batch_ios > cpu->config.switch_batch_ios)
+      batch_ios = cpu->config.switch_batch_ios;
+    cost_ns += (uint64_t) ((double) cpu->config.process_switch_ns * (cpu->processes - 1)
+                           / cpu->processes / batch_ios);
+  }
   return cost_ns;
 }
 

@@ -41,6 +41,9 @@ struct cl_host_config {
   uint64_t hypervisor_per_device_io_ns;
   uint64_t hypervisor_per_message_ns;
   uint64_t process_switch_ns;          /* a core going from one process's I/O to another's */
+  /* The most I/Os a switch to a process serves (its threads' completions
+   * that wait for it, reaped together). */
+  double switch_batch_ios;
 };
 
 /* cost's figure for an I/O of op */
@@ -69,8 +72,12 @@ struct cl_cpu {
    * lab's guests on one host), or NULL: its cores are its own. */
   struct cl_cpu *pool;
   /* The processes issuing the node's front-end I/Os (a lab's fio: one a
-   * workload unit, its workers threads), 0 or 1: no switches between them. */
+   * workload unit, its workers threads), 0 or 1: no switches between them;
+   * the threads each runs and the I/Os each thread keeps in flight (fio's
+   * iodepth), 0 taken as 1. */
   uint32_t processes;
+  uint32_t threads;
+  uint32_t worker_depth;
 };
 
 int cl_cpu_init (struct cl_cpu *cpu, const struct cl_host_config *config);
@@ -80,9 +87,11 @@ void cl_cpu_free (struct cl_cpu *cpu);
  * if it was idle; returns when done. */
 uint64_t cl_cpu_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns);
 /* What a front-end I/O of op costs the node's core: its own (on a file of
- * a share or on a volume) and, with several processes issuing, the
- * switches between them it brings on average (process_switch_ns,
- * (processes - 1) / processes of the time). */
+ * a share or on a volume) and, with several processes issuing, its share
+ * of the switches between them: a switch (process_switch_ns, to another
+ * process (processes - 1) / processes of the time) serves a batch of I/Os,
+ * as many as the process has threads and a thread has in flight, at most
+ * switch_batch_ios: one where either is one. */
 uint64_t cl_cpu_front_io_ns (const struct cl_cpu *cpu, enum sl_op op, bool file);
 /* The hypervisor's work for a node (cost_ns from now on): on the first
  * free core of the pool, or beside the node's cores without one. */

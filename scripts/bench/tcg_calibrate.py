@@ -16,6 +16,12 @@ for a request to wait for) and runs fio (4 KiB random, libaio, O_DIRECT,
   threads2, processes2   the bare disk driven by two fio workers, as two
            threads of one fio process and as two fio processes (a lab runs
            one fio a workload unit, its workers threads)
+  threads64, processes8x8   the bare disk driven by 64 fio workers at
+           1, 4 and 16 outstanding each, as 64 threads of one fio process
+           and as 8 fio processes of 8 threads (a lab's 8 units of 8
+           workers), all started at a start gate as a lab sweep's units
+           are and measured from its opening: how many I/Os a process
+           switch serves as each worker has more in flight
   allflash the disk group as the lab builds it (scripts/profiles/
            disk-group.sh, all-flash: LVM and a dm-writecache over it),
            cache on disk1, capacity disk2
@@ -88,6 +94,8 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from storlab_cli.lab import profiles  # noqa: E402
 from storlab_cli.schema import topology  # noqa: E402
 
+from storlab_cli.sweep.backends.lab import LAUNCHER, gate_go_script  # noqa: E402
+
 from lab_cpu import between, sample  # noqa: E402
 
 STORLAB = os.path.join(ROOT, "scripts", "storlab")
@@ -132,12 +140,18 @@ MECHANISMS = {
              f"c=$(nvme_controller_of {NQN}) && echo 1 > /sys/class/nvme/$c/delete_controller"),
     "threads2": ("disk_by_serial disk0", ""),
     "processes2": ("disk_by_serial disk0", ""),
+    "threads64": ("disk_by_serial disk0", ""),
+    "processes8x8": ("disk_by_serial disk0", ""),
     "allflash": (DISK_GROUP.format(mode="all-flash"), DISK_GROUP_DOWN),
     "hybrid": (DISK_GROUP.format(mode="hybrid"), DISK_GROUP_DOWN),
 }
 # fio processes x threads each, per mechanism (default one of one): the same
 # two workers, once sharing an address space and once not
-LAYOUTS = {"threads2": (1, 2), "processes2": (2, 1)}
+LAYOUTS = {"threads2": (1, 2), "processes2": (2, 1), "threads64": (1, 64),
+           "processes8x8": (8, 8)}
+# the switch's layouts: at these depths, their fio started at a gate
+GATED_DEPTHS = {"threads64": (1, 4, 16), "processes8x8": (1, 4, 16)}
+GATE_DIR = "/tmp/cal/gate"
 WORKING_SETS = {"allflash": DISK_GROUP_WORKING_SET, "hybrid": DISK_GROUP_WORKING_SET}
 
 
@@ -194,6 +208,41 @@ def run_point(device, op, depth, processes=1, threads=1, size=WORKING_SET):
     return ios, disks, between(a, b, os.sysconf("SC_CLK_TCK"))
 
 
+def run_gated(device, op, depth, processes, threads):
+    """run_point's figures for processes fio of threads workers started
+    as a lab sweep starts its units: every thread waits at a start gate
+    (the sweep's launcher), and the host's CPU and the diskstats are taken
+    from its opening to the end, so fio's start-up (seconds under TCG for
+    eight processes) is not counted."""
+    job = "\n".join(["[global]", f"filename={device}", "ioengine=libaio", "direct=1", f"rw={op}",
+                     "bs=4k", f"size={WORKING_SET}", f"iodepth={depth}", "time_based",
+                     f"runtime={RUNTIME_S}", "randrepeat=0", "thread", "group_reporting",
+                     f"exec_prerun=/bin/sh {GATE_DIR}/wait", "", "[cal]", f"numjobs={threads}"])
+    stems = " ".join(f"/tmp/cal/p{i}" for i in range(1, processes + 1))
+    guest("node1", f"rm -rf /tmp/cal && mkdir -p /tmp/cal && for s in {stems}; do"
+                   f" printf '%s\\n' '{job}' > $s.fio; done &&"
+                   f" cat > /tmp/cal/launch.sh <<'LAUNCHER_END'\n{LAUNCHER}\nLAUNCHER_END\n"
+                   f" setsid /bin/sh /tmp/cal/launch.sh {GATE_DIR} {stems}"
+                   " </dev/null >/dev/null 2>&1 &"
+                   f" n=0; until [ \"$(cat {GATE_DIR}/ready 2>/dev/null | wc -l)\""
+                   f" -ge {processes * threads} ]; do sleep 0.5; n=$((n + 1));"
+                   " [ $n -lt 600 ] || { echo 'fio never at the gate' >&2; exit 1; }; done")
+    a = sample(LAB)
+    out = guest("node1", f"cat /proc/diskstats; echo ===; {gate_go_script(GATE_DIR)} &&"
+                         f" for s in {stems}; do until [ -e $s.rc ]; do sleep 0.2; done; done;"
+                         " cat /proc/diskstats; echo ===; cat /tmp/cal/p*.json")
+    b = sample(LAB)
+    before, after, fio_json = out.split("===\n")
+    decoder, ios, at = json.JSONDecoder(), 0, 0
+    while (at := fio_json.find("{", at)) >= 0:      # one JSON document a process
+        doc, at = decoder.raw_decode(fio_json, at)
+        job = doc["jobs"][0]
+        ios += job["read"]["total_ios"] + job["write"]["total_ios"]
+    d0, d1 = diskstats(before), diskstats(after)
+    disks = {"node1": {k: d1[k] - d0.get(k, 0) for k in d1 if not k.startswith("nvme")}}
+    return ios, disks, between(a, b, os.sysconf("SC_CLK_TCK"))
+
+
 class Run:
     """One mechanism, op and depth: per front-end I/O, the guest CPU of
     each node, the device I/Os it made, and the host's CPU besides the
@@ -225,10 +274,13 @@ def measure(topo, repeat, only=None):
             device = guest("node1", setup.format(addr=addr)).strip().splitlines()[-1]
             try:
                 for op in OPS:
-                    for depth in DEPTHS:
-                        r = runs[name, op, depth] = Run(*run_point(
-                            device, op, depth, *LAYOUTS.get(name, (1, 1)),
-                            size=WORKING_SETS.get(name, WORKING_SET)))
+                    for depth in GATED_DEPTHS.get(name, DEPTHS):
+                        if name in GATED_DEPTHS:
+                            r = Run(*run_gated(device, op, depth, *LAYOUTS[name]))
+                        else:
+                            r = Run(*run_point(device, op, depth, *LAYOUTS.get(name, (1, 1)),
+                                               size=WORKING_SETS.get(name, WORKING_SET)))
+                        runs[name, op, depth] = r
                         print(f"tcg_calibrate: pass {n + 1}: {name} {op} qd{depth}: {r.iops:.0f}"
                               f" IOPS, node1 vCPU {r.vcpu_us.get('node1', 0):.0f} us/IO",
                               file=sys.stderr)
@@ -339,6 +391,7 @@ def print_tables(passes):
               f" {m(lambda r: r.devices.get('node2', 0)):.2f} | {m(lambda r: r.host_us):.0f} |"
               f" {m(lambda r: r.host_cores):.2f} |")
     print()
+    print_switch_by_depth(passes)
     if any(key not in passes[0] for key in FIGURES_NEED):
         print("(the preset's figures need every mechanism: not all were measured)")
         return
@@ -350,6 +403,26 @@ def print_tables(passes):
         values = [f[key] for f in each]
         print(f"| {key} | " + " | ".join(f"{v:.0f}" for v in values)
               + f" | {median(values):.0f} |")
+
+
+def print_switch_by_depth(passes):
+    """What eight processes' workers cost the vCPU an I/O more than as
+    many threads of one (the process switches), at each depth a worker
+    has: the model's rule is checked against it (host_cpu.c)."""
+    depths = [d for d in GATED_DEPTHS["processes8x8"]
+              if all(("processes8x8", op, d) in passes[0] and ("threads64", op, d) in passes[0]
+                     for op in OPS)]
+    if not depths:
+        return
+    print("| op | outstanding a worker | threads64 vCPU µs/IO | processes8x8 vCPU µs/IO |"
+          " switches' share µs/IO |")
+    print("|---|---|---|---|---|")
+    for op in OPS:
+        for d in depths:
+            one, eight = (median([p[name, op, d].vcpu_us.get("node1", 0) for p in passes])
+                          for name in ("threads64", "processes8x8"))
+            print(f"| {op} | {d} | {one:.0f} | {eight:.0f} | {eight - one:.0f} |")
+    print()
 
 
 def save(passes, path):

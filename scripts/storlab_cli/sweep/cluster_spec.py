@@ -185,10 +185,14 @@ def text(topo, laid_out, sim_host=None, workload=None):
     if host.host_cores is not None:
         lines.append(f"pool cores={host.host_cores}")
     processes = fio_jobfile.processes_per_node(job_workers(laid_out))
+    threads = fio_jobfile.threads_per_process(job_workers(laid_out))
     for node in topo.nodes:
         words = ["node", node.name, f"host={host.host}"]
         if processes.get(node.name, 0) > 1:      # switching between them costs the core
-            words.append(f"processes={processes[node.name]}")
+            # a switch serves a batch: its threads' I/Os that wait, each as deep as fio's iodepth
+            words.append(f"processes={processes[node.name]} threads={threads[node.name]}")
+            if workload is not None:
+                words.append(f"worker-depth={workload['iodepth']}")
         if host.cores is not None:
             words.append(f"cores={host.cores}")
         if host.per_io_us is not None:

@@ -112,6 +112,19 @@ def processes_per_node(workers):
     return counts
 
 
+def threads_per_process(workers):
+    """{node: the threads each of its fio processes runs} (the most of any
+    of its units: a unit's workers)."""
+    per_unit = {}
+    for w in workers:
+        if (unit := _unit_of(w.name)) is not None:
+            per_unit[unit] = per_unit.get(unit, 0) + 1
+    threads = {}
+    for (node, _), count in per_unit.items():
+        threads[node] = max(threads.get(node, 0), count)
+    return threads
+
+
 def region_workers(node, unit, workload, filename):
     """Workers of one unit on a raw device: unit u's worker w owns region
     (u-1)*workers + (w-1), each `size` bytes, in order from offset 0."""
