@@ -18,13 +18,13 @@ read_lat_mean_us read_lat_p99_us write_lat_mean_us write_lat_p99_us
 dev_iops dev_lat_mean_us member_iops cache_hit_pct dirty_mb
 dev_qd_mean release_late_p99_us host_limit
 stack_cache_hit_pct write_buffer_fill_pct destage_mb_s cpu_util_pct link_util_pct
-start_state data_reduction_pct nodes""".split()
+start_state data_reduction_pct nodes units_end_spread_s""".split()
 
 
 def test_columns_are_the_contracts():
     assert points_csv.METRIC_COLUMNS == tuple(CONTRACT)
     assert fio_merge.METRIC_COLUMNS + device_window.METRIC_COLUMNS + ("host_limit",) \
-        + cluster_layers.METRIC_COLUMNS + ("nodes",) == tuple(CONTRACT)
+        + cluster_layers.METRIC_COLUMNS + ("nodes", "units_end_spread_s") == tuple(CONTRACT)
     assert points_csv.columns(["iodepth", "device.battery"]) == \
         ("point", "iodepth", "device.battery", *CONTRACT)
 
@@ -158,17 +158,24 @@ def test_host_limit_is_a_word_and_earlier_files_still_read(tmp_path):
     table = points_csv.read(path)
     assert table.swept == ("iodepth",) and table.rows[0]["data_reduction_pct"] == 1.0
     assert table.rows[0]["nodes"] is None
+    # ... and from before the units' end spread
+    earlier = CONTRACT[:CONTRACT.index("units_end_spread_s")]
+    with open(path, "w") as f:
+        f.write("point,iodepth," + ",".join(earlier) + "\n0,4," + ",".join("1" * len(earlier))
+                + "\n")
+    table = points_csv.read(path)
+    assert table.rows[0]["nodes"] == 1.0 and table.rows[0]["units_end_spread_s"] is None
 
 
-def test_nodes_is_the_last_column(tmp_path):
+def test_nodes_comes_after_every_earlier_column(tmp_path):
     """nodes (the nodes whose fio ran) after every earlier column, which keep
     their places: a per-node figure divides by it."""
     path = str(tmp_path / "points.csv")
     points_csv.write(path, [{"point": 0, "topology.nodes.count": 4, "units_run": 32, "iops": 4e5,
                              "nodes": 4}], ["topology.nodes.count"])
     header, line = open(path).read().splitlines()
-    assert header.split(",")[-2:] == ["data_reduction_pct", "nodes"]
-    assert line.startswith("0,4,32,400000") and line.endswith(",4")
+    assert header.split(",")[-3:] == ["data_reduction_pct", "nodes", "units_end_spread_s"]
+    assert line.startswith("0,4,32,400000") and line.endswith(",4,")
     row = points_csv.read(path).rows[0]
     assert row["nodes"] == 4.0 and row["units_run"] == 32.0
 
@@ -179,3 +186,17 @@ def test_a_labs_nodes_are_the_nodes_its_fio_results_are_of():
     assert lab._nodes_of(["p/fio-node1-u1.json", "p/fio-node1-u2.json",
                           "p/fio-node-3-u1.json"]) == 2
     assert lab._nodes_of([]) == 0
+
+
+def test_a_labs_units_end_spread_is_how_far_apart_their_fio_ended(tmp_path):
+    """A lab point's units_end_spread_s: the last unit's fio end (its JSON's
+    timestamp_ms, after the banner fio prints for a prerun) less the first's."""
+    from storlab_cli.sweep.backends import lab
+    sources = []
+    for unit, end_ms in enumerate((1_795_768_328_763, 1_795_768_339_463, 1_795_768_329_000), 1):
+        path = tmp_path / f"fio-node1-u{unit}.json"
+        path.write_text(f"node1-u{unit}v1 : Saving output of prerun in node1-u{unit}v1.prerun.txt\n"
+                        f'{{"timestamp_ms": {end_ms}, "jobs": []}}\n')
+        sources.append(str(path))
+    assert lab._units_end_spread_s(sources) == 10.7
+    assert lab._units_end_spread_s(sources[:1]) is None

@@ -26,6 +26,8 @@ METRIC_COLUMNS = (
     "cpu_util_pct", "link_util_pct", "start_state", "data_reduction_pct",
     # the nodes whose fio ran (the point's active nodes; raw_point.RawPoint.nodes)
     "nodes",
+    # a lab point: how far apart its units' fio ended (their windows' overlap)
+    "units_end_spread_s",
 )
 # Columns holding words: host_limit names what held a lab point back
 # (host_limit.REASONS codes joined by '+'; empty: nothing did, or the simulator);
@@ -37,7 +39,8 @@ NUMBER_COLUMNS = tuple(c for c in METRIC_COLUMNS if c not in TEXT_COLUMNS)
 # with those empty.
 # with those empty; and before units_run had its name, with "units" first.
 EARLIER_UNITS_COLUMN = "units"
-_SHORTER = (METRIC_COLUMNS[:METRIC_COLUMNS.index("nodes")],                   # or nodes
+_SHORTER = (METRIC_COLUMNS[:METRIC_COLUMNS.index("units_end_spread_s")],     # or the spread
+            METRIC_COLUMNS[:METRIC_COLUMNS.index("nodes")],                   # or nodes
             METRIC_COLUMNS[:METRIC_COLUMNS.index("data_reduction_pct")],
             METRIC_COLUMNS[:METRIC_COLUMNS.index("stack_cache_hit_pct")],
             METRIC_COLUMNS[:METRIC_COLUMNS.index("dev_qd_mean")])

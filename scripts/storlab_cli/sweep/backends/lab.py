@@ -26,7 +26,7 @@ from storlab_cli.live import ctl, stats_snapshot
 from storlab_cli.schema.sweep import LIVE_KNOBS, TARGET_SHARE, TARGET_VOLUMES
 from storlab_cli.schema.sizes import parse_size_bytes
 from storlab_cli.sweep import fio_jobfile, plan as sweep_plan
-from storlab_cli.results import device_window, fio_merge, host_limit, timeline
+from storlab_cli.results import device_window, fio_merge, fio_results, host_limit, timeline
 from storlab_cli.sweep.raw_point import RawPoint
 from storlab_cli.common.last_line import last_line
 from storlab_cli.errors import UserError
@@ -586,6 +586,17 @@ def _lab_events(directory):
     return [(t_s, command) for command, t_s in first.items()]
 
 
+def _units_end_spread_s(sources):
+    """How far apart the units' fio ended (each JSON's timestamp_ms), or None
+    for one unit. The units start their I/O together at the gate and run
+    the same time: a spread beyond fio's own ending says some units ran
+    after the others, and the sum of their IOPS counts as concurrent what
+    was not."""
+    ends_ms = [fio_results.load(s).get("timestamp_ms") for s in sources]
+    ends_ms = [e for e in ends_ms if isinstance(e, int)]
+    return round((max(ends_ms) - min(ends_ms)) / 1000, 1) if len(ends_ms) > 1 else None
+
+
 def _nodes_of(sources):
     """How many nodes the fio-NODE-uUNIT.json files are of."""
     return len({m["node"] for m in (FIO_RESULT_RE.fullmatch(os.path.basename(s))
@@ -605,4 +616,5 @@ def read_point(directory, sweep, point):
         windows=[w for _, w in named],
         host_limit=_host_limit(sweep, point.workload(sweep.workload), named) if named else None,
         samples=_lab_timeline(directory, interval_ms) if interval_ms else [],
-        events=_lab_events(directory), nodes=_nodes_of(sources))
+        events=_lab_events(directory), nodes=_nodes_of(sources),
+        extra={"units_end_spread_s": _units_end_spread_s(sources)})
