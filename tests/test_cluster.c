@@ -467,12 +467,12 @@ test_host_cost_of_switching_processes (void **state)
   assert_refused ("storlab-cluster 1\nnode n1 processes=-1\n", "processes");
   assert_refused ("storlab-cluster 1\nnode n1 procs=2\n", "bad.spec:2: node n1: unknown key "
                   "'procs' (known: host, cores, processes, threads, worker-depth, "
-                  "switch-batch-ios, per-io-us,");
+                  "batch-ios-max, per-io-us,");
 }
 
 /* A switch to a process serves a batch of its threads' I/Os: as many as
  * it has threads and a thread keeps in flight (worker-depth), at most
- * switch-batch-ios. Four processes of 16 threads, 80 us a switch, 3/4 of
+ * batch-ios-max. Four processes of 16 threads, 80 us a switch, 3/4 of
  * the time to another: 60 us an I/O at depth 1, 30 at depth 2, 15 at
  * depth 16 with batches of at most 4, 3.75 with no such bound (the
  * bare-metal preset's none); one thread a process: 60 at any depth. */
@@ -482,7 +482,7 @@ test_host_cost_of_a_switch_shared_by_a_batch (void **state)
   (void) state;
   const char *keys[] = { "threads=16 worker-depth=0", "threads=16 worker-depth=1",
                          "threads=16 worker-depth=2",
-                         "threads=16 worker-depth=16 switch-batch-ios=4",
+                         "threads=16 worker-depth=16 batch-ios-max=4",
                          "threads=16 worker-depth=16", "threads=1 worker-depth=16", "" };
   const uint64_t switching_ns[] = { 60000, 60000, 30000, 15000, 3750, 60000, 60000 };
   char spec[1024];
@@ -496,7 +496,32 @@ test_host_cost_of_a_switch_shared_by_a_batch (void **state)
     run_free (&r);
   }
   assert_refused ("storlab-cluster 1\nnode n1 worker-depth=-1\n", "worker-depth");
-  assert_refused ("storlab-cluster 1\nnode n1 switch-batch-ios=0.5\n", "switch-batch-ios");
+  assert_refused ("storlab-cluster 1\nnode n1 batch-ios-max=0.5\n", "batch-ios-max");
+}
+
+/* A thread woken for its I/O's completion: 60 us a wake-up, which serves
+ * up to 3 I/Os (batch-ios-max) and the per-I/O figures hold at that: two
+ * I/Os at once on a busy core pay 40 us more each at depth 1 (60 x (1 -
+ * 1/3)), 10 at depth 2, none at 3 or deeper; an I/O that finds the core
+ * idle pays its idle wake-up instead (here none). */
+static void
+test_host_cost_of_a_thread_woken_an_io (void **state)
+{
+  (void) state;
+  const unsigned depths[] = { 1, 2, 3, 16 };
+  const uint64_t wake_ns[] = { 40000, 10000, 0, 0 };
+  char spec[1024];
+  for (size_t i = 0; i < sizeof depths / sizeof depths[0]; i++) {
+    snprintf (spec, sizeof spec, "storlab-cluster 1\nnode n1 cores=1 per-io-us=10"
+              " thread-wake-us=60 batch-ios-max=3 worker-depth=%u\n" DISK ("n1", "d0")
+              "local n1 disk d0\nvolume n1 v 64M\nexport n1 at=0 size=64M volume=v\n", depths[i]);
+    struct run r = run_new (spec);
+    burst (&r, SL_OP_READ, 2, 0, 4 * KIB, 4 * KIB);
+    assert_int_equal (r.c->node[0].cpu.busy_ns, 2 * (10000 + wake_ns[i]));
+    burst (&r, SL_OP_READ, 1, 0, 0, 4 * KIB);        /* later, on an idle core */
+    assert_int_equal (r.c->node[0].cpu.busy_ns, 2 * (10000 + wake_ns[i]) + 10000);
+    run_free (&r);
+  }
 }
 
 /* Costs by direction: a read's device I/O 30 us and a write's 20
@@ -710,6 +735,7 @@ main (void)
     cmocka_unit_test (test_host_costs_by_step),
     cmocka_unit_test (test_host_cost_of_switching_processes),
     cmocka_unit_test (test_host_cost_of_a_switch_shared_by_a_batch),
+    cmocka_unit_test (test_host_cost_of_a_thread_woken_an_io),
     cmocka_unit_test (test_host_costs_by_direction),
     cmocka_unit_test (test_host_costs_of_the_front_end),
     cmocka_unit_test (test_host_costs_of_md),

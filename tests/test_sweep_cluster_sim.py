@@ -312,7 +312,9 @@ def test_sim_host_override_reaches_the_spec(tmp_path):
     out = run_sweep(tmp_path, os.path.join(TOPOLOGIES, "profile-replicas.toml"), SHARE,
                     "results", "--sim-host", "tcg", sweep_lines='size = ["4M"]')
     spec = (out / "points" / "000" / "cluster.spec").read_text().splitlines()
-    assert "node node1 host=tcg" in spec and "link node1 node2 preset=tcg-udp" in spec
+    # the active nodes run fio: how deep each worker keeps its I/Os
+    assert "node node1 host=tcg worker-depth=1" in spec and "node node3 host=tcg" in spec
+    assert "link node1 node2 preset=tcg-udp" in spec
     doc = json.loads((out / "points" / "000" / "sim-cluster.json").read_text())
     assert doc["storlab"]["device"]["model"]["start_state"] == "warm"
 

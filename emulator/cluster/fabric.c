@@ -99,8 +99,7 @@ static void
 front_submit (struct cl_target *t, struct cl_io *io)
 {
   struct front *f = t->self;
-  uint64_t done = cl_cpu_run (f->cpu, cl_now_ns (t->cluster),
-                              cl_cpu_front_io_ns (f->cpu, io->op, f->file));
+  uint64_t done = cl_cpu_front_run (f->cpu, cl_now_ns (t->cluster), io->op, f->file);
   cl_schedule (t->cluster, done, front_cpu_done, io, 0);
 }
 

@@ -48,6 +48,12 @@
  *                312-338 µs a read, where the model gives 392 with a switch
  *                an I/O, 238 with 3.4 I/Os a switch, 283 with 2
  *                (scripts/bench/cluster_validation.md, 2026-11-27 08:48).
+ *                The same 64 threads alone cost 34 and 42 µs more a read and
+ *                a write at 1 outstanding than at 4 (196 against 162, 159
+ *                against 117; 155 and 110 at 16): a thread woken for every
+ *                I/O, where deeper its wake-up serves up to 3.4; 54 µs a
+ *                wake-up (38 over 1 - 1/3.4), charged where the core is
+ *                busy (an idle one pays its own wake-up).
  *                Beside the vCPUs, QEMU's I/O thread and nbdkit spend 65 µs
  *                per device I/O
  *                and QEMU's udp netdevs 144 µs per message.  A dm linear
@@ -89,7 +95,7 @@ static const struct host_preset host_presets[] = {
                         .per_hop_io = { 369000, 437000 }, .per_remote_io = { 249000, 279000 },
                         .idle_wake_ns = 110000, .hypervisor_per_device_io_ns = 65000,
                         .hypervisor_per_message_ns = 144000, .process_switch_ns = 437000,
-                        .switch_batch_ios = 3.4 } },
+                        .thread_wake_ns = 54000, .batch_ios_max = 3.4 } },
 };
 
 int
@@ -184,19 +190,39 @@ cl_cpu_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
   return start + cost_ns;
 }
 
+/* The I/Os one wake-up or switch serves where each of at most `most`
+ * waiters (threads, or I/Os of a thread) has one: at most batch_ios_max. */
+static double
+batch_ios (const struct cl_cpu *cpu, uint64_t most)
+{
+  double ios = (double) sl_max_u64 (most, 1);
+  if (cpu->config.batch_ios_max >= 1.0 && ios > cpu->config.batch_ios_max)
+    ios = cpu->config.batch_ios_max;
+  return ios;
+}
+
 uint64_t
 cl_cpu_front_io_ns (const struct cl_cpu *cpu, enum sl_op op, bool file)
 {
   uint64_t cost_ns = cl_op_cost_ns (file ? &cpu->config.per_file_io : &cpu->config.per_volume_io,
                                     op);
-  if (cpu->processes > 1) {
-    double batch_ios = sl_min_u64 (sl_max_u64 (cpu->threads, 1), sl_max_u64 (cpu->worker_depth, 1));
-    if (cpu->config.switch_batch_ios >= 1.0 && batch_ios > cpu->config.switch_batch_ios)
-      batch_ios = cpu->config.switch_batch_ios;
+  if (cpu->processes > 1)
     cost_ns += (uint64_t) ((double) cpu->config.process_switch_ns * (cpu->processes - 1)
-                           / cpu->processes / batch_ios);
-  }
+                           / cpu->processes
+                           / batch_ios (cpu, sl_min_u64 (cpu->threads, cpu->worker_depth)));
   return cost_ns;
+}
+
+uint64_t
+cl_cpu_front_run (struct cl_cpu *cpu, uint64_t now_ns, enum sl_op op, bool file)
+{
+  uint64_t cost_ns = cl_cpu_front_io_ns (cpu, op, file);
+  if (cpu->core_free_ns[first_free_core (cpu)] >= now_ns) {    /* an idle core pays idle_wake_ns */
+    double full = batch_ios (cpu, UINT64_MAX);
+    cost_ns += (uint64_t) ((double) cpu->config.thread_wake_ns
+                           * (1.0 / batch_ios (cpu, cpu->worker_depth) - 1.0 / full));
+  }
+  return cl_cpu_run (cpu, now_ns, cost_ns);
 }
 
 uint64_t

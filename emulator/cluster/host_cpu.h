@@ -41,9 +41,14 @@ struct cl_host_config {
   uint64_t hypervisor_per_device_io_ns;
   uint64_t hypervisor_per_message_ns;
   uint64_t process_switch_ns;          /* a core going from one process's I/O to another's */
-  /* The most I/Os a switch to a process serves (its threads' completions
-   * that wait for it, reaped together). */
-  double switch_batch_ios;
+  /* A thread woken for an I/O's completion: at 1 outstanding a thread
+   * every I/O, deeper a batch of them (batch_ios_max at most).  The
+   * per-I/O figures above hold such batches already: what is charged is
+   * what a smaller batch costs more. */
+  uint64_t thread_wake_ns;
+  /* The most I/Os one wake-up of a thread, or one switch to a process,
+   * serves (the completions that wait for it, reaped together). */
+  double batch_ios_max;
 };
 
 /* cost's figure for an I/O of op */
@@ -91,8 +96,12 @@ uint64_t cl_cpu_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns);
  * of the switches between them: a switch (process_switch_ns, to another
  * process (processes - 1) / processes of the time) serves a batch of I/Os,
  * as many as the process has threads and a thread has in flight, at most
- * switch_batch_ios: one where either is one. */
+ * batch_ios_max: one where either is one. */
 uint64_t cl_cpu_front_io_ns (const struct cl_cpu *cpu, enum sl_op op, bool file);
+/* A front-end I/O of op on the node's core (cl_cpu_front_io_ns; a core
+ * that is busy, so not woken from idle, still wakes the I/O's thread);
+ * returns when done. */
+uint64_t cl_cpu_front_run (struct cl_cpu *cpu, uint64_t now_ns, enum sl_op op, bool file);
 /* The hypervisor's work for a node (cost_ns from now on): on the first
  * free core of the pool, or beside the node's cores without one. */
 uint64_t cl_hypervisor_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns);

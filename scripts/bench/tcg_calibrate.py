@@ -417,11 +417,25 @@ def print_switch_by_depth(passes):
     print("| op | outstanding a worker | threads64 vCPU µs/IO | processes8x8 vCPU µs/IO |"
           " switches' share µs/IO |")
     print("|---|---|---|---|---|")
+    cost = {}
     for op in OPS:
         for d in depths:
-            one, eight = (median([p[name, op, d].vcpu_us.get("node1", 0) for p in passes])
-                          for name in ("threads64", "processes8x8"))
+            one, eight = cost[op, d] = tuple(
+                median([p[name, op, d].vcpu_us.get("node1", 0) for p in passes])
+                for name in ("threads64", "processes8x8"))
             print(f"| {op} | {d} | {one:.0f} | {eight:.0f} | {eight - one:.0f} |")
+    print()
+    deeper = [d for d in depths if d > 1]
+    if 1 not in depths or not deeper:
+        return
+    # the preset's batch_ios_max: a switch an I/O at 1 outstanding, a batch's share deeper
+    share = {(op, d): cost[op, d][1] - cost[op, d][0] for op in OPS for d in depths}
+    batch = (sum(share[op, 1] for op in OPS) / len(OPS)) \
+        / (sum(share[op, d] for op in OPS for d in deeper) / (len(OPS) * len(deeper)))
+    # thread_wake_ns: what a thread woken for each I/O costs more than one woken for a batch
+    saved = sum(cost[op, 1][0] - cost[op, deeper[0]][0] for op in OPS) / len(OPS)
+    print(f"a switch or a thread's wake-up serves at most {batch:.1f} I/Os (batch_ios_max);"
+          f" a thread's wake-up costs {saved / (1 - 1 / batch):.0f} µs (thread_wake_ns)")
     print()
 
 

@@ -191,8 +191,8 @@ def text(topo, laid_out, sim_host=None, workload=None):
         if processes.get(node.name, 0) > 1:      # switching between them costs the core
             # a switch serves a batch: its threads' I/Os that wait, each as deep as fio's iodepth
             words.append(f"processes={processes[node.name]} threads={threads[node.name]}")
-            if workload is not None:
-                words.append(f"worker-depth={workload['iodepth']}")
+        if workload is not None and node.name in processes:
+            words.append(f"worker-depth={workload['iodepth']}")
         if host.cores is not None:
             words.append(f"cores={host.cores}")
         if host.per_io_us is not None:
