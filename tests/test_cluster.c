@@ -443,6 +443,18 @@ test_host_costs_by_step (void **state)
   }
 }
 
+/* One node of one core, 10 us a front-end I/O besides node_keys, over a
+ * volume of one disk. */
+static struct run
+one_core_volume (const char *node_keys)
+{
+  char spec[1024];
+  snprintf (spec, sizeof spec, "storlab-cluster 1\nnode n1 cores=1 per-io-us=10 %s\n"
+            DISK ("n1", "d0")
+            "local n1 disk d0\nvolume n1 v 64M\nexport n1 at=0 size=64M volume=v\n", node_keys);
+  return run_new (spec);
+}
+
 /* Front-end I/Os of several processes on one core: each pays, besides
  * its own 10 us, the switches between them it brings on average (80 us
  * a switch, (processes - 1) / processes of the I/Os): one process none,
@@ -453,13 +465,10 @@ test_host_cost_of_switching_processes (void **state)
   (void) state;
   const unsigned processes[] = { 0, 1, 2, 4 };
   const uint64_t switching_ns[] = { 0, 0, 40000, 60000 };
-  char spec[1024];
+  char keys[64];
   for (size_t i = 0; i < sizeof processes / sizeof processes[0]; i++) {
-    snprintf (spec, sizeof spec, "storlab-cluster 1\nnode n1 cores=1 per-io-us=10"
-              " process-switch-us=80 processes=%u\n" DISK ("n1", "d0")
-              "local n1 disk d0\nvolume n1 v 64M\nexport n1 at=0 size=64M volume=v\n",
-              processes[i]);
-    struct run r = run_new (spec);
+    snprintf (keys, sizeof keys, "process-switch-us=80 processes=%u", processes[i]);
+    struct run r = one_core_volume (keys);
     assert_int_equal (burst (&r, SL_OP_READ, 1, 0, 0, 4 * KIB), 10000 + switching_ns[i] + 100000);
     assert_int_equal (r.c->node[0].cpu.busy_ns, 10000 + switching_ns[i]);
     run_free (&r);
@@ -485,12 +494,10 @@ test_host_cost_of_a_switch_shared_by_a_batch (void **state)
                          "threads=16 worker-depth=16 batch-ios-max=4",
                          "threads=16 worker-depth=16", "threads=1 worker-depth=16", "" };
   const uint64_t switching_ns[] = { 60000, 60000, 30000, 15000, 3750, 60000, 60000 };
-  char spec[1024];
+  char node_keys[128];
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-    snprintf (spec, sizeof spec, "storlab-cluster 1\nnode n1 cores=1 per-io-us=10"
-              " process-switch-us=80 processes=4 %s\n" DISK ("n1", "d0")
-              "local n1 disk d0\nvolume n1 v 64M\nexport n1 at=0 size=64M volume=v\n", keys[i]);
-    struct run r = run_new (spec);
+    snprintf (node_keys, sizeof node_keys, "process-switch-us=80 processes=4 %s", keys[i]);
+    struct run r = one_core_volume (node_keys);
     burst (&r, SL_OP_READ, 1, 0, 0, 4 * KIB);
     assert_int_equal (r.c->node[0].cpu.busy_ns, 10000 + switching_ns[i]);
     run_free (&r);
@@ -510,12 +517,10 @@ test_host_cost_of_a_thread_woken_an_io (void **state)
   (void) state;
   const unsigned depths[] = { 1, 2, 3, 16 };
   const uint64_t wake_ns[] = { 40000, 10000, 0, 0 };
-  char spec[1024];
+  char keys[128];
   for (size_t i = 0; i < sizeof depths / sizeof depths[0]; i++) {
-    snprintf (spec, sizeof spec, "storlab-cluster 1\nnode n1 cores=1 per-io-us=10"
-              " thread-wake-us=60 batch-ios-max=3 worker-depth=%u\n" DISK ("n1", "d0")
-              "local n1 disk d0\nvolume n1 v 64M\nexport n1 at=0 size=64M volume=v\n", depths[i]);
-    struct run r = run_new (spec);
+    snprintf (keys, sizeof keys, "thread-wake-us=60 batch-ios-max=3 worker-depth=%u", depths[i]);
+    struct run r = one_core_volume (keys);
     burst (&r, SL_OP_READ, 2, 0, 4 * KIB, 4 * KIB);
     assert_int_equal (r.c->node[0].cpu.busy_ns, 2 * (10000 + wake_ns[i]));
     burst (&r, SL_OP_READ, 1, 0, 0, 4 * KIB);        /* later, on an idle core */

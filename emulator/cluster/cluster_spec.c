@@ -255,6 +255,22 @@ host_cost_keys (char *buf, size_t buf_bytes)
   return buf;
 }
 
+/* What a node's workload is like: the processes issuing its I/Os, their
+ * threads, each thread's depth (how its CPU's switches and wake-ups batch). */
+struct workload_count {
+  const char *key;
+  uint32_t *value;
+};
+
+static uint32_t *
+workload_count (struct workload_count *counts, const char *key)
+{
+  for (; counts->key != NULL; counts++)       /* up to the { NULL } that ends them */
+    if (strcmp (counts->key, key) == 0)
+      return counts->value;
+  return NULL;
+}
+
 static int
 st_node (struct spec *s, char **w, unsigned n)
 {
@@ -272,7 +288,11 @@ st_node (struct spec *s, char **w, unsigned n)
     return spec_fail (s, "node %s: more than %u nodes", w[1], CL_MAX_NODES);
   struct cl_host_config host;
   char why[256];
-  uint32_t processes = 0, threads = 0, worker_depth = 0;
+  uint32_t processes = 0, threads = 0, worker_depth = 0, *count;
+  struct workload_count counts[] = {
+    { "processes", &processes }, { "threads", &threads }, { "worker-depth", &worker_depth },
+    { NULL, NULL },
+  };
   cl_host_preset (CL_HOST_PRESET_DEFAULT, &host, why, sizeof why);
   for (unsigned i = 2; i < n; i++) {
     char *key, *value;
@@ -289,20 +309,10 @@ st_node (struct spec *s, char **w, unsigned n)
         return -1;
       host.cores = (uint32_t) v;
     }
-    else if (strcmp (key, "processes") == 0) {
+    else if ((count = workload_count (counts, key)) != NULL) {
       if (spec_number (s, key, value, 0, 1 << 20, &v) < 0)
         return -1;
-      processes = (uint32_t) v;
-    }
-    else if (strcmp (key, "threads") == 0) {
-      if (spec_number (s, key, value, 0, 1 << 20, &v) < 0)
-        return -1;
-      threads = (uint32_t) v;
-    }
-    else if (strcmp (key, "worker-depth") == 0) {
-      if (spec_number (s, key, value, 0, 1 << 20, &v) < 0)
-        return -1;
-      worker_depth = (uint32_t) v;
+      *count = (uint32_t) v;
     }
     else if (strcmp (key, "batch-ios-max") == 0) {
       if (spec_number (s, key, value, 1, 1 << 20, &v) < 0)

@@ -179,6 +179,17 @@ def diskstats(text):
     return out
 
 
+def fio_ios(fio_json):
+    """The I/Os of fio's JSON documents one after another (one a process;
+    a prerun's banner lines before each are skipped)."""
+    decoder, ios, at = json.JSONDecoder(), 0, 0
+    while (at := fio_json.find("{", at)) >= 0:
+        doc, at = decoder.raw_decode(fio_json, at)
+        job = doc["jobs"][0]
+        ios += job["read"]["total_ios"] + job["write"]["total_ios"]
+    return ios
+
+
 def run_point(device, op, depth, processes=1, threads=1, size=WORKING_SET):
     """One fio run on node1 (processes fio at once, each of threads
     workers), with both nodes' diskstats around it and the host's CPU:
@@ -196,11 +207,7 @@ def run_point(device, op, depth, processes=1, threads=1, size=WORKING_SET):
     b = sample(LAB)
     after2 = guest("node2", stats)
     before1, fio_json, after1 = out.split("===\n")
-    decoder, ios, at = json.JSONDecoder(), 0, 0
-    while (at := fio_json.find("{", at)) >= 0:      # one JSON document a process
-        doc, at = decoder.raw_decode(fio_json, at)
-        job = doc["jobs"][0]
-        ios += job["read"]["total_ios"] + job["write"]["total_ios"]
+    ios = fio_ios(fio_json)
     disks = {}
     for node, x, y in (("node1", before1, after1), ("node2", before2, after2)):
         d0, d1 = diskstats(x), diskstats(y)
@@ -233,11 +240,7 @@ def run_gated(device, op, depth, processes, threads):
                          " cat /proc/diskstats; echo ===; cat /tmp/cal/p*.json")
     b = sample(LAB)
     before, after, fio_json = out.split("===\n")
-    decoder, ios, at = json.JSONDecoder(), 0, 0
-    while (at := fio_json.find("{", at)) >= 0:      # one JSON document a process
-        doc, at = decoder.raw_decode(fio_json, at)
-        job = doc["jobs"][0]
-        ios += job["read"]["total_ios"] + job["write"]["total_ios"]
+    ios = fio_ios(fio_json)
     d0, d1 = diskstats(before), diskstats(after)
     disks = {"node1": {k: d1[k] - d0.get(k, 0) for k in d1 if not k.startswith("nvme")}}
     return ios, disks, between(a, b, os.sysconf("SC_CLK_TCK"))
