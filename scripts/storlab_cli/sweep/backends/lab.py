@@ -57,7 +57,8 @@ PRECONDITION_TIMEOUT_S = 3600
 # the fio threads' exec_prerun (GATE/wait) counts each in GATE/ready and
 # blocks opening the GATE/start FIFO; the launcher opens it, and holds it
 # open for the rest of its life (every later open returns at once), when a
-# line comes to the GATE/go FIFO. Killed, it opens the gate too: a fio thread
+# line comes to the GATE/go FIFO. A thread's time through the gate goes to
+# its prerun's output, GATE/JOB.prerun.txt (fio names it). Killed, it opens the gate too: a fio thread
 # held there runs its prerun still, deaf to the signal, until it returns.
 LAUNCHER = """gate=$1
 shift
@@ -65,7 +66,8 @@ pids=
 trap 'kill $pids 2>/dev/null; [ -z "$gate" ] || exec 3<>"$gate/start"; wait; exit 143' TERM INT
 if [ -n "$gate" ]; then
     rm -rf "$gate" && mkdir -p "$gate" && mkfifo "$gate/start" "$gate/go" \\
-        && printf 'echo >> %s/ready\\n: < %s/start\\n' "$gate" "$gate" > "$gate/wait" \\
+        && printf 'echo >> %s/ready\\n: < %s/start\\ndate +%%s.%%N\\n' "$gate" "$gate" \\
+            > "$gate/wait" \\
         && : > "$gate/ready" && cd "$gate" || exit 125     # fio's JOB.prerun.txt go there
 fi
 for stem; do
@@ -504,6 +506,8 @@ class LabBackend:
                 f.write(out)
             self._fetch_logs(node, f"{GUEST_DIR}/{node}-u{unit}",
                              os.path.join(point_dir, f"fio-{node}-u{unit}-logs"))
+        for node in sorted({node for node, _ in jobs}):
+            self._fetch_gate_passes(node, point_dir)
         for (node, device), after in snapshots["after"].items():
             before = snapshots.get("before", {}).get((node, device))
             with open(os.path.join(point_dir, f"device-{node}-{device}.json"), "w",
@@ -511,6 +515,16 @@ class LabBackend:
                 json.dump({"before": before, "after": after}, f)
         with open(os.path.join(point_dir, "events.json"), "w", encoding="utf-8") as f:
             json.dump(events, f, indent=1)
+
+    def _fetch_gate_passes(self, node, point_dir):
+        """When each of a node's fio threads went through the start gate
+        (JOB.prerun.txt:SECONDS lines) into gate-NODE.txt: a unit that ran
+        late went through late, or started its I/O late after it."""
+        code, out, _ = agent.run(self.domains[node], [
+            "/bin/sh", "-c", f"cd {GATE} && grep -H . *.prerun.txt"], timeout_s=60)
+        if code == 0:
+            with open(os.path.join(point_dir, f"gate-{node}.txt"), "wb") as f:
+                f.write(out)
 
     def _fetch_logs(self, node, stem, local_dir):
         """fio's per-interval logs of one unit, copied next to its JSON."""
