@@ -57,8 +57,9 @@ PRECONDITION_TIMEOUT_S = 3600
 # the fio threads' exec_prerun (GATE/wait) counts each in GATE/ready and
 # blocks opening the GATE/start FIFO; the launcher opens it, and holds it
 # open for the rest of its life (every later open returns at once), when a
-# line comes to the GATE/go FIFO. A thread's time through the gate goes to
-# its prerun's output, GATE/JOB.prerun.txt (fio names it). Killed, it opens the gate too: a fio thread
+# line comes to the GATE/go FIFO. A thread's time through the gate (the
+# guest's uptime, s; no process started for it) goes to its prerun's output,
+# GATE/JOB.prerun.txt (fio names it). Killed, it opens the gate too: a fio thread
 # held there runs its prerun still, deaf to the signal, until it returns.
 LAUNCHER = """gate=$1
 shift
@@ -66,8 +67,8 @@ pids=
 trap 'kill $pids 2>/dev/null; [ -z "$gate" ] || exec 3<>"$gate/start"; wait; exit 143' TERM INT
 if [ -n "$gate" ]; then
     rm -rf "$gate" && mkdir -p "$gate" && mkfifo "$gate/start" "$gate/go" \\
-        && printf 'echo >> %s/ready\\n: < %s/start\\ndate +%%s.%%N\\n' "$gate" "$gate" \\
-            > "$gate/wait" \\
+        && printf 'echo >> %s/ready\\n: < %s/start\\nread -r up _ < /proc/uptime\\necho "$up"\\n' \\
+            "$gate" "$gate" > "$gate/wait" \\
         && : > "$gate/ready" && cd "$gate" || exit 125     # fio's JOB.prerun.txt go there
 fi
 for stem; do
@@ -518,8 +519,9 @@ class LabBackend:
 
     def _fetch_gate_passes(self, node, point_dir):
         """When each of a node's fio threads went through the start gate
-        (JOB.prerun.txt:SECONDS lines) into gate-NODE.txt: a unit that ran
-        late went through late, or started its I/O late after it."""
+        (JOB.prerun.txt:UPTIME_S lines, the guest's uptime) into
+        gate-NODE.txt: did a unit that ran late go through late, or start
+        its I/O late after it."""
         code, out, _ = agent.run(self.domains[node], [
             "/bin/sh", "-c", f"cd {GATE} && grep -H . *.prerun.txt"], timeout_s=60)
         if code == 0:
