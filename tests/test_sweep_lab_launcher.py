@@ -1,4 +1,4 @@
-"""The lab sweep's fio launcher and job files (sweep/backends/lab.py), run
+"""The lab sweep's fio launcher and job files (sweep/fio_launcher.py), run
 here with the host's real /bin/sh and fio as a guest runs them: every
 unit started together, each one's JSON, stderr and exit status kept
 apart; killed, it stops its fio processes; with a start gate, no unit's
@@ -12,8 +12,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 
-from storlab_cli.sweep.backends.lab import (FIO_TASKS, LAUNCHER, gate_go_script,  # noqa: E402
-                                            gate_state_script, job_files_script)
+from storlab_cli.sweep.fio_launcher import (FIO_TASKS, LAUNCHER, gate_go_script,  # noqa: E402
+                                           gate_state_script, job_files_script)
 from storlab_cli.sweep.fio_jobfile import threads_of  # noqa: E402
 
 GOOD = "[global]\nioengine=null\nsize=4M\nbs=4k\nrw=randread\n\n[unit]\nnumjobs=2\nthread\n"

@@ -94,7 +94,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from storlab_cli.lab import profiles  # noqa: E402
 from storlab_cli.schema import topology  # noqa: E402
 
-from storlab_cli.sweep.backends.lab import LAUNCHER, gate_go_script  # noqa: E402
+from storlab_cli.sweep.fio_launcher import LAUNCHER, gate_go_script  # noqa: E402
 
 from lab_cpu import between, sample  # noqa: E402
 

@@ -26,103 +26,23 @@ from storlab_cli.live import ctl, stats_snapshot
 from storlab_cli.schema.sweep import LIVE_KNOBS, TARGET_SHARE, TARGET_VOLUMES
 from storlab_cli.schema.sizes import parse_size_bytes
 from storlab_cli.sweep import fio_jobfile, plan as sweep_plan
+from storlab_cli.sweep.fio_launcher import (FIO_TASKS, GATE, GUEST_DIR, LAUNCHER, gate_go_script,
+                                           gate_state_script, job_files_script)
 from storlab_cli.results import device_window, fio_merge, fio_results, host_limit, timeline
 from storlab_cli.sweep.raw_point import RawPoint
 from storlab_cli.common.last_line import last_line
 from storlab_cli.errors import UserError
 
-GUEST_DIR = "/tmp/storlab-sweep"
 PROFILE_LIB = "/usr/lib/storlab/profiles/lib.sh"
 POLL_S = 0.1
 # fio's own start-up and JSON output, on top of ramp + duration, under TCG.
 FIO_SLACK_S = 300
-# Every fio thread of the guest, one line each: tid, state (D: waiting on
-# I/O), the kernel function it waits in; then the units' files (has a
-# stuck fio written its JSON?): what a stuck point was doing when it was
-# given up on.
-FIO_TASKS = """for task in /proc/[0-9]*/task/[0-9]*; do
-    read -r stat < "$task/stat" 2>/dev/null || continue
-    case "$stat" in *"(fio)"*) ;; *) continue ;; esac
-    set -- $stat
-    wchan=$(cat "$task/wchan" 2>/dev/null)
-    echo "${task##*/} $3 ${wchan:-?}"
-done
-""" + f"ls -l {GUEST_DIR}/ 2>/dev/null || true"
-JOB_END = "STORLAB_JOB_END"      # a here-document's end: no fio job line is it
 FIO_RESULT_RE = re.compile(r"fio-(?P<node>.+)-u[0-9]+\.json")     # fio-NODE-uUNIT.json
 PRECONDITION_TIMEOUT_S = 3600
-# The units' fio started together, one a stem given; each one's JSON in
-# STEM.json, stderr in STEM.err, exit status in STEM.rc. Killed, it stops them.
-# Its first argument, when not empty, is the start gate's directory (GATE):
-# the fio threads' exec_prerun (GATE/wait) counts each in GATE/ready and
-# blocks opening the GATE/start FIFO; the launcher opens it, and holds it
-# open for the rest of its life (every later open returns at once), when a
-# line comes to the GATE/go FIFO. A thread's time through the gate (the
-# guest's uptime, s; no process started for it) goes to its prerun's output,
-# GATE/JOB.prerun.txt (fio names it). Killed, it opens the gate too: a fio thread
-# held there runs its prerun still, deaf to the signal, until it returns.
-LAUNCHER = """gate=$1
-shift
-pids=
-trap 'kill $pids 2>/dev/null; [ -z "$gate" ] || exec 3<>"$gate/start"; wait; exit 143' TERM INT
-if [ -n "$gate" ]; then
-    rm -rf "$gate" && mkdir -p "$gate" && mkfifo "$gate/start" "$gate/go" \\
-        && printf 'echo >> %s/ready\\n: < %s/start\\nread -r up _ < /proc/uptime\\necho "$up"\\n' \\
-            "$gate" "$gate" > "$gate/wait" \\
-        && : > "$gate/ready" && cd "$gate" || exit 125     # fio's JOB.prerun.txt go there
-fi
-for stem; do
-    /usr/bin/fio --output-format=json+ --output="$stem.json" "$stem.fio" >"$stem.err" 2>&1 &
-    pids="$pids $!"
-done
-if [ -n "$gate" ]; then
-    echo $pids > "$gate/pids"
-    read -r _ < "$gate/go"
-    exec 3<>"$gate/start"
-fi
-for pid in $pids; do
-    wait "$pid"
-    echo $? > "$1.rc"
-    shift
-done"""
-GATE = f"{GUEST_DIR}/gate"
-
-
-def gate_state_script(gate):
-    """How a node's gate is doing: "READY ALIVE", the fio threads waiting at
-    it and the units' fio processes still running (a zombie is not), or "-"
-    while its launcher has not started them all."""
-    return f"""read -r pids < {gate}/pids 2>/dev/null || {{ echo -; exit 0; }}
-alive=0
-for pid in $pids; do
-    read -r stat < "/proc/$pid/stat" 2>/dev/null || continue
-    case "$stat" in *") Z "*) ;; *) alive=$((alive + 1)) ;; esac
-done
-echo "$(wc -l < {gate}/ready) $alive"
-"""
-
-
-def gate_go_script(gate):
-    """Opens a node's gate: a line to its launcher (which opens the start
-    FIFO), or exit 124 when no launcher reads it within a minute."""
-    return f"timeout 60 sh -c 'echo go > {gate}/go'"
-
-
 GATE_POLL_S = 0.5
 # fio's start-up under TCG, every thread at its gate: 29 s seen for 8 units
 # on one vCPU
 GATE_TIMEOUT_S = 300
-
-
-def job_files_script(directory, texts):
-    """A shell script (bytes) that writes {stem: job text} as STEM.fio in
-    directory, each unit's earlier outputs (STEM.json, .err, .rc, its
-    interval logs STEM_*) removed."""
-    script = [f"mkdir -p {directory}"]
-    for stem, text in texts.items():
-        script.append(f"rm -f {stem}_* {stem}.json {stem}.err {stem}.rc")
-        script.append(f"cat > {stem}.fio <<'{JOB_END}'\n{text.rstrip()}\n{JOB_END}")
-    return "\n".join(script).encode() + b"\n"
 
 
 class FioStuck(UserError):
