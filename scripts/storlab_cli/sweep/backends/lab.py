@@ -281,7 +281,9 @@ class LabBackend:
         for key, (stem, _) in sorted(jobs.items()):
             read = (f'read rc < {stem}.rc || {{ echo "fio left no exit status" >&2; exit 125; }}; '
                     f'[ "$rc" = 0 ] || '
-                    f'{{ cat {stem}.err >&2; exit "$rc"; }}; cat {stem}.json')
+                    f'{{ cat {stem}.err >&2; exit "$rc"; }}; '
+                    # from fio's JSON on: the lines a prerun's output makes fio print first are not it
+                    f"sed -n '/^{{/,$p' {stem}.json")
             results[key] = self._check(key, agent.run(self.domains[key[0]], ["/bin/sh", "-c", read],
                                                       timeout_s=120), point_label)
         return results
