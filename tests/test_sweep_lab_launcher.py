@@ -19,9 +19,9 @@ from storlab_cli.sweep.fio_jobfile import threads_of  # noqa: E402
 GOOD = "[global]\nioengine=null\nsize=4M\nbs=4k\nrw=randread\n\n[unit]\nnumjobs=2\nthread\n"
 BAD = "[unit]\nioengine=no-such-engine\nsize=4M\n"
 LONG = "[unit]\nioengine=null\nsize=4M\ntime_based\nruntime=120\n"
-# two threads a unit, 2 s of I/O once through the gate (GATE: its directory)
+# two threads a unit, 4 s of I/O once through the gate (GATE: its directory)
 GATED = ("[global]\nioengine=null\nsize=4M\nbs=4k\nrw=randread\nthread\ntime_based\n"
-         "runtime=2\nexec_prerun=/bin/sh GATE/wait\n\n[a]\n\n[b]\n")
+         "runtime=4\nexec_prerun=/bin/sh GATE/wait\n\n[a]\n\n[b]\n")
 
 
 def write_jobs(directory, texts):
@@ -119,7 +119,7 @@ def test_gated_units_start_their_io_together_on_the_go(tmp_path):
     launcher = subprocess.Popen(["/bin/sh", "-c", LAUNCHER, "fio-launcher", gate, *stems])
     try:
         wait_for_state(gate, "4 2")                      # 2 units x 2 threads at the gate
-        time.sleep(3)                                    # longer than a unit's whole run
+        time.sleep(5)                                    # longer than a unit's whole run
         assert gate_state(gate) == "4 2" and launcher.poll() is None
         assert not any(os.path.exists(f"{s}.rc") for s in stems)
         go_s = time.time()
@@ -133,11 +133,12 @@ def test_gated_units_start_their_io_together_on_the_go(tmp_path):
         assert open(f"{stem}.rc", encoding="utf-8").read().strip() == "0"
         text = open(f"{stem}.json", encoding="utf-8").read()
         report = json.loads(text[text.index("{"):])      # after fio's "Saving output of prerun"
-        assert all(j["read"]["total_ios"] > 0 and j["job_runtime"] >= 2000
+        assert all(j["read"]["total_ios"] > 0 and j["job_runtime"] >= 4000
                    for j in report["jobs"])
         ends_s.append(report["timestamp_ms"] / 1000)
-    assert min(ends_s) >= go_s + 2                       # no I/O counted before the go
-    assert max(ends_s) - min(ends_s) < 1.0, ends_s       # and the units' runs together
+    assert min(ends_s) >= go_s + 4                       # no I/O counted before the go
+    # and the units' 4 s runs mostly together (fio's ending under load set aside)
+    assert max(ends_s) - min(ends_s) < 2.0, ends_s
     # each thread's time through the gate (uptime), in its prerun's output in the gate (not
     # the cwd)
     boot_s = time.time() - float(open("/proc/uptime").read().split()[0])
