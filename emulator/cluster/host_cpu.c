@@ -177,10 +177,10 @@ take_first_free (struct cl_cpu *cpu, uint64_t from_ns, uint64_t cost_ns)
   return start;
 }
 
-uint64_t
-cl_cpu_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
+/* cl_cpu_run on a core already chosen (the first free one). */
+static uint64_t
+run_on (struct cl_cpu *cpu, uint32_t core, uint64_t now_ns, uint64_t cost_ns)
 {
-  uint32_t core = first_free_core (cpu);
   if (cpu->core_free_ns[core] < now_ns)
     cost_ns += cpu->config.idle_wake_ns;
   uint64_t start = sl_max_u64 (now_ns, cpu->core_free_ns[core]);
@@ -188,6 +188,12 @@ cl_cpu_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
     start = take_first_free (cpu->pool, start, cost_ns);
   occupy (cpu, core, start + cost_ns, cost_ns);
   return start + cost_ns;
+}
+
+uint64_t
+cl_cpu_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
+{
+  return run_on (cpu, first_free_core (cpu), now_ns, cost_ns);
 }
 
 /* The I/Os one wake-up or switch serves where each of at most `most`
@@ -217,12 +223,13 @@ uint64_t
 cl_cpu_front_run (struct cl_cpu *cpu, uint64_t now_ns, enum sl_op op, bool file)
 {
   uint64_t cost_ns = cl_cpu_front_io_ns (cpu, op, file);
-  if (cpu->core_free_ns[first_free_core (cpu)] >= now_ns) {    /* an idle core pays idle_wake_ns */
+  uint32_t core = first_free_core (cpu);
+  if (cpu->core_free_ns[core] >= now_ns) {    /* an idle core pays idle_wake_ns instead */
     double full = batch_ios (cpu, UINT64_MAX);
     cost_ns += (uint64_t) ((double) cpu->config.thread_wake_ns
                            * (1.0 / batch_ios (cpu, cpu->worker_depth) - 1.0 / full));
   }
-  return cl_cpu_run (cpu, now_ns, cost_ns);
+  return run_on (cpu, core, now_ns, cost_ns);
 }
 
 uint64_t
