@@ -198,5 +198,6 @@ def test_a_labs_units_end_spread_is_how_far_apart_their_fio_ended(tmp_path):
         path.write_text(f"node1-u{unit}v1 : Saving output of prerun in node1-u{unit}v1.prerun.txt\n"
                         f'{{"timestamp_ms": {end_ms}, "jobs": []}}\n')
         sources.append(str(path))
-    assert lab._units_end_spread_s(sources) == 10.7
-    assert lab._units_end_spread_s(sources[:1]) is None
+    docs = fio_merge.load_files(sources)
+    assert lab._units_end_spread_s(docs) == 10.7
+    assert lab._units_end_spread_s(docs[:1]) is None

@@ -217,15 +217,20 @@ def merge_docs(docs):
                    total=_merge_directions([read, write]))
 
 
-def merge_files(paths):
-    """Summary of the units whose fio JSON files are `paths`."""
+def load_files(paths):
+    """[(fio's JSON, its path)] of the units' fio JSON files `paths`."""
     docs = []
     for path in paths:
         try:
             docs.append((fio_results.load(path), str(path)))
         except OSError as e:
             raise UserError(f"{path}: cannot read fio results ({e.strerror})") from None
-    return merge_docs(docs)
+    return docs
+
+
+def merge_files(paths):
+    """Summary of the units whose fio JSON files are `paths`."""
+    return merge_docs(load_files(paths))
 
 
 def point_metrics(summary):

@@ -102,12 +102,20 @@ def threads_of(job_text):
                if line.startswith("[") and line.strip() != "[global]")
 
 
+def _workers_per_unit(workers):
+    """{(node, unit): how many of the workers are that unit's}."""
+    counts = {}
+    for w in workers:
+        if (unit := _unit_of(w.name)) is not None:
+            counts[unit] = counts.get(unit, 0) + 1
+    return counts
+
+
 def processes_per_node(workers):
     """{node: the fio processes its workers run in}: as a lab runs them, one
     fio a unit, its workers threads (thread=1)."""
-    units = {unit for w in workers if (unit := _unit_of(w.name)) is not None}
     counts = {}
-    for node, _ in units:
+    for node, _ in _workers_per_unit(workers):
         counts[node] = counts.get(node, 0) + 1
     return counts
 
@@ -115,12 +123,8 @@ def processes_per_node(workers):
 def threads_per_process(workers):
     """{node: the threads each of its fio processes runs} (the most of any
     of its units: a unit's workers)."""
-    per_unit = {}
-    for w in workers:
-        if (unit := _unit_of(w.name)) is not None:
-            per_unit[unit] = per_unit.get(unit, 0) + 1
     threads = {}
-    for (node, _), count in per_unit.items():
+    for (node, _), count in _workers_per_unit(workers).items():
         threads[node] = max(threads.get(node, 0), count)
     return threads
 

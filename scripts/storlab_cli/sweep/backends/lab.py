@@ -28,7 +28,7 @@ from storlab_cli.schema.sizes import parse_size_bytes
 from storlab_cli.sweep import fio_jobfile, plan as sweep_plan
 from storlab_cli.sweep.fio_launcher import (FIO_TASKS, GATE, GUEST_DIR, LAUNCHER, gate_go_script,
                                            gate_state_script, job_files_script)
-from storlab_cli.results import device_window, fio_merge, fio_results, host_limit, timeline
+from storlab_cli.results import device_window, fio_merge, host_limit, timeline
 from storlab_cli.sweep.raw_point import RawPoint
 from storlab_cli.common.last_line import last_line
 from storlab_cli.errors import UserError
@@ -524,13 +524,13 @@ def _lab_events(directory):
     return [(t_s, command) for command, t_s in first.items()]
 
 
-def _units_end_spread_s(sources):
-    """How far apart the units' fio ended (each JSON's timestamp_ms), or None
-    for one unit. The units start their I/O together at the gate and run
-    the same time: a spread beyond fio's own ending says some units ran
-    after the others, and the sum of their IOPS counts as concurrent what
-    was not."""
-    ends_ms = [fio_results.load(s).get("timestamp_ms") for s in sources]
+def _units_end_spread_s(docs):
+    """How far apart the units' fio ended (each JSON's timestamp_ms; docs as
+    fio_merge.load_files gives them), or None for one unit. The units start
+    their I/O together at the gate and run the same time: a spread beyond
+    fio's own ending says some units ran after the others, and the sum of
+    their IOPS counts as concurrent what was not."""
+    ends_ms = [doc.get("timestamp_ms") for doc, _ in docs]
     ends_ms = [e for e in ends_ms if isinstance(e, int)]
     return round((max(ends_ms) - min(ends_ms)) / 1000, 1) if len(ends_ms) > 1 else None
 
@@ -547,12 +547,13 @@ def read_point(directory, sweep, point):
     ({"before", "after"} storlab-stats snapshots of the measured window),
     events.json (what was sent when)."""
     sources = sorted(glob.glob(os.path.join(directory, "fio-*-u*.json")))
+    docs = fio_merge.load_files(sources)
     named = _lab_device_windows(directory, sweep.phases["duration_s"])
     interval_ms = sweep.phases["interval_s"] * 1000
     return RawPoint(
-        sources=sources, summary=fio_merge.merge_files(sources) if sources else {},
+        sources=sources, summary=fio_merge.merge_docs(docs) if docs else {},
         windows=[w for _, w in named],
         host_limit=_host_limit(sweep, point.workload(sweep.workload), named) if named else None,
         samples=_lab_timeline(directory, interval_ms) if interval_ms else [],
         events=_lab_events(directory), nodes=_nodes_of(sources),
-        extra={"units_end_spread_s": _units_end_spread_s(sources)})
+        extra={"units_end_spread_s": _units_end_spread_s(docs)})
