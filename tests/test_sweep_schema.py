@@ -128,6 +128,9 @@ def test_topology_by_name_in_topologies_dir(tmp_path):
     (('topology = "lab.toml"', 'topology = "nope.toml"'), "topology = 'nope.toml': no such file"),
     (('name = "s"', 'name = "S!"'), "name = 'S!': must be 1..40"),
     (("duration_s = 30", "duration_s = 0"), "phases.duration_s = 0: must be 1..86400"),
+    # a lab point is counted over its window by interval
+    (("duration_s = 30", "duration_s = 30\ninterval_s = 40"),
+     "phases.interval_s = 40: longer than duration_s (30)"),
 ])
 def test_bad_sweep_files(tmp_path, change, needle):
     refused(tmp_path, SWEEP.replace(*change), needle)
@@ -257,10 +260,17 @@ def test_job_files(tmp_path):
     text = fio_jobfile.measured(workload, sweep.phases, workers, randseed=7, log_prefix="/t/x")
     lines = text.splitlines()
     for expected in ("rw=randrw", "bs=8k", "iodepth=4", "size=64M", "ramp_time=1",
-                     "runtime=30", "time_based=1", "randseed=7", "write_lat_log=/t/x",
+                     "time_based=1", "randseed=7", "write_lat_log=/t/x",
                      "log_avg_msec=1000", "[node1-u2w2]", "filename=/dev/sdb",
-                     f"offset={3 << 26}"):
+                     f"offset={3 << 26}",
+                     # logged in the gate's clock (uptime), one interval past the window
+                     "log_alternate_epoch=1", "log_alternate_epoch_clock_id=7", "runtime=31"):
         assert expected in lines, expected
+    # unlogged (the simulator's), the window is the run
+    unlogged = fio_jobfile.measured(workload, sweep.phases, workers, randseed=7).splitlines()
+    assert "runtime=30" in unlogged and "log_alternate_epoch=1" not in unlogged
+    assert fio_jobfile.logged_tail_s({"duration_s": 10, "interval_s": 4}) == 6   # to 12, +4
+    assert fio_jobfile.logged_tail_s({"duration_s": 10, "interval_s": 0}) == 0
     fill = fio_jobfile.precondition(1 << 30, [fio_jobfile.Worker("f", "/dev/sdb", 0)])
     assert "rw=write" in fill.splitlines() and f"size={1 << 30}" in fill.splitlines()
 

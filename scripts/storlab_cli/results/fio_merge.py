@@ -174,7 +174,7 @@ def _direction(parts):
     return Direction(ios, io_bytes, iops, bytes_per_s, clat_sum, samples, tuple(sorted(bins.items())))
 
 
-def _merge_directions(directions):
+def merge_directions(directions):
     """Directions already summed (e.g. read and write) put together."""
     bins = {}
     for d in directions:
@@ -214,7 +214,7 @@ def merge_docs(docs):
             parts[d].extend(unit)
     read, write = _direction(parts["read"]), _direction(parts["write"])
     return Summary(units=len(docs), read=read, write=write,
-                   total=_merge_directions([read, write]))
+                   total=merge_directions([read, write]))
 
 
 def load_files(paths):

@@ -406,6 +406,10 @@ class _SweepLoader(Loader):
         if "interval_s" in table:
             phases["interval_s"] = self.integer(table["interval_s"], "phases.interval_s",
                                                 (0, 3600))
+        if phases["interval_s"] > phases["duration_s"]:
+            # a lab point's figures are counted over the window by interval
+            self.fail("phases.interval_s", f"longer than duration_s ({phases['duration_s']}): "
+                      "no interval would lie in the measured window", phases["interval_s"])
         return phases
 
     def grid(self, table, workload):

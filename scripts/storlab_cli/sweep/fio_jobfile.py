@@ -42,23 +42,45 @@ def _section(worker):
     return lines
 
 
+# The clock of a lab's interval logs: CLOCK_BOOTTIME, the guest's uptime,
+# in which the start gate records each thread's pass (fio_launcher).
+LOG_CLOCK_ID = 7
+
+
+def logged_tail_s(phases):
+    """How much longer than duration_s a logged job runs: up to the interval
+    that holds the window's end, and one more, so every thread's logs cover
+    the measured window (fio may not log the interval it exits in) and fio's
+    end-of-run drain, which stamps every I/O still queued with the last
+    one's completion, falls after it."""
+    interval_s, duration_s = phases["interval_s"], phases["duration_s"]
+    if interval_s <= 0:
+        return 0
+    return -(-duration_s // interval_s) * interval_s - duration_s + interval_s
+
+
 def measured(workload, phases, workers, randseed, log_prefix=None, start_gate=None):
     """A point's job: ramp_s of warm-up, then duration_s measured. A lab's
     fio threads first run start_gate (a shell script's path), which holds
-    them until every unit's threads are ready."""
+    them until every unit's threads are ready. With log_prefix, per-interval
+    logs stamped in the guest's uptime clock (results.fio_window reads the
+    window from them) and logged_tail_s more run."""
+    logged = log_prefix is not None and phases["interval_s"] > 0
+    runtime_s = phases["duration_s"] + (logged_tail_s(phases) if logged else 0)
     lines = ["[global]", "ioengine=libaio", "direct=1", "thread=1", "group_reporting=1",
              f"rw={workload['rw']}", f"rwmixread={workload['rwmixread']}",
              f"percentage_random={workload['random_percent']}", f"bs={workload['bs']}",
              f"iodepth={workload['iodepth']}", f"size={workload['size']}",
-             "time_based=1", f"ramp_time={phases['ramp_s']}", f"runtime={phases['duration_s']}",
+             "time_based=1", f"ramp_time={phases['ramp_s']}", f"runtime={runtime_s}",
              f"randseed={randseed}", f"percentile_list={PERCENTILES}"]
     # what the data is like, when it is not fio's default (random, unique)
     lines += [f"{key}={workload[key]}" for key in DATA_KEYS if workload.get(key)]
     if start_gate is not None:
         lines.append(f"exec_prerun=/bin/sh {start_gate}")
-    if log_prefix is not None and phases["interval_s"] > 0:
+    if logged:
         lines += [f"write_iops_log={log_prefix}", f"write_lat_log={log_prefix}",
-                  f"log_avg_msec={phases['interval_s'] * 1000}"]
+                  f"log_avg_msec={phases['interval_s'] * 1000}",
+                  "log_alternate_epoch=1", f"log_alternate_epoch_clock_id={LOG_CLOCK_ID}"]
     for worker in workers:
         lines += [""] + _section(worker)
     return "\n".join(lines) + "\n"

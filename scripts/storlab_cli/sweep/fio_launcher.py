@@ -75,6 +75,12 @@ def gate_go_script(gate):
     return f"timeout 60 sh -c 'echo go > {gate}/go'"
 
 
+def gate_passes_script(gate):
+    """Each thread's time through a node's gate, "JOB.prerun.txt:UPTIME_S"
+    a line (results.fio_window reads them)."""
+    return f"cd {gate} && grep -H . *.prerun.txt"
+
+
 def job_files_script(directory, texts):
     """A shell script (bytes) that writes {stem: job text} as STEM.fio in
     directory, each unit's earlier outputs (STEM.json, .err, .rc, its

@@ -11,9 +11,12 @@ all threads of every node wait there, and the host opens the gates one
 right after another: the units' I/O starts within the agents' round trips
 of each other, where fio's own start-up under TCG spread a node's eight
 units over 1-29 s of a 12 s run. From the gates' opening one loop on the
-host clock takes the stats snapshots (ramp end, fio exit) and sends the
+host clock takes the stats snapshots (ramp end, window end) and sends the
 events (ramp end + at_s). Host and guests agree on that clock to within
-the agent's round trip (milliseconds under TCG)."""
+the agent's round trip (milliseconds under TCG). A point's IOPS and mean
+latency are what every thread did in that window, read from fio's
+interval logs in the guests' clock (results.fio_window); fio runs a
+little past it."""
 import glob
 import json
 import os
@@ -27,8 +30,9 @@ from storlab_cli.schema.sweep import LIVE_KNOBS, TARGET_SHARE, TARGET_VOLUMES
 from storlab_cli.schema.sizes import parse_size_bytes
 from storlab_cli.sweep import fio_jobfile, plan as sweep_plan
 from storlab_cli.sweep.fio_launcher import (FIO_TASKS, GATE, GUEST_DIR, LAUNCHER, gate_go_script,
-                                           gate_state_script, job_files_script)
-from storlab_cli.results import device_window, fio_merge, host_limit, timeline
+                                           gate_passes_script, gate_state_script,
+                                           job_files_script)
+from storlab_cli.results import device_window, fio_merge, fio_window, host_limit, timeline
 from storlab_cli.sweep.raw_point import RawPoint
 from storlab_cli.common.last_line import last_line
 from storlab_cli.errors import UserError
@@ -401,6 +405,9 @@ class LabBackend:
         def snap_before():
             snapshots["before"] = self._snapshot()
 
+        def snap_after():
+            snapshots["after"] = self._snapshot()
+
         def fire(event):
             def send():
                 sent_s = time.monotonic() - measured_t0[0]
@@ -415,12 +422,15 @@ class LabBackend:
             return send
 
         measured_t0 = [time.monotonic() + phases["ramp_s"]]
-        timers = [(phases["ramp_s"], snap_before)]
+        # the devices' window is the guests' (fio_window): fio runs on
+        # past it, by fio_jobfile.logged_tail_s
+        timers = [(phases["ramp_s"], snap_before),
+                  (phases["ramp_s"] + phases["duration_s"], snap_after)]
         timers += [(phases["ramp_s"] + e.at_s, fire(e)) for e in point.events]
-        timeout_s = phases["ramp_s"] + phases["duration_s"] + FIO_SLACK_S
+        timeout_s = (phases["ramp_s"] + phases["duration_s"] + fio_jobfile.logged_tail_s(phases)
+                     + FIO_SLACK_S)
         try:
             launched = self._wait_all(started, timeout_s, timers, stuck_dir=point_dir)
-            snapshots["after"] = self._snapshot()
         finally:
             self._drop_point_snapshots()
         self._launchers_done(launched, f"point {point.index}")
@@ -444,11 +454,9 @@ class LabBackend:
         (JOB.prerun.txt:UPTIME_S lines, the guest's uptime) into
         gate-NODE.txt: did a unit that ran late go through late, or start
         its I/O late after it."""
-        code, out, _ = agent.run(self.domains[node], [
-            "/bin/sh", "-c", f"cd {GATE} && grep -H . *.prerun.txt"], timeout_s=60)
-        if code == 0:
-            with open(os.path.join(point_dir, f"gate-{node}.txt"), "wb") as f:
-                f.write(out)
+        out = self._guest(node, ["/bin/sh", "-c", gate_passes_script(GATE)], timeout_s=60)
+        with open(fio_window.gate_file(point_dir, node), "w", encoding="utf-8") as f:
+            f.write(out)
 
     def _fetch_logs(self, node, stem, local_dir):
         """fio's per-interval logs of one unit, copied next to its JSON."""
@@ -504,12 +512,45 @@ def _host_limit(sweep, workload, windows):
     return host_limit.point_reasons(loads)
 
 
-def _lab_timeline(directory, interval_ms):
-    pairs = []
-    for logs in sorted(glob.glob(os.path.join(directory, "fio-*-logs"))):
-        unit = os.path.basename(logs)[len("fio-"):-len("-logs")]
-        pairs += timeline.fio_log_pairs(os.path.join(logs, unit))
-    return timeline.fio_samples(pairs, interval_ms) if pairs else []
+def _unit_logs(directory):
+    """{(node, "NODE-uUNIT"): [(iops log, clat log)]} of the point's units
+    whose fio logged (fio-NODE-uUNIT-logs/)."""
+    logs = {}
+    for path in sorted(glob.glob(os.path.join(directory, "fio-*-logs"))):
+        unit = os.path.basename(path)[len("fio-"):-len("-logs")]
+        node = FIO_RESULT_RE.fullmatch(f"fio-{unit}.json")["node"]
+        logs[(node, unit)] = timeline.fio_log_pairs(os.path.join(path, unit))
+    return logs
+
+
+def _logged_in_window(directory):
+    """Whether the point's fio logged in the gate's clock (results of an
+    earlier storlab: each thread's logs count from its own start)."""
+    jobs = sorted(glob.glob(os.path.join(directory, "job-*.fio")))
+    if not jobs:
+        return False
+    with open(jobs[0], encoding="utf-8") as f:
+        return fio_window.logged_in_window(f.read())
+
+
+def _node_windows(directory, phases, nodes):
+    return {node: fio_window.node_window(fio_window.gate_file(directory, node), phases)
+            for node in sorted(nodes)}
+
+
+def _lab_timeline(unit_logs, interval_ms, windows, duration_s):
+    """The point's timeline: in each node's window (0 at its start) when
+    its fio logged in the gate's clock, else from each thread's start."""
+    if windows is None:
+        pairs = [pair for pairs in unit_logs.values() for pair in pairs]
+        return timeline.fio_samples(pairs, interval_ms) if pairs else []
+    samples = []
+    for node, window in windows.items():
+        pairs = [pair for (n, _), pairs in unit_logs.items() if n == node for pair in pairs]
+        if pairs:
+            samples += timeline.fio_samples(pairs, interval_ms, start_ms=window.start_ms,
+                                            end_ms=duration_s * 1000)
+    return samples
 
 
 def _lab_events(directory):
@@ -528,8 +569,8 @@ def _units_end_spread_s(docs):
     """How far apart the units' fio ended (each JSON's timestamp_ms; docs as
     fio_merge.load_files gives them), or None for one unit. The units start
     their I/O together at the gate and run the same time: a spread beyond
-    fio's own ending says some units ran after the others, and the sum of
-    their IOPS counts as concurrent what was not."""
+    fio's own ending says some thread started its I/O late (what it did
+    after the window is not counted in the point's figures)."""
     ends_ms = [doc.get("timestamp_ms") for doc, _ in docs]
     ends_ms = [e for e in ends_ms if isinstance(e, int)]
     return round((max(ends_ms) - min(ends_ms)) / 1000, 1) if len(ends_ms) > 1 else None
@@ -543,17 +584,28 @@ def _nodes_of(sources):
 
 def read_point(directory, sweep, point):
     """The point's figures from what run_point left: fio-NODE-uUNIT.json
-    (fio json+) and its -logs/ (per-interval logs), device-NODE-DEV.json
+    (fio json+) and its -logs/ (per-interval logs; with gate-NODE.txt, each
+    thread's pass through the gate, they give IOPS, bandwidth and mean
+    latency over the window), device-NODE-DEV.json
     ({"before", "after"} storlab-stats snapshots of the measured window),
     events.json (what was sent when)."""
     sources = sorted(glob.glob(os.path.join(directory, "fio-*-u*.json")))
     docs = fio_merge.load_files(sources)
-    named = _lab_device_windows(directory, sweep.phases["duration_s"])
-    interval_ms = sweep.phases["interval_s"] * 1000
+    phases = sweep.phases
+    named = _lab_device_windows(directory, phases["duration_s"])
+    interval_ms = phases["interval_s"] * 1000
+    summary = fio_merge.merge_docs(docs) if docs else {}
+    unit_logs = _unit_logs(directory) if interval_ms else {}
+    windows = None
+    if unit_logs and docs and _logged_in_window(directory):
+        windows = _node_windows(directory, phases, {node for node, _ in unit_logs})
+        summary = fio_window.over_window(
+            summary, [(iops, clat, windows[node]) for (node, _), pairs in unit_logs.items()
+                      for iops, clat in pairs], interval_ms, phases["duration_s"])
     return RawPoint(
-        sources=sources, summary=fio_merge.merge_docs(docs) if docs else {},
+        sources=sources, summary=summary,
         windows=[w for _, w in named],
         host_limit=_host_limit(sweep, point.workload(sweep.workload), named) if named else None,
-        samples=_lab_timeline(directory, interval_ms) if interval_ms else [],
+        samples=_lab_timeline(unit_logs, interval_ms, windows, phases["duration_s"]),
         events=_lab_events(directory), nodes=_nodes_of(sources),
         extra={"units_end_spread_s": _units_end_spread_s(docs)})

@@ -1,0 +1,131 @@
+"""A lab point's IOPS, bandwidth and mean latency over its measured window,
+read from fio's per-interval logs, instead of each fio thread's figures
+over its own run summed.
+
+Why: a lab's units start at one gate, but under TCG a thread may do its
+first I/O seconds after the others (14-18 s seen in 4-node hybrid labs)
+and run its whole runtime from there; fio's JSON counts its work as if it
+had run beside the others. And at a deep queue fio's end of run stamps
+every I/O still queued with the last one's completion. A window the same
+for every thread of a node counts what the node did in it, as the device
+windows do.
+
+The window: a node's gate opened at the earliest pass any of its threads
+recorded (gate-NODE.txt, lines "JOB.prerun.txt:UPTIME_S", the guest's
+uptime); the window starts ramp_s after it and lasts duration_s. fio logs
+in the same clock (fio_jobfile.LOG_CLOCK_ID) and runs logged_tail_s more,
+so each thread's logs cover the window. A log line (time t, rate r) holds
+the interval (t - interval, t]; the part of it inside the window counts,
+at its rate. Percentiles stay fio's, each thread's over its own run: the
+logs hold interval means only.
+"""
+import bisect
+import os
+import re
+from dataclasses import dataclass, replace
+
+from storlab_cli.results import timeline
+from storlab_cli.results.fio_merge import DIRECTIONS, Summary, merge_directions
+from storlab_cli.errors import UserError
+
+# fio's prerun output of one job, as `grep -H . GATE/*.prerun.txt` lists it
+_GATE_PASS = re.compile(r"(?P<job>[^:]+)\.prerun\.txt:(?P<uptime_s>[0-9]+(\.[0-9]+)?)")
+
+
+@dataclass(frozen=True)
+class Window:
+    start_ms: float     # the node's clock (guest uptime, ms)
+    end_ms: float
+
+
+def gate_opened_ms(path):
+    """When a node's gate opened (ms of its uptime): the earliest pass of
+    its threads in gate-NODE.txt."""
+    passes = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line_no, line in enumerate(f, start=1):
+                if not line.strip():
+                    continue
+                match = _GATE_PASS.fullmatch(line.strip())
+                if not match:
+                    raise UserError(f"{path}: line {line_no}: not JOB.prerun.txt:UPTIME_S")
+                passes.append(float(match["uptime_s"]) * 1000.0)
+    except OSError as e:
+        raise UserError(f"{path}: cannot read the gate's passes ({e.strerror})") from None
+    if not passes:
+        raise UserError(f"{path}: no thread passed the gate")
+    return min(passes)
+
+
+def node_window(gate_path, phases):
+    start_ms = gate_opened_ms(gate_path) + phases["ramp_s"] * 1000.0
+    return Window(start_ms, start_ms + phases["duration_s"] * 1000.0)
+
+
+@dataclass
+class _Count:
+    ios: float = 0.0
+    clat_sum_ns: float = 0.0      # mean latency x IOs, where a latency is known
+    clat_ios: float = 0.0
+
+
+def _overlap_ms(t_ms, interval_ms, window):
+    return max(0.0, min(t_ms, window.end_ms) - max(t_ms - interval_ms, window.start_ms))
+
+
+def _interval_latency(clat_lines, t_ms, interval_ms):
+    """The mean latency fio logged for the interval ending near t_ms
+    (clat_lines: [(t_ms, ns)] of one direction, by time): its clat line is
+    stamped a millisecond or so apart from the IOPS line."""
+    i = bisect.bisect_left(clat_lines, (t_ms,))
+    near = [clat_lines[j] for j in (i - 1, i) if 0 <= j < len(clat_lines)
+            and abs(clat_lines[j][0] - t_ms) < interval_ms / 2]
+    return min(near, key=lambda line: abs(line[0] - t_ms))[1] if near else None
+
+
+def count_job(iops_log, clat_log, interval_ms, window, counts):
+    """Adds one job's I/Os inside the window to counts {direction: _Count}."""
+    clat_lines = {d: [] for d in DIRECTIONS}
+    for t_ms, value, direction in timeline.read_fio_log(clat_log):
+        clat_lines[direction].append((t_ms, value))
+    for lines in clat_lines.values():
+        lines.sort()
+    for t_ms, rate, direction in timeline.read_fio_log(iops_log):
+        ios = rate * _overlap_ms(t_ms, interval_ms, window) / 1000.0
+        if ios <= 0:
+            continue
+        count = counts[direction]
+        count.ios += ios
+        latency_ns = _interval_latency(clat_lines[direction], t_ms, interval_ms)
+        if latency_ns is not None:
+            count.clat_sum_ns += ios * latency_ns
+            count.clat_ios += ios
+
+
+def over_window(summary, jobs, interval_ms, duration_s):
+    """summary (fio_merge's, every thread over its own run) with IOPS,
+    bandwidth and mean latency over the window; percentiles and bins as they
+    were. jobs: [(iops log, clat log, Window of its node)]."""
+    counts = {d: _Count() for d in DIRECTIONS}
+    for iops_log, clat_log, window in jobs:
+        count_job(iops_log, clat_log, interval_ms, window, counts)
+    directions = {}
+    for d in DIRECTIONS:
+        whole, count = getattr(summary, d), counts[d]
+        bytes_per_io = whole.io_bytes / whole.ios if whole.ios else 0.0
+        directions[d] = replace(
+            whole, iops=count.ios / duration_s, bytes_per_s=count.ios * bytes_per_io / duration_s,
+            clat_sum_ns=count.clat_sum_ns, clat_samples=count.clat_ios)
+    return Summary(units=summary.units, read=directions["read"], write=directions["write"],
+                   total=merge_directions([directions["read"], directions["write"]]))
+
+
+def logged_in_window(job_text):
+    """Whether a lab job file logs in the gate's clock (older results'
+    logs count from each thread's own start: no common window)."""
+    return "log_alternate_epoch=1" in job_text.splitlines()
+
+
+def gate_file(directory, node):
+    return os.path.join(directory, f"gate-{node}.txt")
