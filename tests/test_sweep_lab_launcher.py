@@ -13,7 +13,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 
 from storlab_cli.sweep.fio_launcher import (FIO_TASKS, LAUNCHER, gate_go_script,  # noqa: E402
-                                           gate_state_script, job_files_script)
+                                           gate_state_script, job_files_script,
+                                           split_unit_logs, unit_logs_script)
 from storlab_cli.sweep.fio_jobfile import threads_of  # noqa: E402
 
 GOOD = "[global]\nioengine=null\nsize=4M\nbs=4k\nrw=randread\n\n[unit]\nnumjobs=2\nthread\n"
@@ -161,3 +162,22 @@ def test_a_unit_dead_before_the_gate_shows_and_a_waiting_launcher_can_be_killed(
     while any(os.path.exists(f"/proc/{pid}") for pid in fio_pids):
         assert time.monotonic() < deadline, "fio outlived its launcher"
         time.sleep(0.2)
+
+
+def test_a_units_logs_come_in_one_command_and_are_removed(tmp_path):
+    """unit_logs_script prints a unit's IOPS and clat logs, each after its
+    name (other logs left out), then removes every log of the unit;
+    another unit's logs stay."""
+    logs = {"u1_iops.1.log": "1000, 5, 0, 4096, 0\n2000, 6, 0, 4096, 0\n",
+            "u1_clat.1.log": "1001, 700, 0, 4096, 0",                      # no last newline
+            "u1_iops.2.log": "", "u1_clat.2.log": "",
+            "u1_slat.1.log": "1000, 9, 0, 4096, 0\n", "u10_iops.1.log": "1000, 1, 0, 4096, 0\n"}
+    for name, text in logs.items():
+        (tmp_path / name).write_text(text)
+    done = subprocess.run(["/bin/sh", "-c", unit_logs_script(str(tmp_path / "u1"))],
+                          capture_output=True, text=True, check=True)
+    got = split_unit_logs(done.stdout)
+    assert sorted(got) == ["u1_clat.1.log", "u1_clat.2.log", "u1_iops.1.log", "u1_iops.2.log"]
+    assert got["u1_iops.1.log"].split() == logs["u1_iops.1.log"].split()
+    assert got["u1_clat.1.log"].strip() == logs["u1_clat.1.log"]
+    assert sorted(os.listdir(tmp_path)) == ["u10_iops.1.log"]

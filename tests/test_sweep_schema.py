@@ -270,7 +270,11 @@ def test_job_files(tmp_path):
     unlogged = fio_jobfile.measured(workload, sweep.phases, workers, randseed=7).splitlines()
     assert "runtime=30" in unlogged and "log_alternate_epoch=1" not in unlogged
     assert fio_jobfile.logged_tail_s({"duration_s": 10, "interval_s": 4}) == 6   # to 12, +4
-    assert fio_jobfile.logged_tail_s({"duration_s": 10, "interval_s": 0}) == 0
+    # without a timeline a lab still logs, every second, for its figures
+    assert fio_jobfile.logged_tail_s({"duration_s": 10, "interval_s": 0}) == 1
+    no_timeline = fio_jobfile.measured(workload, dict(sweep.phases, interval_s=0), workers,
+                                       randseed=7, log_prefix="/t/x").splitlines()
+    assert "log_avg_msec=1000" in no_timeline and "runtime=31" in no_timeline
     fill = fio_jobfile.precondition(1 << 30, [fio_jobfile.Worker("f", "/dev/sdb", 0)])
     assert "rw=write" in fill.splitlines() and f"size={1 << 30}" in fill.splitlines()
 

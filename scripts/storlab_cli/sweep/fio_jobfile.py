@@ -47,15 +47,19 @@ def _section(worker):
 LOG_CLOCK_ID = 7
 
 
+def log_interval_s(phases):
+    """The interval of a lab's logs: the timeline's, or 1 s without one (a
+    lab point's figures are counted from them, results.fio_window)."""
+    return phases["interval_s"] or 1
+
+
 def logged_tail_s(phases):
     """How much longer than duration_s a logged job runs: up to the interval
     that holds the window's end, and one more, so every thread's logs cover
     the measured window (fio may not log the interval it exits in) and fio's
     end-of-run drain, which stamps every I/O still queued with the last
     one's completion, falls after it."""
-    interval_s, duration_s = phases["interval_s"], phases["duration_s"]
-    if interval_s <= 0:
-        return 0
+    interval_s, duration_s = log_interval_s(phases), phases["duration_s"]
     return -(-duration_s // interval_s) * interval_s - duration_s + interval_s
 
 
@@ -65,7 +69,7 @@ def measured(workload, phases, workers, randseed, log_prefix=None, start_gate=No
     them until every unit's threads are ready. With log_prefix, per-interval
     logs stamped in the guest's uptime clock (results.fio_window reads the
     window from them) and logged_tail_s more run."""
-    logged = log_prefix is not None and phases["interval_s"] > 0
+    logged = log_prefix is not None
     runtime_s = phases["duration_s"] + (logged_tail_s(phases) if logged else 0)
     lines = ["[global]", "ioengine=libaio", "direct=1", "thread=1", "group_reporting=1",
              f"rw={workload['rw']}", f"rwmixread={workload['rwmixread']}",
@@ -79,7 +83,7 @@ def measured(workload, phases, workers, randseed, log_prefix=None, start_gate=No
         lines.append(f"exec_prerun=/bin/sh {start_gate}")
     if logged:
         lines += [f"write_iops_log={log_prefix}", f"write_lat_log={log_prefix}",
-                  f"log_avg_msec={phases['interval_s'] * 1000}",
+                  f"log_avg_msec={log_interval_s(phases) * 1000}",
                   "log_alternate_epoch=1", f"log_alternate_epoch_clock_id={LOG_CLOCK_ID}"]
     for worker in workers:
         lines += [""] + _section(worker)

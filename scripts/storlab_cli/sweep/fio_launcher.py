@@ -81,6 +81,30 @@ def gate_passes_script(gate):
     return f"cd {gate} && grep -H . *.prerun.txt"
 
 
+LOG_HEADER = "== "      # a file's name follows; fio's log lines begin with a digit
+
+
+def unit_logs_script(stem):
+    """A unit's IOPS and completion latency logs (STEM_iops.N.log,
+    STEM_clat.N.log) printed in one go, each after a LOG_HEADER line with
+    its name, then every log of the unit removed: one agent command a unit,
+    where one a file took minutes a point (64 threads a node)."""
+    return (f'for f in {stem}_iops*.log {stem}_clat*.log; do [ -e "$f" ] || continue; '
+            f'echo "{LOG_HEADER}${{f##*/}}"; cat "$f"; echo; done; rm -f {stem}_*.log')
+
+
+def split_unit_logs(text):
+    """{file name: its text} of unit_logs_script's output."""
+    files, name = {}, None
+    for line in text.splitlines(keepends=True):
+        if line.startswith(LOG_HEADER):
+            name = line[len(LOG_HEADER):].strip()
+            files[name] = ""
+        elif name is not None:
+            files[name] += line
+    return files
+
+
 def job_files_script(directory, texts):
     """A shell script (bytes) that writes {stem: job text} as STEM.fio in
     directory, each unit's earlier outputs (STEM.json, .err, .rc, its

@@ -31,7 +31,8 @@ from storlab_cli.schema.sizes import parse_size_bytes
 from storlab_cli.sweep import fio_jobfile, plan as sweep_plan
 from storlab_cli.sweep.fio_launcher import (FIO_TASKS, GATE, GUEST_DIR, LAUNCHER, gate_go_script,
                                            gate_passes_script, gate_state_script,
-                                           job_files_script)
+                                           job_files_script, split_unit_logs,
+                                           unit_logs_script)
 from storlab_cli.results import device_window, fio_merge, fio_window, host_limit, timeline
 from storlab_cli.sweep.raw_point import RawPoint
 from storlab_cli.common.last_line import last_line
@@ -460,15 +461,12 @@ class LabBackend:
 
     def _fetch_logs(self, node, stem, local_dir):
         """fio's per-interval logs of one unit, copied next to its JSON."""
-        if self.sweep.phases["interval_s"] <= 0:
-            return
-        listing = self._guest(node, ["/bin/sh", "-c", f"ls {stem}_*.log 2>/dev/null || true"])
+        logs = split_unit_logs(self._guest(node, ["/bin/sh", "-c", unit_logs_script(stem)],
+                                           timeout_s=300))
         os.makedirs(local_dir, exist_ok=True)
-        for path in listing.split():
-            with open(os.path.join(local_dir, os.path.basename(path)), "w",
-                      encoding="utf-8") as f:
-                f.write(self._guest(node, ["/bin/cat", path], timeout_s=120))
-        self._guest(node, ["/bin/sh", "-c", f"rm -f {stem}_*.log"])
+        for name, text in logs.items():
+            with open(os.path.join(local_dir, name), "w", encoding="utf-8") as f:
+                f.write(text)
 
 
 # ---- reading a point back ----
@@ -593,19 +591,21 @@ def read_point(directory, sweep, point):
     docs = fio_merge.load_files(sources)
     phases = sweep.phases
     named = _lab_device_windows(directory, phases["duration_s"])
-    interval_ms = phases["interval_s"] * 1000
     summary = fio_merge.merge_docs(docs) if docs else {}
-    unit_logs = _unit_logs(directory) if interval_ms else {}
+    unit_logs = _unit_logs(directory)
     windows = None
     if unit_logs and docs and _logged_in_window(directory):
         windows = _node_windows(directory, phases, {node for node, _ in unit_logs})
         summary = fio_window.over_window(
             summary, [(iops, clat, windows[node]) for (node, _), pairs in unit_logs.items()
-                      for iops, clat in pairs], interval_ms, phases["duration_s"])
+                      for iops, clat in pairs],
+            fio_jobfile.log_interval_s(phases) * 1000, phases["duration_s"])
+    interval_ms = phases["interval_s"] * 1000
     return RawPoint(
         sources=sources, summary=summary,
         windows=[w for _, w in named],
         host_limit=_host_limit(sweep, point.workload(sweep.workload), named) if named else None,
-        samples=_lab_timeline(unit_logs, interval_ms, windows, phases["duration_s"]),
+        samples=(_lab_timeline(unit_logs, interval_ms, windows, phases["duration_s"])
+                 if interval_ms else []),
         events=_lab_events(directory), nodes=_nodes_of(sources),
         extra={"units_end_spread_s": _units_end_spread_s(docs)})
