@@ -103,10 +103,11 @@ def test_rates_and_means_over_the_window_percentiles_as_fio_gave(tmp_path):
 
 
 def test_real_fio_through_the_gate_one_thread_late(tmp_path):
-    """The lab's job file (fio_jobfile.measured, logged), the null engine at
-    a fixed 400 IOPS a thread, run by the lab's launcher behind its gate;
-    thread w2's ramp is 2 s longer, so it does its measured I/O 2 s after
-    w1. Over the 4 s window: 400 + 400 x 2/4 IOPS; fio's JSON sums 800."""
+    """The lab's job file (fio_jobfile.measured, logged: no ramp of fio's
+    own), the null engine at a fixed 400 IOPS a thread, run by the lab's
+    launcher behind its gate; thread w2 is given a ramp of 3 s, so it
+    logs 2 s into the window that starts 1 s after the gate. Over the
+    4 s window: 400 + 400 x 2/4 IOPS; fio's JSON sums 800."""
     gate = str(tmp_path / "gate")
     workload = {"rw": "randread", "rwmixread": 100, "random_percent": 100, "bs": "4k",
                 "iodepth": 1, "size": "4M"}
