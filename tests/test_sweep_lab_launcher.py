@@ -166,8 +166,8 @@ def test_a_unit_dead_before_the_gate_shows_and_a_waiting_launcher_can_be_killed(
 
 def test_a_units_logs_come_in_one_command_and_are_removed(tmp_path):
     """unit_logs_script prints a unit's IOPS and clat logs, each after its
-    name (other logs left out), then removes every log of the unit;
-    another unit's logs stay."""
+    name (other logs and other units' left out), and changes nothing: run
+    again it prints the same. The next job_files_script removes them all."""
     logs = {"u1_iops.1.log": "1000, 5, 0, 4096, 0\n2000, 6, 0, 4096, 0\n",
             "u1_clat.1.log": "1001, 700, 0, 4096, 0",                      # no last newline
             "u1_iops.2.log": "", "u1_clat.2.log": "",
@@ -180,4 +180,8 @@ def test_a_units_logs_come_in_one_command_and_are_removed(tmp_path):
     assert sorted(got) == ["u1_clat.1.log", "u1_clat.2.log", "u1_iops.1.log", "u1_iops.2.log"]
     assert got["u1_iops.1.log"].split() == logs["u1_iops.1.log"].split()
     assert got["u1_clat.1.log"].strip() == logs["u1_clat.1.log"]
-    assert sorted(os.listdir(tmp_path)) == ["u10_iops.1.log"]
+    again = subprocess.run(["/bin/sh", "-c", unit_logs_script(str(tmp_path / "u1"))],
+                           capture_output=True, text=True, check=True)
+    assert again.stdout == done.stdout
+    write_jobs(tmp_path, {"u1": GOOD})
+    assert sorted(os.listdir(tmp_path)) == ["u1.fio", "u10_iops.1.log"]

@@ -19,6 +19,12 @@ class AgentError(UserError):
     """The guest agent did not answer a command."""
 
 
+class StatusLost(AgentError):
+    """A command ended, but the agent's reply saying so came too late and
+    was dropped: the agent forgets a command once it has reported its end,
+    so asked again it no longer knows the pid."""
+
+
 def _qemu():
     import libvirt_qemu  # noqa: PLC0415
     return libvirt_qemu
@@ -75,11 +81,17 @@ def poll(domain, pid, patience_s=AGENT_PATIENCE_S):
     exited, else None. An agent that does not answer is asked again for up
     to patience_s (the question changes nothing in the guest)."""
     deadline = time.monotonic() + patience_s
+    unanswered = False
     while True:
         try:
             status = command(domain, "guest-exec-status", {"pid": pid})
             break
-        except AgentError:
+        except AgentError as e:
+            forgotten = "'pid'" in str(e)              # qemu-ga: "Invalid parameter 'pid'"
+            if forgotten and unanswered:
+                raise StatusLost(f"{_domain_name(domain)}: guest command {pid} ended, but the "
+                                 "agent's late reply saying how was lost") from None
+            unanswered = unanswered or not forgotten
             if time.monotonic() >= deadline:
                 raise
             time.sleep(AGENT_RETRY_S)
@@ -102,16 +114,24 @@ def wait(domain, pid, timeout_s=600, what="guest command"):
         time.sleep(EXEC_POLL_S)
 
 
-def run(domain, argv, timeout_s=600, stdin_bytes=None):
-    """Runs argv in the guest; returns (exit_code, stdout_bytes, stderr_bytes)."""
+def run(domain, argv, timeout_s=600, stdin_bytes=None, again_if_lost=False):
+    """Runs argv in the guest; returns (exit_code, stdout_bytes, stderr_bytes).
+    again_if_lost: a command that can run twice (it reads, or writes the
+    same again) is run once more when its result was lost (StatusLost)."""
     pid = start(domain, argv, stdin_bytes)
-    return wait(domain, pid, timeout_s, f"guest command {argv[0]}")
+    try:
+        return wait(domain, pid, timeout_s, f"guest command {argv[0]}")
+    except StatusLost:
+        if not again_if_lost:
+            raise
+    return wait(domain, start(domain, argv, stdin_bytes), timeout_s, f"guest command {argv[0]}")
 
 
-def run_checked(domain, argv, what, timeout_s=600, stdin_bytes=None):
+def run_checked(domain, argv, what, timeout_s=600, stdin_bytes=None, again_if_lost=False):
     """run(), and its stdout (bytes) when it exits 0; else a UserError
     "WHAT: the command's last stderr line"."""
-    code, out, err = run(domain, argv, timeout_s=timeout_s, stdin_bytes=stdin_bytes)
+    code, out, err = run(domain, argv, timeout_s=timeout_s, stdin_bytes=stdin_bytes,
+                         again_if_lost=again_if_lost)
     if code != 0:
         raise UserError(f"{what}: {last_line(err, f'exit status {code}')}")
     return out

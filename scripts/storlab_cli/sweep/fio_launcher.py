@@ -87,10 +87,11 @@ LOG_HEADER = "== "      # a file's name follows; fio's log lines begin with a di
 def unit_logs_script(stem):
     """A unit's IOPS and completion latency logs (STEM_iops.N.log,
     STEM_clat.N.log) printed in one go, each after a LOG_HEADER line with
-    its name, then every log of the unit removed: one agent command a unit,
-    where one a file took minutes a point (64 threads a node)."""
+    its name: one agent command a unit, where one a file took minutes a
+    point (64 threads a node). It changes nothing, so it can be run again
+    (the next point's job_files_script removes them)."""
     return (f'for f in {stem}_iops*.log {stem}_clat*.log; do [ -e "$f" ] || continue; '
-            f'echo "{LOG_HEADER}${{f##*/}}"; cat "$f"; echo; done; rm -f {stem}_*.log')
+            f'echo "{LOG_HEADER}${{f##*/}}"; cat "$f"; echo; done')
 
 
 def split_unit_logs(text):

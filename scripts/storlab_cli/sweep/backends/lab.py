@@ -117,8 +117,10 @@ class LabBackend:
     # ---- facts and paths ---------------------------------------------------------
 
     def _guest(self, node, argv, stdin_bytes=None, timeout_s=60):
+        """A command that reads, or writes the same again: run once more when
+        a busy guest's agent lost its result."""
         out = agent.run_checked(self.domains[node], argv, f"{node}: {' '.join(argv[:2])}",
-                                timeout_s=timeout_s, stdin_bytes=stdin_bytes)
+                                timeout_s=timeout_s, stdin_bytes=stdin_bytes, again_if_lost=True)
         return out.decode(errors="replace")
 
     def _resolve_target(self, node):
@@ -272,8 +274,12 @@ class LabBackend:
         opened = {node: agent.start(self.domains[node], ["/bin/sh", "-c", gate_go_script(GATE)])
                   for node in sorted(threads)}
         for node, pid in opened.items():
-            code, _, err = agent.wait(self.domains[node], pid, timeout_s=90,
-                                      what=f"{node}'s start gate")
+            try:
+                code, _, err = agent.wait(self.domains[node], pid, timeout_s=90,
+                                          what=f"{node}'s start gate")
+            except agent.StatusLost:
+                # it ended; had no launcher taken the go, the point's timeout says so
+                code, err = 0, b""
             if code != 0:
                 self._kill_running()
                 raise UserError(f"{node}: its fio launcher took no go at the start gate "
@@ -290,7 +296,8 @@ class LabBackend:
                     # from fio's JSON on: the lines a prerun's output makes fio print first are not it
                     f"sed -n '/^{{/,$p' {stem}.json")
             results[key] = self._check(key, agent.run(self.domains[key[0]], ["/bin/sh", "-c", read],
-                                                      timeout_s=120), point_label)
+                                                      timeout_s=120, again_if_lost=True),
+                                       point_label)
         return results
 
     def _record_stuck(self, nodes, where):
@@ -318,7 +325,11 @@ class LabBackend:
             while timers and timers[0][0] <= now_s:
                 timers.pop(0)[1]()
             for node, pid in list(pending.items()):
-                result = agent.poll(self.domains[node], pid)
+                try:
+                    result = agent.poll(self.domains[node], pid)
+                except agent.StatusLost:
+                    # the launcher ended; its units' outcomes are in their files
+                    result = (0, b"", b"")
                 if result is not None:
                     results[node] = result
                     del pending[node]
