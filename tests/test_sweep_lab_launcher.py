@@ -12,9 +12,10 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 
-from storlab_cli.sweep.fio_launcher import (FIO_TASKS, LAUNCHER, gate_go_script,  # noqa: E402
+from storlab_cli.sweep.fio_launcher import (LAUNCHER, gate_go_script,  # noqa: E402
                                            gate_state_script, job_files_script,
-                                           split_unit_logs, unit_logs_script)
+                                           split_unit_logs, stuck_listing_script,
+                                           unit_logs_script)
 from storlab_cli.sweep.fio_jobfile import threads_of  # noqa: E402
 
 GOOD = "[global]\nioengine=null\nsize=4M\nbs=4k\nrw=randread\n\n[unit]\nnumjobs=2\nthread\n"
@@ -77,7 +78,7 @@ def test_killed_it_stops_every_fio(tmp_path):
 
 
 def test_a_stuck_points_fio_threads_are_listed(tmp_path):
-    """FIO_TASKS, as a timed-out point runs it in the guest: one line a fio
+    """stuck_listing_script, as a timed-out point runs it in the guest: one line a fio
     thread (pid, state, wait channel); nothing else."""
     stems = write_jobs(tmp_path, {"u1": LONG.replace("[unit]", "[unit]\nnumjobs=2\nthread")})
     launcher = subprocess.Popen(["/bin/sh", "-c", LAUNCHER, "fio-launcher", "", *stems])
@@ -86,7 +87,7 @@ def test_a_stuck_points_fio_threads_are_listed(tmp_path):
         deadline = time.monotonic() + 30
         while len(lines) < 3 and time.monotonic() < deadline:    # fio's main thread + 2 jobs
             time.sleep(0.2)
-            listing = subprocess.run(["/bin/sh", "-c", FIO_TASKS], capture_output=True,
+            listing = subprocess.run(["/bin/sh", "-c", stuck_listing_script()], capture_output=True,
                                      text=True, check=False).stdout.splitlines()
             lines = [line for line in listing if line.split(" ")[0].isdigit()]
         assert len(lines) >= 3, lines
@@ -154,6 +155,12 @@ def test_a_unit_dead_before_the_gate_shows_and_a_waiting_launcher_can_be_killed(
     launcher = subprocess.Popen(["/bin/sh", "-c", LAUNCHER, "fio-launcher", gate, *stems])
     try:
         wait_for_state(gate, "2 1")                      # u1's threads wait, u2's fio ended
+        # a point given up on lists the launcher too: waiting for the go, on the FIFO
+        listing = subprocess.run(["/bin/sh", "-c", stuck_listing_script(gate)],
+                                 capture_output=True, text=True, check=True).stdout
+        line = next(x for x in listing.splitlines() if x.startswith("launcher "))
+        assert line.split()[1:3] == [str(launcher.pid), "S"] and len(line.split()) == 4, line
+        assert any(x.endswith(" go") for x in listing.splitlines()), listing    # the gate's files
     finally:
         launcher.send_signal(signal.SIGTERM)
         assert launcher.wait(timeout=30) == 143          # also while it waits for the go

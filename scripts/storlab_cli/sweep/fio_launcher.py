@@ -4,18 +4,29 @@ starting every unit's fio at once, the start gate they wait at until every
 node's threads are there, and the listing of a stuck point's threads."""
 
 GUEST_DIR = "/tmp/storlab-sweep"
-# Every fio thread of the guest, one line each: tid, state (D: waiting on
-# I/O), the kernel function it waits in; then the units' files (has a
-# stuck fio written its JSON?): what a stuck point was doing when it was
-# given up on.
-FIO_TASKS = """for task in /proc/[0-9]*/task/[0-9]*; do
+GATE = f"{GUEST_DIR}/gate"          # a node's start gate (LAUNCHER)
+
+def stuck_listing_script(gate=GATE):
+    """Every fio thread of the guest, one line each: tid, state (D: waiting
+    on I/O), the kernel function it waits in; the gated launcher's line
+    ("launcher PID STATE WCHAN") and its gate's files; then the units' files
+    (has a stuck fio written its JSON?): what a stuck point was doing when
+    it was given up on."""
+    return """for task in /proc/[0-9]*/task/[0-9]*; do
     read -r stat < "$task/stat" 2>/dev/null || continue
     case "$stat" in *"(fio)"*) ;; *) continue ;; esac
     set -- $stat
     wchan=$(cat "$task/wchan" 2>/dev/null)
     echo "${task##*/} $3 ${wchan:-?}"
 done
-""" + f"ls -l {GUEST_DIR}/ 2>/dev/null || true"
+if read -r launcher < GATE/launcher 2>/dev/null; then
+    read -r stat < "/proc/$launcher/stat" 2>/dev/null && set -- $stat || set -- "$launcher" - gone
+    echo "launcher $launcher $3 $(cat "/proc/$launcher/wchan" 2>/dev/null)"
+    ls -l GATE/
+fi
+""".replace("GATE", gate) + f"ls -l {GUEST_DIR}/ 2>/dev/null || true"
+
+
 JOB_END = "STORLAB_JOB_END"      # a here-document's end: no fio job line is it
 
 # The units' fio started together, one a stem given; each one's JSON in
@@ -36,7 +47,8 @@ if [ -n "$gate" ]; then
     rm -rf "$gate" && mkdir -p "$gate" && mkfifo "$gate/start" "$gate/go" \\
         && printf 'echo >> %s/ready\\n: < %s/start\\nread -r up _ < /proc/uptime\\necho "$up"\\n' \\
             "$gate" "$gate" > "$gate/wait" \\
-        && : > "$gate/ready" && cd "$gate" || exit 125     # fio's JOB.prerun.txt go there
+        && : > "$gate/ready" && echo $$ > "$gate/launcher" \
+        && cd "$gate" || exit 125     # fio's JOB.prerun.txt go there
 fi
 for stem; do
     /usr/bin/fio --output-format=json+ --output="$stem.json" "$stem.fio" >"$stem.err" 2>&1 &
@@ -52,7 +64,6 @@ for pid in $pids; do
     echo $? > "$1.rc"
     shift
 done"""
-GATE = f"{GUEST_DIR}/gate"
 
 
 def gate_state_script(gate):

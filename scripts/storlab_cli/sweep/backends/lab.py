@@ -29,10 +29,10 @@ from storlab_cli.live import ctl, stats_snapshot
 from storlab_cli.schema.sweep import LIVE_KNOBS, TARGET_SHARE, TARGET_VOLUMES
 from storlab_cli.schema.sizes import parse_size_bytes
 from storlab_cli.sweep import fio_jobfile, plan as sweep_plan
-from storlab_cli.sweep.fio_launcher import (FIO_TASKS, GATE, GUEST_DIR, LAUNCHER, gate_go_script,
+from storlab_cli.sweep.fio_launcher import (GATE, GUEST_DIR, LAUNCHER, gate_go_script,
                                            gate_passes_script, gate_state_script,
                                            job_files_script, split_unit_logs,
-                                           unit_logs_script)
+                                           stuck_listing_script, unit_logs_script)
 from storlab_cli.results import device_window, fio_merge, fio_window, host_limit, timeline
 from storlab_cli.sweep.raw_point import RawPoint
 from storlab_cli.common.last_line import last_line
@@ -281,9 +281,13 @@ class LabBackend:
                 # it ended; had no launcher taken the go, the point's timeout says so
                 code, err = 0, b""
             if code != 0:
+                # seen once in 20 points of hybrid-outstanding-io (4 x 64 threads): a
+                # point like a hung one, run again
+                self._record_stuck([node], stuck_dir)
                 self._kill_running()
-                raise UserError(f"{node}: its fio launcher took no go at the start gate "
-                                f"({last_line(err, f'exit {code}')})")
+                raise FioStuck(f"{node}: its fio launcher took no go at the start gate "
+                               f"({last_line(err, f'exit {code}')}; its state: "
+                               f"{stuck_dir}/stuck-{node}.txt)")
 
     def _unit_results(self, jobs, point_label):
         """{(node, unit): fio's JSON (bytes)} once the launchers have exited;
@@ -301,11 +305,11 @@ class LabBackend:
         return results
 
     def _record_stuck(self, nodes, where):
-        """Each node's fio threads (FIO_TASKS) added to where/stuck-NODE.txt
+        """Each node's fio threads (stuck_listing_script) added to where/stuck-NODE.txt
         under the time, best effort: the guest may not answer."""
         for node in nodes:
             try:
-                code, out, _ = agent.run(self.domains[node], ["/bin/sh", "-c", FIO_TASKS],
+                code, out, _ = agent.run(self.domains[node], ["/bin/sh", "-c", stuck_listing_script()],
                                          timeout_s=60)
                 with open(os.path.join(where, f"stuck-{node}.txt"), "ab") as f:
                     f.write(time.strftime("# %H:%M:%S tid state wchan\n").encode())
