@@ -58,6 +58,11 @@ def test_hand_made_logs_two_units(tmp_path):
     later = timeline.rows(timeline.fio_samples(pairs, start_ms=1000))
     assert [r["t_s"] for r in later] == [1.0, 2.0]
     assert later[0]["read_iops"] == 120
+    # a lab's window: fio ran past its end, so a job that logged nothing in its 4th second did
+    # no I/O there; the series goes to the end it is given
+    window = timeline.rows(timeline.fio_samples(pairs, end_ms=4000))
+    assert [r["t_s"] for r in window] == [1.0, 2.0, 3.0, 4.0]
+    assert window[3]["iops"] == 5 and window[3]["read_lat_mean_us"] is None
 
 
 @pytest.mark.skipif(shutil.which("fio") is None, reason="needs fio")

@@ -113,8 +113,10 @@ def fio_job_samples(iops_log, clat_log, interval_ms=1000, start_ms=0):
 
 def fio_samples(pairs, interval_ms=1000, start_ms=0, end_ms=None):
     """Samples of several jobs (fio_log_pairs of every unit, concatenated),
-    up to the last interval every job logged IOPS for, and end_ms (since
-    start_ms) when given."""
+    up to end_ms (since start_ms) when given: the caller knows fio ran past
+    it, so a job without a line there did no I/O (a lab's window). Else up
+    to the last interval every job logged IOPS for (fio may not log the
+    interval it exits in)."""
     out, ends = [], []
     for iops_log, clat_log in pairs:
         samples = fio_job_samples(iops_log, clat_log, interval_ms, start_ms)
@@ -122,9 +124,7 @@ def fio_samples(pairs, interval_ms=1000, start_ms=0, end_ms=None):
         if logged:
             ends.append(max(logged))
         out.extend(samples)
-    end = min(ends, default=0)
-    if end_ms is not None:
-        end = min(end, end_ms)
+    end = min(ends, default=0) if end_ms is None else end_ms
     return [s for s in out if s.t_ms <= end]
 
 
