@@ -33,7 +33,7 @@ def test_gate_opened_at_the_first_pass(tmp_path):
                                                "n-u2w1.prerun.txt:101"])
     assert fio_window.gate_opened_ms(gate) == pytest.approx(100500)
     window = fio_window.node_window(gate, PHASES)
-    assert (window.start_ms, window.end_ms) == pytest.approx((101500, 105500))
+    assert (window.start_ms, window.end_ms) == pytest.approx((104500, 108500))   # ramp + 3 s
 
 
 @pytest.mark.parametrize("lines, needle", [
@@ -80,7 +80,7 @@ def test_intervals_count_by_their_part_in_the_window(tmp_path):
 def test_rates_and_means_over_the_window_percentiles_as_fio_gave(tmp_path):
     """Two jobs, 4 s window: one at 100 IOPS throughout, one at 100 IOPS in
     its last second only; fio's own figures (each over its run) say 200."""
-    gate = write(tmp_path / "gate-n.txt", ["n-u1w1.prerun.txt:9"])
+    gate = write(tmp_path / "gate-n.txt", ["n-u1w1.prerun.txt:6"])
     window = fio_window.node_window(gate, PHASES)            # 10 .. 14 s
     steady = (write(tmp_path / "s_iops.1.log", [f"{t}, 100, 0, 4096, 0" for t in range(11000, 16000, 1000)]),
               write(tmp_path / "s_clat.1.log", [f"{t}, 1000000, 0, 4096, 0" for t in range(11000, 16000, 1000)]))
@@ -103,10 +103,10 @@ def test_rates_and_means_over_the_window_percentiles_as_fio_gave(tmp_path):
 
 
 def test_real_fio_through_the_gate_one_thread_late(tmp_path):
-    """The lab's job file (fio_jobfile.measured, logged: no ramp of fio's
-    own), the null engine at a fixed 400 IOPS a thread, run by the lab's
-    launcher behind its gate; thread w2 is given a ramp of 3 s, so it
-    logs 2 s into the window that starts 1 s after the gate. Over the
+    """The lab's job file (fio_jobfile.measured, logged: a ramp of 1 s),
+    the null engine at a fixed 400 IOPS a thread, run by the lab's
+    launcher behind its gate; thread w2 is given a ramp of 6 s, so it
+    logs 2 s into the window that starts 1 + 3 s after the gate. Over the
     4 s window: 400 + 400 x 2/4 IOPS; fio's JSON sums 800."""
     gate = str(tmp_path / "gate")
     workload = {"rw": "randread", "rwmixread": 100, "random_percent": 100, "bs": "4k",
@@ -117,7 +117,7 @@ def test_real_fio_through_the_gate_one_thread_late(tmp_path):
                                 start_gate=f"{gate}/wait")
     text = (text.replace("ioengine=libaio", "ioengine=null").replace("direct=1\n", "")
             .replace("[node1-u1w1]", "[node1-u1w1]\nrate_iops=400")
-            .replace("[node1-u1w2]", "[node1-u1w2]\nrate_iops=400\nramp_time=3"))
+            .replace("[node1-u1w2]", "[node1-u1w2]\nrate_iops=400\nramp_time=6"))
     subprocess.run(["/bin/sh"], input=job_files_script(str(tmp_path), {stem: text}), check=True)
     launcher = subprocess.Popen(["/bin/sh", "-c", LAUNCHER, "fio-launcher", gate, stem])
     try:

@@ -263,21 +263,22 @@ def test_job_files(tmp_path):
                      "time_based=1", "randseed=7", "write_lat_log=/t/x",
                      "log_avg_msec=1000", "[node1-u2w2]", "filename=/dev/sdb",
                      f"offset={3 << 26}",
-                     # logged in the gate's clock (uptime); the ramp counted from the gate, not
-                     # by fio; 3 s for late starters and one interval past the window
+                     # logged in the gate's clock (uptime); after fio's ramp, 3 s for threads
+                     # that start late, the window, one interval past it
                      "log_alternate_epoch=1", "log_alternate_epoch_clock_id=7",
-                     "ramp_time=0", "runtime=35"):
+                     "ramp_time=1", "runtime=34"):
         assert expected in lines, expected
-    # unlogged (the simulator's), fio's own ramp and the window is the run
+    assert fio_jobfile.window_start_s(sweep.phases) == 1 + 3
+    # unlogged (the simulator's), the window is the run
     unlogged = fio_jobfile.measured(workload, sweep.phases, workers, randseed=7).splitlines()
     assert "ramp_time=1" in unlogged and "runtime=30" in unlogged
     assert "log_alternate_epoch=1" not in unlogged
-    assert fio_jobfile.logged_tail_s({"duration_s": 10, "interval_s": 4}) == 3 + 6   # to 12, +4
+    assert fio_jobfile.logged_tail_s({"duration_s": 10, "interval_s": 4}) == 6   # to 12, +4
     # without a timeline a lab still logs, every second, for its figures
-    assert fio_jobfile.logged_tail_s({"duration_s": 10, "interval_s": 0}) == 3 + 1
+    assert fio_jobfile.logged_tail_s({"duration_s": 10, "interval_s": 0}) == 1
     no_timeline = fio_jobfile.measured(workload, dict(sweep.phases, interval_s=0), workers,
                                        randseed=7, log_prefix="/t/x").splitlines()
-    assert "log_avg_msec=1000" in no_timeline and "runtime=35" in no_timeline
+    assert "log_avg_msec=1000" in no_timeline and "runtime=34" in no_timeline
     fill = fio_jobfile.precondition(1 << 30, [fio_jobfile.Worker("f", "/dev/sdb", 0)])
     assert "rw=write" in fill.splitlines() and f"size={1 << 30}" in fill.splitlines()
 

@@ -18,9 +18,10 @@ CPU time (DIR/host-cpu.json).
 
 Per point it prints lab and simulator IOPS and mean latency, their ratio
 (sim / lab) and whether both are within 15 %. The lab's mean latency is
-fio's total (submission + completion, from its JSON): points.csv's
-lat_mean_us is the completion latency alone, which in a TCG guest leaves
-out 0.3-4 ms of io_submit, while the simulator's latency is the whole. For
+the whole (points.csv's lat_mean_us, the completion latency over the
+point's window, plus fio's mean submission time from its JSON): the
+completion latency alone in a TCG guest leaves out 0.3-4 ms of io_submit,
+while the simulator's latency is the whole. For
 a point outside 15 %, it names where the two part: walking the layers from
 the top, the first whose figures part the way the point does (the slower
 side spends more there: more CPU or device I/Os per I/O, slower devices, or
@@ -150,7 +151,9 @@ def fio_latency_us(point_dir):
 
 
 def lab_side(row, point_dir, duration_s, cpu):
-    lat_us, slat_us = fio_latency_us(point_dir)
+    _, slat_us = fio_latency_us(point_dir)
+    # the window's completion latency (points.csv, as its IOPS) and fio's submission time
+    lat_us = row["lat_mean_us"] + slat_us if None not in (row["lat_mean_us"], slat_us) else None
     side = Side(row["iops"], lat_us, host_limit=row["host_limit"], clat_us=row["lat_mean_us"],
                 slat_us=slat_us, dev_lat_us=row["dev_lat_mean_us"])
     for path in sorted(glob.glob(os.path.join(point_dir, "device-*.json"))):

@@ -12,12 +12,13 @@ windows do.
 
 The window: a node's gate opened at the earliest pass any of its threads
 recorded (gate-NODE.txt, lines "JOB.prerun.txt:UPTIME_S", the guest's
-uptime); the window starts ramp_s after it and lasts duration_s. fio logs
-in the same clock (fio_jobfile.LOG_CLOCK_ID) and runs logged_tail_s more,
-so each thread's logs cover the window. A log line (time t, rate r) holds
-the interval (t - interval, t]; the part of it inside the window counts,
-at its rate. Percentiles stay fio's, each thread's over its own run: the
-logs hold interval means only.
+uptime); the window starts fio_jobfile.window_start_s after it (the ramp
+and START_SKEW_S for threads that start late) and lasts duration_s. fio
+logs in the same clock (fio_jobfile.LOG_CLOCK_ID) and measures long enough
+that each thread's logs cover the window. A log line (time t, rate r)
+holds the interval (t - interval, t]; the part of it inside the window
+counts, at its rate. Percentiles stay fio's, each thread's over its own
+run after its ramp: the logs hold interval means only.
 """
 import bisect
 import os
@@ -26,6 +27,7 @@ from dataclasses import dataclass, replace
 
 from storlab_cli.results import timeline
 from storlab_cli.results.fio_merge import DIRECTIONS, Summary, merge_directions
+from storlab_cli.sweep import fio_jobfile
 from storlab_cli.errors import UserError
 
 # fio's prerun output of one job, as `grep -H . GATE/*.prerun.txt` lists it
@@ -59,7 +61,7 @@ def gate_opened_ms(path):
 
 
 def node_window(gate_path, phases):
-    start_ms = gate_opened_ms(gate_path) + phases["ramp_s"] * 1000.0
+    start_ms = gate_opened_ms(gate_path) + fio_jobfile.window_start_s(phases) * 1000.0
     return Window(start_ms, start_ms + phases["duration_s"] * 1000.0)
 
 

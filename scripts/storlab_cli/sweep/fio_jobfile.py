@@ -53,21 +53,28 @@ def log_interval_s(phases):
     return phases["interval_s"] or 1
 
 
-# How late after its node's gate opened a thread may start its I/O and
-# still be measured over the whole window: under TCG a node's 64 threads
-# went through in up to 1.2 s and began their I/O 1-2 s after that (a
+# How late after its node's gate opened a thread may start and still be
+# measured over the whole window: under TCG a node's 64 threads went
+# through the gate in up to 1.2 s and began their I/O 1-2 s after that (a
 # hybrid lab at 8 units x 8 workers a node).
 START_SKEW_S = 3
 
 
+def window_start_s(phases):
+    """When a lab point's measured window begins, in seconds after its
+    node's gate opened: a thread's own ramp (fio's ramp_time, so its
+    percentiles leave the warm-up out) ends by then if it started within
+    START_SKEW_S."""
+    return phases["ramp_s"] + START_SKEW_S
+
+
 def logged_tail_s(phases):
-    """How much longer than ramp_s + duration_s a logged job runs: a
-    thread started START_SKEW_S late still covers the window, up to the
-    interval that holds its end, and one more (fio may not log the interval
-    it exits in); fio's end-of-run drain, which stamps every I/O still
-    queued with the last one's completion, falls after the window."""
+    """How long a logged job runs past its window: up to the interval that
+    holds the window's end, and one more (fio may not log the interval it
+    exits in). fio's end-of-run drain, which stamps every I/O still queued
+    with the last one's completion, falls after the window."""
     interval_s, duration_s = log_interval_s(phases), phases["duration_s"]
-    return START_SKEW_S + -(-duration_s // interval_s) * interval_s - duration_s + interval_s
+    return -(-duration_s // interval_s) * interval_s - duration_s + interval_s
 
 
 def measured(workload, phases, workers, randseed, log_prefix=None, start_gate=None):
@@ -75,17 +82,16 @@ def measured(workload, phases, workers, randseed, log_prefix=None, start_gate=No
     fio threads first run start_gate (a shell script's path), which holds
     them until every unit's threads are ready. With log_prefix, per-interval
     logs stamped in the guest's uptime clock (results.fio_window reads the
-    window from them). Such a job has no ramp of fio's own (a thread's ramp
-    would end its own ramp_s after it started, late threads' late): it runs
-    ramp_s + duration_s + logged_tail_s, the ramp counted from the gate."""
+    window from them), and fio measures START_SKEW_S + duration_s +
+    logged_tail_s after its ramp: a thread that started late still covers
+    the window."""
     logged = log_prefix is not None
-    ramp_s = 0 if logged else phases["ramp_s"]
-    runtime_s = phases["duration_s"] + (phases["ramp_s"] + logged_tail_s(phases) if logged else 0)
+    runtime_s = phases["duration_s"] + (START_SKEW_S + logged_tail_s(phases) if logged else 0)
     lines = ["[global]", "ioengine=libaio", "direct=1", "thread=1", "group_reporting=1",
              f"rw={workload['rw']}", f"rwmixread={workload['rwmixread']}",
              f"percentage_random={workload['random_percent']}", f"bs={workload['bs']}",
              f"iodepth={workload['iodepth']}", f"size={workload['size']}",
-             "time_based=1", f"ramp_time={ramp_s}", f"runtime={runtime_s}",
+             "time_based=1", f"ramp_time={phases['ramp_s']}", f"runtime={runtime_s}",
              f"randseed={randseed}", f"percentile_list={PERCENTILES}"]
     # what the data is like, when it is not fio's default (random, unique)
     lines += [f"{key}={workload[key]}" for key in DATA_KEYS if workload.get(key)]

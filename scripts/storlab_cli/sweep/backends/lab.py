@@ -11,8 +11,9 @@ all threads of every node wait there, and the host opens the gates one
 right after another: the units' I/O starts within the agents' round trips
 of each other, where fio's own start-up under TCG spread a node's eight
 units over 1-29 s of a 12 s run. From the gates' opening one loop on the
-host clock takes the stats snapshots (ramp end, window end) and sends the
-events (ramp end + at_s). Host and guests agree on that clock to within
+host clock takes the stats snapshots (window start and end) and sends the
+events (window start + at_s); the window starts after the ramp and a
+start skew allowance (fio_jobfile.window_start_s). Host and guests agree on that clock to within
 the agent's round trip (milliseconds under TCG). A point's IOPS and mean
 latency are what every thread did in that window, read from fio's
 interval logs in the guests' clock (results.fio_window); fio runs a
@@ -437,13 +438,13 @@ class LabBackend:
                                    "reply": reply})
             return send
 
-        measured_t0 = [time.monotonic() + phases["ramp_s"]]
-        # the devices' window is the guests' (fio_window): fio runs on
-        # past it, by fio_jobfile.logged_tail_s
-        timers = [(phases["ramp_s"], snap_before),
-                  (phases["ramp_s"] + phases["duration_s"], snap_after)]
-        timers += [(phases["ramp_s"] + e.at_s, fire(e)) for e in point.events]
-        timeout_s = (phases["ramp_s"] + phases["duration_s"] + fio_jobfile.logged_tail_s(phases)
+        # the devices' window and the events' clock are the guests' (fio_window): the window
+        # starts after the ramp and the threads' start skew; fio runs on past its end
+        window_s = fio_jobfile.window_start_s(phases)
+        measured_t0 = [time.monotonic() + window_s]
+        timers = [(window_s, snap_before), (window_s + phases["duration_s"], snap_after)]
+        timers += [(window_s + e.at_s, fire(e)) for e in point.events]
+        timeout_s = (window_s + phases["duration_s"] + fio_jobfile.logged_tail_s(phases)
                      + FIO_SLACK_S)
         try:
             launched = self._wait_all(started, timeout_s, timers, stuck_dir=point_dir)
