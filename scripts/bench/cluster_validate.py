@@ -133,25 +133,23 @@ def _window_ns(point_dir, duration_s, cpu):
     return end_ns - int(duration_s * 1e9), end_ns
 
 
-def fio_latency_us(point_dir):
-    """(total, submission) mean latency of the lab's fio runs, IO-weighted
-    over every job: what the application sees. points.csv's lat_mean_us is
-    fio's completion latency, which leaves out the submission (io_submit)
-    time -- 0.3 to 4 ms in a TCG guest -- while the simulator's latency is
-    the whole (its slat is 0)."""
-    lat = slat = n = 0.0
+def fio_submission_us(point_dir):
+    """Mean submission (io_submit) time of the lab's fio runs, IO-weighted
+    over every job: points.csv's lat_mean_us is fio's completion latency,
+    which leaves it out -- 0.3 to 4 ms in a TCG guest -- while the
+    simulator's latency is the whole (its slat is 0)."""
+    slat = n = 0.0
     for path in sorted(glob.glob(os.path.join(point_dir, "fio-*.json"))):
         for job in fio_results.load(path)["jobs"]:
             for direction in ("read", "write"):
                 d = job[direction]
-                lat += d["lat_ns"]["mean"] * d["lat_ns"]["N"]
                 slat += d["slat_ns"]["mean"] * d["slat_ns"]["N"]
-                n += d["lat_ns"]["N"]
-    return (lat / n / 1e3, slat / n / 1e3) if n else (None, None)
+                n += d["lat_ns"]["N"]          # per completed I/O
+    return slat / n / 1e3 if n else None
 
 
 def lab_side(row, point_dir, duration_s, cpu):
-    _, slat_us = fio_latency_us(point_dir)
+    slat_us = fio_submission_us(point_dir)
     # the window's completion latency (points.csv, as its IOPS) and fio's submission time
     lat_us = row["lat_mean_us"] + slat_us if None not in (row["lat_mean_us"], slat_us) else None
     side = Side(row["iops"], lat_us, host_limit=row["host_limit"], clat_us=row["lat_mean_us"],

@@ -123,11 +123,5 @@ def over_window(summary, jobs, interval_ms, duration_s):
                    total=merge_directions([directions["read"], directions["write"]]))
 
 
-def logged_in_window(job_text):
-    """Whether a lab job file logs in the gate's clock (older results'
-    logs count from each thread's own start: no common window)."""
-    return "log_alternate_epoch=1" in job_text.splitlines()
-
-
 def gate_file(directory, node):
     return os.path.join(directory, f"gate-{node}.txt")

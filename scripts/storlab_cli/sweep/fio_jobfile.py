@@ -45,6 +45,14 @@ def _section(worker):
 # The clock of a lab's interval logs: CLOCK_BOOTTIME, the guest's uptime,
 # in which the start gate records each thread's pass (fio_launcher).
 LOG_CLOCK_ID = 7
+GATE_CLOCK_LINE = "log_alternate_epoch=1"
+
+
+def logs_in_gate_clock(job_text):
+    """Whether a lab job file (measured, logged) stamps its logs in the
+    gate's clock; an earlier storlab's logs count from each thread's own
+    start: no common window."""
+    return GATE_CLOCK_LINE in job_text.splitlines()
 
 
 def log_interval_s(phases):
@@ -100,7 +108,7 @@ def measured(workload, phases, workers, randseed, log_prefix=None, start_gate=No
     if logged:
         lines += [f"write_iops_log={log_prefix}", f"write_lat_log={log_prefix}",
                   f"log_avg_msec={log_interval_s(phases) * 1000}",
-                  "log_alternate_epoch=1", f"log_alternate_epoch_clock_id={LOG_CLOCK_ID}"]
+                  GATE_CLOCK_LINE, f"log_alternate_epoch_clock_id={LOG_CLOCK_ID}"]
     for worker in workers:
         lines += [""] + _section(worker)
     return "\n".join(lines) + "\n"

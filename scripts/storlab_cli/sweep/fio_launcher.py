@@ -6,6 +6,7 @@ node's threads are there, and the listing of a stuck point's threads."""
 GUEST_DIR = "/tmp/storlab-sweep"
 GATE = f"{GUEST_DIR}/gate"          # a node's start gate (LAUNCHER)
 
+
 def stuck_listing_script(gate=GATE):
     """Every fio thread of the guest, one line each: tid, state (D: waiting
     on I/O), the kernel function it waits in; the gated launcher's line
@@ -47,7 +48,7 @@ if [ -n "$gate" ]; then
     rm -rf "$gate" && mkdir -p "$gate" && mkfifo "$gate/start" "$gate/go" \\
         && printf 'echo >> %s/ready\\n: < %s/start\\nread -r up _ < /proc/uptime\\necho "$up"\\n' \\
             "$gate" "$gate" > "$gate/wait" \\
-        && : > "$gate/ready" && echo $$ > "$gate/launcher" \
+        && : > "$gate/ready" && echo $$ > "$gate/launcher" \\
         && cd "$gate" || exit 125     # fio's JOB.prerun.txt go there
 fi
 for stem; do

@@ -13,8 +13,8 @@ of each other, where fio's own start-up under TCG spread a node's eight
 units over 1-29 s of a 12 s run. From the gates' opening one loop on the
 host clock takes the stats snapshots (window start and end) and sends the
 events (window start + at_s); the window starts after the ramp and a
-start skew allowance (fio_jobfile.window_start_s). Host and guests agree on that clock to within
-the agent's round trip (milliseconds under TCG). A point's IOPS and mean
+start skew allowance (fio_jobfile.window_start_s). Host and guests agree
+on that clock to within the agent's round trip (milliseconds under TCG). A point's IOPS and mean
 latency are what every thread did in that window, read from fio's
 interval logs in the guests' clock (results.fio_window); fio runs a
 little past it."""
@@ -544,7 +544,7 @@ def _logged_in_window(directory):
     if not jobs:
         return False
     with open(jobs[0], encoding="utf-8") as f:
-        return fio_window.logged_in_window(f.read())
+        return fio_jobfile.logs_in_gate_clock(f.read())
 
 
 def _node_windows(directory, phases, nodes):
