@@ -25,6 +25,7 @@ import pytest
 TESTS = os.path.dirname(os.path.abspath(__file__))
 
 from storlab_cli.results import fio_merge, fio_results
+from storlab_cli.results.fio_hist_log import PLAT_BITS, PLAT_NR, PLAT_VAL, bin_value_ns
 from storlab_cli.errors import UserError
 
 PERCENTILES = (1, 5, 10, 25, 30, 50, 60, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99)
@@ -70,9 +71,6 @@ def int_bins(side):
 
 # --- fio's bucket of a latency (stat.c: 64 buckets per power of two) --------
 
-PLAT_BITS, PLAT_VAL, PLAT_NR = 6, 64, 29 * 64
-
-
 def fio_bucket_index(value_ns):
     msb = value_ns.bit_length() - 1 if value_ns else 0
     if msb <= PLAT_BITS:
@@ -80,14 +78,6 @@ def fio_bucket_index(value_ns):
     error_bits = msb - PLAT_BITS
     index = ((error_bits + 1) << PLAT_BITS) + ((PLAT_VAL - 1) & (value_ns >> error_bits))
     return min(index, PLAT_NR - 1)
-
-
-def fio_bucket_value(index):
-    """The value fio prints as a bin key: the middle of the bucket."""
-    if index < PLAT_VAL << 1:
-        return index
-    error_bits = (index >> PLAT_BITS) - 1
-    return (1 << (error_bits + PLAT_BITS)) + int((index % PLAT_VAL + 0.5) * (1 << error_bits))
 
 
 # --- client mode: servers on unix sockets ------------------------------------
@@ -230,7 +220,7 @@ def group_run(workdir):
             for line in f:
                 fields = line.split(",")
                 ddir = int(fields[2])
-                bins[ddir][fio_bucket_value(fio_bucket_index(int(fields[1])))] += 1
+                bins[ddir][bin_value_ns(fio_bucket_index(int(fields[1])))] += 1
         per_job.append(bins)
     return group[0], per_job
 

@@ -1,9 +1,10 @@
 """A lab point's figures over its measured window (results/fio_window.py):
 fio's interval logs counted inside the window that starts ramp_s after
 the node's gate opened; a thread that starts its I/O late counts only
-what it did in the window. Hand-made logs for the arithmetic and the bad
-input; then the host's real fio, started through the lab's own launcher
-and gate with the lab's job file, one thread logging 2 s late."""
+what it did in the window; percentiles from fio's histogram logs counted
+the same way. Hand-made logs for the arithmetic and the bad input; then
+the host's real fio, started through the lab's own launcher and gate with
+the lab's job file, one thread logging 2 s late."""
 import os
 import subprocess
 import sys
@@ -14,11 +15,12 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 
 from storlab_cli.errors import UserError  # noqa: E402
-from storlab_cli.results import fio_merge, fio_window, timeline  # noqa: E402
+from storlab_cli.results import fio_hist_log, fio_merge, fio_window, timeline  # noqa: E402
 from storlab_cli.sweep import fio_jobfile  # noqa: E402
 from storlab_cli.sweep.fio_launcher import (LAUNCHER, gate_go_script,  # noqa: E402
                                            gate_passes_script, gate_state_script,
-                                           job_files_script)
+                                           job_files_script, split_unit_logs,
+                                           unit_logs_script)
 
 PHASES = {"ramp_s": 1, "duration_s": 4, "interval_s": 1}
 
@@ -93,13 +95,96 @@ def test_rates_and_means_over_the_window_percentiles_as_fio_gave(tmp_path):
         total=fio_merge.merge_directions([fio_merge._direction([part, part]),
                                           fio_merge._direction([none, none])]))
     assert whole.total.iops == pytest.approx(200)
-    over = fio_window.over_window(whole, [(*steady, window), (*late, window)], 1000, 4)
+    over = fio_window.over_window(whole, [(*steady, None, window), (*late, None, window)], 1000, 4)
     metrics = fio_merge.point_metrics(over)
     assert metrics["iops"] == pytest.approx(125)             # (400 + 100) / 4 s
     assert metrics["read_mb_s"] == pytest.approx(125 * 4096 / 1e6)
     assert metrics["lat_mean_us"] == pytest.approx((400 * 1000 + 100 * 3000) / 500)
     assert metrics["write_iops"] == 0 and metrics["write_lat_mean_us"] is None
     assert metrics["lat_p99_us"] == fio_merge.point_metrics(whole)["lat_p99_us"] == 2000
+
+
+def hist_line(t_ms, ddir, bins):
+    """A fio histogram log line, full form: {bin index: count}."""
+    return ", ".join([str(t_ms), str(ddir), "4096"]
+                     + [str(bins.get(i, 0)) for i in range(fio_hist_log.PLAT_NR)])
+
+
+# fio's bins of 1 ms and 3 ms (json+ keys 1003520 and 2998272)
+BIN_1MS, BIN_3MS = 954, 1051
+
+
+def test_bin_values_are_fios_json_keys():
+    assert [fio_hist_log.bin_value_ns(i) for i in (0, 127, 128, 129, BIN_1MS, BIN_3MS)] == \
+        [0, 127, 129, 131, 1003520, 2998272]
+
+
+def test_histogram_lines_count_by_their_span_in_the_window(tmp_path):
+    """A line holds the completions since the last line of its direction:
+    the first (10.5 s) from 9.5 s, half inside a window from 10 s; the
+    rest whole but the one that reaches past 14 s."""
+    window = fio_window.Window(10_000, 14_000)
+    log = write(tmp_path / "a_clat_hist.1.log",
+                [hist_line(10_500, 0, {BIN_1MS: 100}), hist_line(12_500, 0, {BIN_1MS: 200}),
+                 hist_line(11_000, 1, {BIN_3MS: 40}),     # the writes' own last line
+                 hist_line(13_000, 1, {BIN_3MS: 80}),
+                 hist_line(15_500, 0, {BIN_3MS: 300})])    # 12.5 .. 15.5: a half
+    bins = {"read": {}, "write": {}}
+    fio_window.count_hist(log, 1000, window, bins)
+    assert bins["read"] == pytest.approx({1003520: 50 + 200, 2998272: 150})
+    assert bins["write"] == pytest.approx({2998272: 40 + 80})
+
+
+def test_percentiles_over_the_window_from_histogram_logs(tmp_path):
+    """The steady job completes at 1 ms, the late one at 3 ms and only in
+    the window's last second: over the window 20 % of I/Os took 3 ms, so
+    p50 is 1 ms and p90 3 ms, where fio's own bins (each over its run:
+    half and half) would say 3 ms at p50."""
+    gate = write(tmp_path / "gate-n.txt", ["n-u1w1.prerun.txt:6"])
+    window = fio_window.node_window(gate, PHASES)            # 10 .. 14 s
+    steady = (write(tmp_path / "s_iops.1.log", [f"{t}, 100, 0, 4096, 0" for t in range(11000, 16000, 1000)]),
+              write(tmp_path / "s_clat.1.log", [f"{t}, 1000000, 0, 4096, 0" for t in range(11000, 16000, 1000)]),
+              write(tmp_path / "s_clat_hist.1.log", [hist_line(t, 0, {BIN_1MS: 100})
+                                                     for t in range(11000, 16000, 1000)]))
+    late = (write(tmp_path / "l_iops.1.log", [f"{t}, 100, 0, 4096, 0" for t in range(14000, 19000, 1000)]),
+            write(tmp_path / "l_clat.1.log", [f"{t}, 3000000, 0, 4096, 0" for t in range(14000, 19000, 1000)]),
+            write(tmp_path / "l_clat_hist.1.log", [hist_line(t, 0, {BIN_3MS: 100})
+                                                   for t in range(14000, 19000, 1000)]))
+    part = {1003520: 500}, {2998272: 500}
+    whole = fio_merge.merge_docs([({"jobs": [
+        {d: {"total_ios": 500 if d == "read" else 0, "io_bytes": 500 * 4096 if d == "read" else 0,
+             "runtime": 5000, "clat_ns": ({"N": 500, "mean": 2e6, "bins": bins} if d == "read"
+                                          else {"N": 0})}
+         for d in ("read", "write")} for bins in part]}, "fio.json")])
+    assert fio_merge.point_metrics(whole)["lat_p50_us"] == pytest.approx(1003.52)
+    over = fio_window.over_window(whole, [(*steady, window), (*late, window)], 1000, 4)
+    metrics = fio_merge.point_metrics(over)
+    assert metrics["iops"] == pytest.approx(125)
+    assert dict(over.read.bins) == {1003520: 400, 2998272: 100}
+    assert metrics["lat_p50_us"] == pytest.approx(1003.52)
+    assert metrics["lat_p99_us"] == metrics["read_lat_p99_us"] == pytest.approx(2998.272)
+    assert over.read.percentile_us(80) == pytest.approx(1003.52)
+    assert over.read.percentile_us(81) == pytest.approx(2998.272)
+    # a job without a histogram log (an earlier storlab's): fio's bins stay
+    kept = fio_window.over_window(whole, [(*steady[:2], None, window), (*late, window)], 1000, 4)
+    assert kept.read.bins == whole.read.bins
+
+
+@pytest.mark.parametrize("line, needle", [
+    ("1000, 0, 4096, 1, 2, 3", "line 1: not a fio histogram log line"),          # too few bins
+    ("1000, 0, 4096, 5:1, 1856:2", "line 1: not a fio histogram log line"),     # no such bin
+    ("1000, 0, 4096, 5:-1", "line 1: not a fio histogram log line"),
+    ("x, 0, 4096", "line 1: not a fio histogram log line"),
+])
+def test_bad_histogram_logs_are_named(tmp_path, line, needle):
+    log = write(tmp_path / "j_clat_hist.1.log", [line])
+    with pytest.raises(UserError) as e:
+        fio_hist_log.read(log)
+    assert "j_clat_hist.1.log" in str(e.value) and needle in str(e.value)
+    assert "\n" not in str(e.value)
+    with pytest.raises(UserError) as e:
+        fio_hist_log.read(str(tmp_path / "none.log"))
+    assert "none.log: cannot read fio histogram log" in str(e.value)
 
 
 def test_real_fio_through_the_gate_one_thread_late(tmp_path):
@@ -137,13 +222,38 @@ def test_real_fio_through_the_gate_one_thread_late(tmp_path):
     window = fio_window.node_window(str(gate_file), PHASES)
     whole = fio_merge.merge_files([f"{stem}.json"])
     pairs = timeline.fio_log_pairs(stem)
-    over = fio_window.over_window(whole, [(i, c, window) for i, c in pairs], 1000, 4)
+    jobs = [(i, c, fio_hist_log.path_beside(c), window) for i, c in pairs]
+    assert all(hist for _, _, hist, _ in jobs)
+    over = fio_window.over_window(whole, jobs, 1000, 4)
     report = (f"window {window}: JSON {whole.total.iops:.0f} IOPS, window {over.total.iops:.0f}; "
               f"logs {[open(i).read() for i, _ in pairs]}")
     assert whole.total.iops == pytest.approx(800, rel=0.05), report
     assert over.total.iops == pytest.approx(600, rel=0.1), report
     assert over.total.lat_mean_us is not None, report
+    # the histograms count the window's I/Os, in the bins fio's JSON has
+    in_window = sum(count for _, count in over.total.bins)
+    assert in_window == pytest.approx(over.total.iops * 4, rel=0.1), report
+    assert set(dict(over.total.bins)) <= set(dict(whole.total.bins)), report
     # the timeline in the window: w1 from the first interval, w2 from the third
     rows = timeline.rows(timeline.fio_samples(pairs, 1000, start_ms=window.start_ms, end_ms=4000))
     assert [r["t_s"] for r in rows] == [1, 2, 3, 4], report
     assert [round(r["iops"], -2) for r in rows] == [400, 400, 800, 800], report
+    # the lab fetches the histogram logs sparse, with the guest's busybox
+    # awk: the same lines
+    fetched = split_unit_logs(subprocess.run(
+        ["/bin/sh", "-c", unit_logs_script(stem)], env={"PATH": busybox_path(tmp_path)},
+        capture_output=True, text=True, check=True).stdout)
+    for _, _, hist, _ in jobs:
+        sparse = write(tmp_path / "sparse.log", fetched[os.path.basename(hist)].splitlines())
+        assert len(open(sparse).read()) * 5 < len(open(hist).read())
+        assert fio_hist_log.read(sparse) == fio_hist_log.read(hist)
+
+
+def busybox_path(tmp_path):
+    """A PATH whose sh, awk and cat are busybox's, as in the guest."""
+    tools = tmp_path / "busybox-bin"
+    tools.mkdir(exist_ok=True)
+    for applet in ("sh", "awk", "cat", "echo"):
+        if not (tools / applet).exists():
+            os.symlink("/bin/busybox", tools / applet)
+    return str(tools)

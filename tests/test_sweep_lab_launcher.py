@@ -5,10 +5,13 @@ apart; killed, it stops its fio processes; with a start gate, no unit's
 I/O starts before the go, and then all units' at once."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+
+import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 
@@ -171,24 +174,42 @@ def test_a_unit_dead_before_the_gate_shows_and_a_waiting_launcher_can_be_killed(
         time.sleep(0.2)
 
 
-def test_a_units_logs_come_in_one_command_and_are_removed(tmp_path):
-    """unit_logs_script prints a unit's IOPS and clat logs, each after its
-    name (other logs and other units' left out), and changes nothing: run
-    again it prints the same. The next job_files_script removes them all."""
+HIST_FULL = "1000, 0, 4096, " + ", ".join("7" if i == 954 else "0" for i in range(1856))
+
+
+@pytest.mark.parametrize("awk", ["host", "busybox"])
+def test_a_units_logs_come_in_one_command_and_are_removed(tmp_path, awk):
+    """unit_logs_script prints a unit's IOPS, clat and histogram logs, each
+    after its name (other logs and other units' left out), the histograms
+    with their zero bins left out (with the host's awk and the guest's
+    busybox awk alike), and changes nothing: run again it prints the same.
+    The next job_files_script removes them all."""
     logs = {"u1_iops.1.log": "1000, 5, 0, 4096, 0\n2000, 6, 0, 4096, 0\n",
             "u1_clat.1.log": "1001, 700, 0, 4096, 0",                      # no last newline
             "u1_iops.2.log": "", "u1_clat.2.log": "",
+            "u1_clat_hist.1.log": HIST_FULL + "\n" + HIST_FULL.replace("1000, 0", "2000, 1", 1) + "\n",
             "u1_slat.1.log": "1000, 9, 0, 4096, 0\n", "u10_iops.1.log": "1000, 1, 0, 4096, 0\n"}
     for name, text in logs.items():
         (tmp_path / name).write_text(text)
+    env = None
+    if awk == "busybox":
+        tools = tmp_path / "busybox-bin"
+        tools.mkdir()
+        for applet in ("awk", "cat", "sh"):
+            os.symlink("/bin/busybox", tools / applet)
+        env = {"PATH": str(tools)}
     done = subprocess.run(["/bin/sh", "-c", unit_logs_script(str(tmp_path / "u1"))],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True, check=True, env=env)
     got = split_unit_logs(done.stdout)
-    assert sorted(got) == ["u1_clat.1.log", "u1_clat.2.log", "u1_iops.1.log", "u1_iops.2.log"]
+    assert sorted(got) == ["u1_clat.1.log", "u1_clat.2.log", "u1_clat_hist.1.log",
+                           "u1_iops.1.log", "u1_iops.2.log"]
     assert got["u1_iops.1.log"].split() == logs["u1_iops.1.log"].split()
     assert got["u1_clat.1.log"].strip() == logs["u1_clat.1.log"]
+    assert got["u1_clat_hist.1.log"].split("\n")[:2] == ["1000, 0, 4096, 954:7", "2000, 1, 4096, 954:7"]
     again = subprocess.run(["/bin/sh", "-c", unit_logs_script(str(tmp_path / "u1"))],
-                           capture_output=True, text=True, check=True)
+                           capture_output=True, text=True, check=True, env=env)
     assert again.stdout == done.stdout
+    if env:
+        shutil.rmtree(tools)
     write_jobs(tmp_path, {"u1": GOOD})
     assert sorted(os.listdir(tmp_path)) == ["u1.fio", "u10_iops.1.log"]

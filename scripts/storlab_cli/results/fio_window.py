@@ -17,15 +17,18 @@ and START_SKEW_S for threads that start late) and lasts duration_s. fio
 logs in the same clock (fio_jobfile.LOG_CLOCK_ID) and measures long enough
 that each thread's logs cover the window. A log line (time t, rate r)
 holds the interval (t - interval, t]; the part of it inside the window
-counts, at its rate. Percentiles stay fio's, each thread's over its own
-run after its ramp: the logs hold interval means only.
+counts, at its rate. Percentiles come from fio's histogram logs
+(results.fio_hist_log) the same way: a line holds the completions since
+its direction's last one, counted by the part of that span inside the
+window. Results without them keep fio's percentiles, each thread's over
+its own run after its ramp.
 """
 import bisect
 import os
 import re
 from dataclasses import dataclass, replace
 
-from storlab_cli.results import timeline
+from storlab_cli.results import fio_hist_log, timeline
 from storlab_cli.results.fio_merge import DIRECTIONS, Summary, merge_directions
 from storlab_cli.sweep import fio_jobfile
 from storlab_cli.errors import UserError
@@ -76,6 +79,13 @@ def _overlap_ms(t_ms, interval_ms, window):
     return max(0.0, min(t_ms, window.end_ms) - max(t_ms - interval_ms, window.start_ms))
 
 
+def _share_in_window(t_ms, span_ms, window):
+    """The part of the span (t_ms - span_ms, t_ms] inside the window."""
+    if span_ms <= 0:
+        return 1.0 if window.start_ms < t_ms <= window.end_ms else 0.0
+    return _overlap_ms(t_ms, span_ms, window) / span_ms
+
+
 def _interval_latency(clat_lines, t_ms, interval_ms):
     """The mean latency fio logged for the interval ending near t_ms
     (clat_lines: [(t_ms, ns)] of one direction, by time): its clat line is
@@ -105,20 +115,53 @@ def count_job(iops_log, clat_log, interval_ms, window, counts):
             count.clat_ios += ios
 
 
+def count_hist(hist_log, interval_ms, window, bins):
+    """Adds one job's histogram lines inside the window to bins {direction:
+    {bin value: completions}}: a line holds the completions since its
+    direction's last line (interval_ms before, for the first), and counts
+    by the part of that span inside the window."""
+    last_ms = {}
+    for entry in fio_hist_log.read(hist_log):
+        start_ms = last_ms.get(entry.direction, entry.t_ms - interval_ms)
+        last_ms[entry.direction] = entry.t_ms
+        share = _share_in_window(entry.t_ms, entry.t_ms - start_ms, window)
+        if share <= 0:
+            continue
+        into = bins[entry.direction]
+        for value, count in entry.bins.items():
+            into[value] = into.get(value, 0.0) + count * share
+
+
+def _window_bins(jobs, interval_ms):
+    """{direction: ((bin value, completions), ...)} in the window, or None
+    when a job has no histogram log (results of an earlier storlab)."""
+    if any(hist_log is None for _, _, hist_log, _ in jobs):
+        return None
+    bins = {d: {} for d in DIRECTIONS}
+    for _, _, hist_log, window in jobs:
+        count_hist(hist_log, interval_ms, window, bins)
+    return {d: tuple(sorted((value, round(count)) for value, count in bins[d].items()
+                            if round(count)))
+            for d in DIRECTIONS}
+
+
 def over_window(summary, jobs, interval_ms, duration_s):
     """summary (fio_merge's, every thread over its own run) with IOPS,
-    bandwidth and mean latency over the window; percentiles and bins as they
-    were. jobs: [(iops log, clat log, Window of its node)]."""
+    bandwidth, mean latency and (with histogram logs) percentiles over the
+    window. jobs: [(iops log, clat log, histogram log or None, Window of
+    its node)]."""
     counts = {d: _Count() for d in DIRECTIONS}
-    for iops_log, clat_log, window in jobs:
+    for iops_log, clat_log, _, window in jobs:
         count_job(iops_log, clat_log, interval_ms, window, counts)
+    window_bins = _window_bins(jobs, interval_ms)
     directions = {}
     for d in DIRECTIONS:
         whole, count = getattr(summary, d), counts[d]
         bytes_per_io = whole.io_bytes / whole.ios if whole.ios else 0.0
         directions[d] = replace(
             whole, iops=count.ios / duration_s, bytes_per_s=count.ios * bytes_per_io / duration_s,
-            clat_sum_ns=count.clat_sum_ns, clat_samples=count.clat_ios)
+            clat_sum_ns=count.clat_sum_ns, clat_samples=count.clat_ios,
+            bins=whole.bins if window_bins is None else window_bins[d])
     return Summary(units=summary.units, read=directions["read"], write=directions["write"],
                    total=merge_directions([directions["read"], directions["write"]]))
 

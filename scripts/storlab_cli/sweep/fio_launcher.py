@@ -96,14 +96,26 @@ def gate_passes_script(gate):
 LOG_HEADER = "== "      # a file's name follows; fio's log lines begin with a digit
 
 
+# A fio histogram log line with its zero bins left out: "time, direction,
+# bs" then "INDEX:COUNT" for each bin that counted (results.fio_hist_log
+# reads both forms). A line of 1856 bins, nearly all 0, is about 4 KB; a
+# node's 64 threads log one a second for each direction.
+SPARSE_HIST_AWK = ("awk -F', *' '{ out = $1 \", \" $2 \", \" $3; "
+                   "for (i = 4; i <= NF; i++) if ($i != 0) out = out \", \" (i - 4) \":\" $i; "
+                   "print out }'")
+
+
 def unit_logs_script(stem):
-    """A unit's IOPS and completion latency logs (STEM_iops.N.log,
-    STEM_clat.N.log) printed in one go, each after a LOG_HEADER line with
-    its name: one agent command a unit, where one a file took minutes a
-    point (64 threads a node). It changes nothing, so it can be run again
-    (the next point's job_files_script removes them)."""
-    return (f'for f in {stem}_iops*.log {stem}_clat*.log; do [ -e "$f" ] || continue; '
-            f'echo "{LOG_HEADER}${{f##*/}}"; cat "$f"; echo; done')
+    """A unit's IOPS, completion latency and histogram logs
+    (STEM_iops.N.log, STEM_clat.N.log, STEM_clat_hist.N.log, the last
+    sparse) printed in one go, each after a LOG_HEADER line with its name:
+    one agent command a unit, where one a file took minutes a point (64
+    threads a node). It changes nothing, so it can be run again (the next
+    point's job_files_script removes them)."""
+    return (f'for f in {stem}_iops.*.log {stem}_clat.*.log; do [ -e "$f" ] || continue; '
+            f'echo "{LOG_HEADER}${{f##*/}}"; cat "$f"; echo; done; '
+            f'for f in {stem}_clat_hist.*.log; do [ -e "$f" ] || continue; '
+            f'echo "{LOG_HEADER}${{f##*/}}"; {SPARSE_HIST_AWK} "$f"; echo; done')
 
 
 def split_unit_logs(text):

@@ -34,7 +34,8 @@ from storlab_cli.sweep.fio_launcher import (GATE, GUEST_DIR, LAUNCHER, gate_go_s
                                            gate_passes_script, gate_state_script,
                                            job_files_script, split_unit_logs,
                                            stuck_listing_script, unit_logs_script)
-from storlab_cli.results import device_window, fio_merge, fio_window, host_limit, timeline
+from storlab_cli.results import (device_window, fio_hist_log, fio_merge, fio_window,
+                                 host_limit, timeline)
 from storlab_cli.sweep.raw_point import RawPoint
 from storlab_cli.common.last_line import last_line
 from storlab_cli.errors import UserError
@@ -599,8 +600,8 @@ def _nodes_of(sources):
 def read_point(directory, sweep, point):
     """The point's figures from what run_point left: fio-NODE-uUNIT.json
     (fio json+) and its -logs/ (per-interval logs; with gate-NODE.txt, each
-    thread's pass through the gate, they give IOPS, bandwidth and mean
-    latency over the window), device-NODE-DEV.json
+    thread's pass through the gate, they give IOPS, bandwidth, mean
+    latency and, where fio logged histograms, percentiles over the window), device-NODE-DEV.json
     ({"before", "after"} storlab-stats snapshots of the measured window),
     events.json (what was sent when)."""
     sources = sorted(glob.glob(os.path.join(directory, "fio-*-u*.json")))
@@ -613,8 +614,8 @@ def read_point(directory, sweep, point):
     if unit_logs and docs and _logged_in_window(directory):
         windows = _node_windows(directory, phases, {node for node, _ in unit_logs})
         summary = fio_window.over_window(
-            summary, [(iops, clat, windows[node]) for (node, _), pairs in unit_logs.items()
-                      for iops, clat in pairs],
+            summary, [(iops, clat, fio_hist_log.path_beside(clat), windows[node])
+                      for (node, _), pairs in unit_logs.items() for iops, clat in pairs],
             fio_jobfile.log_interval_s(phases) * 1000, phases["duration_s"])
     interval_ms = phases["interval_s"] * 1000
     return RawPoint(
