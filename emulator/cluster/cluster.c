@@ -336,7 +336,7 @@ write_hosts (const struct cluster *c, uint64_t now_ns, FILE *out)
              ", \"idle_wake_ns\": %" PRIu64 ", \"hypervisor_per_device_io_ns\": %" PRIu64
              ", \"hypervisor_per_message_ns\": %" PRIu64 ", \"process_switch_ns\": %" PRIu64
              ", \"thread_wake_ns\": %" PRIu64 ", \"batch_ios_max\": %.2f"
-             ", \"processes\": %" PRIu32
+             ", \"crowding_cost\": %.2f, \"crowding\": %.3f, \"processes\": %" PRIu32
              ", \"threads\": %" PRIu32 ", \"worker_depth\": %" PRIu32, h->cores, h->per_volume_io.read_ns,
              h->per_volume_io.write_ns, h->per_file_io.read_ns, h->per_file_io.write_ns,
              h->per_device_io.read_ns, h->per_device_io.write_ns, h->per_md_io_ns,
@@ -344,7 +344,8 @@ write_hosts (const struct cluster *c, uint64_t now_ns, FILE *out)
              h->per_hop_io.write_ns, h->per_remote_io.read_ns, h->per_remote_io.write_ns,
              h->idle_wake_ns,
              h->hypervisor_per_device_io_ns, h->hypervisor_per_message_ns, h->process_switch_ns,
-             h->thread_wake_ns, h->batch_ios_max, cpu->processes, cpu->threads, cpu->worker_depth);
+             h->thread_wake_ns, h->batch_ios_max, h->crowding_cost, cl_pool_crowding (cpu),
+             cpu->processes, cpu->threads, cpu->worker_depth);
     fprintf (out, ", \"ios\": %" PRIu64 ", \"busy_ns\": %" PRIu64
              ", \"utilisation_pct\": %.2f}", cpu->ios, cpu->busy_ns,
              capacity_ns > 0 ? 100.0 * (double) cpu->busy_ns / capacity_ns : 0.0);
@@ -361,8 +362,9 @@ write_pool (const struct cluster *c, uint64_t now_ns, FILE *out)
   }
   const struct cl_cpu *pool = &c->pool;
   double capacity_ns = (double) now_ns * pool->config.cores;
-  fprintf (out, "\"host_pool\": {\"cores\": %" PRIu32 ", \"ios\": %" PRIu64 ", \"busy_ns\": %"
-           PRIu64 ", \"utilisation_pct\": %.2f}", pool->config.cores, pool->ios, pool->busy_ns,
+  fprintf (out, "\"host_pool\": {\"cores\": %" PRIu32 ", \"guest_vcpus\": %" PRIu32
+           ", \"ios\": %" PRIu64 ", \"busy_ns\": %" PRIu64 ", \"utilisation_pct\": %.2f}",
+           pool->config.cores, pool->guest_vcpus, pool->ios, pool->busy_ns,
            capacity_ns > 0 ? 100.0 * (double) pool->busy_ns / capacity_ns : 0.0);
 }
 

@@ -7,7 +7,7 @@
  *   node NAME [host=PRESET] [cores=N] [per-io-us=X] [per-device-io-us=X]
  *        [per-hop-io-us=X] [per-remote-io-us=X] [idle-wake-us=X]
  *        [hypervisor-per-device-io-us=X] [hypervisor-per-message-us=X]
- *        [process-switch-us=X] [batch-ios-max=X]
+ *        [process-switch-us=X] [batch-ios-max=X] [crowding-cost=X]
  *        [processes=N] [threads=T] [worker-depth=D]   N: the processes issuing
  *                                              its front-end I/Os (a lab's fio units),
  *                                              T: the threads of each (a unit's
@@ -319,6 +319,11 @@ st_node (struct spec *s, char **w, unsigned n)
         return -1;
       host.batch_ios_max = v;
     }
+    else if (strcmp (key, "crowding-cost") == 0) {
+      if (spec_number (s, key, value, 0, 100, &v) < 0)
+        return -1;
+      host.crowding_cost = v;
+    }
     else if ((cost = host_cost_find (key)) != NULL) {
       if (spec_number (s, key, value, 0, 1e6, &v) < 0)
         return -1;
@@ -327,7 +332,7 @@ st_node (struct spec *s, char **w, unsigned n)
     else {
       char keys[1024];
       return spec_fail (s, "node %s: unknown key '%s' (known: host, cores, processes, "
-                        "threads, worker-depth, batch-ios-max, %s)",
+                        "threads, worker-depth, batch-ios-max, crowding-cost, %s)",
                         w[1], key, host_cost_keys (keys, sizeof keys));
     }
   }
@@ -337,8 +342,10 @@ st_node (struct spec *s, char **w, unsigned n)
   node->cpu.processes = processes;
   node->cpu.threads = threads;
   node->cpu.worker_depth = worker_depth;
-  if (c->has_pool)
+  if (c->has_pool) {
     node->cpu.pool = &c->pool;
+    c->pool.guest_vcpus += host.cores;
+  }
   return 0;
 }
 

@@ -56,7 +56,23 @@
  *                busy (an idle one pays its own wake-up).
  *                Beside the vCPUs, QEMU's I/O thread and nbdkit spend 65 µs
  *                per device I/O
- *                and QEMU's udp netdevs 144 µs per message.  A dm linear
+ *                and QEMU's udp netdevs 144 µs per message.
+ *                Guests that outnumber the host's cores pay more for all of
+ *                it: four guests of calibrate-tcg.toml on this 2-core host,
+ *                each driving its bare disk at 4 KiB random (fio, one
+ *                thread, 12 s after a 2 s ramp, two passes on 2026-11-27 at
+ *                14:58-15:07 UTC), cost their vCPUs 268-301 µs a read at 8
+ *                outstanding (159-162 with one guest busy), 205-221 a write
+ *                (125), 462-470 a read at 1 outstanding (276-281), 405-433
+ *                a write (248-262): 1.63-1.86 times, whatever the step;
+ *                QEMU's I/O thread and nbdkit 1.4-2.6 times.  Two busy
+ *                guests, a core each, cost 0.85-1.2 times one; pinned both
+ *                to one core, 1.6-1.8 times at 8 outstanding.  Guests
+ *                taking turns on a core evict each other's caches (TCG's
+ *                translated code, QEMU's software TLB): 0.7 more for each
+ *                vCPU a core runs beyond one, the four guests' 1.7 (an idle
+ *                guest's vCPU used 0.4 % of a core; beyond two a core not
+ *                measured).  A dm linear
  *                remap is not charged: 26 µs here, 7-12 the run before, and
  *                the hybrid lab's reads through their LVs show none.
  *   bare-metal — a KVM host: the kernel block layer plus virtio and QEMU's
@@ -95,7 +111,8 @@ static const struct host_preset host_presets[] = {
                         .per_hop_io = { 369000, 437000 }, .per_remote_io = { 249000, 279000 },
                         .idle_wake_ns = 110000, .hypervisor_per_device_io_ns = 65000,
                         .hypervisor_per_message_ns = 144000, .process_switch_ns = 437000,
-                        .thread_wake_ns = 54000, .batch_ios_max = 3.4 } },
+                        .thread_wake_ns = 54000, .batch_ios_max = 3.4,
+                        .crowding_cost = 0.7 } },
 };
 
 int
@@ -177,12 +194,29 @@ take_first_free (struct cl_cpu *cpu, uint64_t from_ns, uint64_t cost_ns)
   return start;
 }
 
+double
+cl_pool_crowding (const struct cl_cpu *cpu)
+{
+  if (cpu->pool == NULL || cpu->pool->guest_vcpus <= cpu->pool->config.cores)
+    return 1.0;
+  double vcpus_per_core = (double) cpu->pool->guest_vcpus / cpu->pool->config.cores;
+  return 1.0 + cpu->config.crowding_cost * (vcpus_per_core - 1.0);
+}
+
+/* cost_ns as it comes out on the node's (possibly crowded) pool */
+static uint64_t
+crowded (const struct cl_cpu *cpu, uint64_t cost_ns)
+{
+  return cpu->pool ? (uint64_t) ((double) cost_ns * cl_pool_crowding (cpu)) : cost_ns;
+}
+
 /* cl_cpu_run on a core already chosen (the first free one). */
 static uint64_t
 run_on (struct cl_cpu *cpu, uint32_t core, uint64_t now_ns, uint64_t cost_ns)
 {
   if (cpu->core_free_ns[core] < now_ns)
     cost_ns += cpu->config.idle_wake_ns;
+  cost_ns = crowded (cpu, cost_ns);
   uint64_t start = sl_max_u64 (now_ns, cpu->core_free_ns[core]);
   if (cpu->pool)                       /* a guest's vCPU runs only while the host gives it a core */
     start = take_first_free (cpu->pool, start, cost_ns);
@@ -239,5 +273,6 @@ cl_hypervisor_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
     return now_ns;
   if (cpu->pool == NULL)
     return now_ns + cost_ns;           /* threads of its own beside the node's cores */
+  cost_ns = crowded (cpu, cost_ns);
   return take_first_free (cpu->pool, now_ns, cost_ns) + cost_ns;
 }

@@ -49,6 +49,10 @@ struct cl_host_config {
   /* The most I/Os one wake-up of a thread, or one switch to a process,
    * serves (the completions that wait for it, reaped together). */
   double batch_ios_max;
+  /* Guests that take turns on a shared host's cores (the pool) evict each
+   * other's caches: every CPU cost on the pool grows by this fraction for
+   * each guest vCPU a core has beyond one (cl_pool_crowding). */
+  double crowding_cost;
 };
 
 /* cost's figure for an I/O of op */
@@ -76,6 +80,8 @@ struct cl_cpu {
   /* The physical cores a node's own run on, shared with other nodes (the
    * lab's guests on one host), or NULL: its cores are its own. */
   struct cl_cpu *pool;
+  /* A pool's: the guests' vCPUs it runs (every node's cores). */
+  uint32_t guest_vcpus;
   /* The processes issuing the node's front-end I/Os (a lab's fio: one a
    * workload unit, its workers threads), 0 or 1: no switches between them;
    * the threads each runs and the I/Os each thread keeps in flight (fio's
@@ -102,6 +108,10 @@ uint64_t cl_cpu_front_io_ns (const struct cl_cpu *cpu, enum sl_op op, bool file)
  * that is busy, so not woken from idle, still wakes the I/O's thread);
  * returns when done. */
 uint64_t cl_cpu_front_run (struct cl_cpu *cpu, uint64_t now_ns, enum sl_op op, bool file);
+/* What the CPU costs of a node on a pool are multiplied by: 1 + its
+ * crowding_cost for each guest vCPU a pool core runs beyond one (1 without
+ * a pool, or with a core a vCPU). */
+double cl_pool_crowding (const struct cl_cpu *cpu);
 /* The hypervisor's work for a node (cost_ns from now on): on the first
  * free core of the pool, or beside the node's cores without one. */
 uint64_t cl_hypervisor_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns);
