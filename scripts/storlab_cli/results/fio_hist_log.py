@@ -16,12 +16,12 @@ import os
 from dataclasses import dataclass
 
 from storlab_cli.errors import UserError
+from storlab_cli.results import timeline
 
 # fio stat.h: 64 bins per power of two of ns, 29 groups.
 PLAT_BITS = 6
 PLAT_VAL = 1 << PLAT_BITS
 PLAT_NR = 29 * PLAT_VAL
-DIRECTIONS = {0: "read", 1: "write"}
 
 
 def bin_value_ns(index):
@@ -72,25 +72,18 @@ def read(path):
     """[Entry] of one job's histogram log, in the file's order (trim lines
     dropped)."""
     entries = []
-    try:
-        with open(path, encoding="utf-8") as f:
-            for line_no, line in enumerate(f, start=1):
-                if not line.strip():
-                    continue
-                fields = [x.strip() for x in line.split(",")]
-                try:
-                    if len(fields) < 3:
-                        raise ValueError
-                    t_ms, ddir = int(fields[0]), int(fields[1])
-                    bins = _bins(fields[3:])
-                    if t_ms < 0 or ddir not in (0, 1, 2):
-                        raise ValueError
-                except ValueError:
-                    raise UserError(f"{path}: line {line_no}: not a fio histogram log line "
-                                    f"(time_ms, direction, bs, then {PLAT_NR} bin counts "
-                                    "or INDEX:COUNT fields)") from None
-                if ddir in DIRECTIONS:
-                    entries.append(Entry(t_ms, DIRECTIONS[ddir], bins))
-    except OSError as e:
-        raise UserError(f"{path}: cannot read fio histogram log ({e.strerror})") from None
+    for line_no, fields in timeline.fio_log_fields(path, "fio histogram log"):
+        try:
+            if len(fields) < 3:
+                raise ValueError
+            t_ms, ddir = int(fields[0]), int(fields[1])
+            bins = _bins(fields[3:])
+            if t_ms < 0 or ddir not in (0, 1, 2):
+                raise ValueError
+        except ValueError:
+            raise UserError(f"{path}: line {line_no}: not a fio histogram log line "
+                            f"(time_ms, direction, bs, then {PLAT_NR} bin counts "
+                            "or INDEX:COUNT fields)") from None
+        if ddir in timeline.DIRECTIONS:
+            entries.append(Entry(t_ms, timeline.DIRECTIONS[ddir], bins))
     return entries

@@ -40,28 +40,33 @@ class Sample:
     lat_mean_ns: float | None
 
 
-def read_fio_log(path):
-    """[(time_ms, value, direction)] of a fio log (trim lines dropped)."""
-    out = []
+def fio_log_fields(path, kind):
+    """(line number, [fields]) of each line of a fio log, blank lines
+    skipped; kind names the log where it cannot be read."""
     try:
         with open(path, encoding="utf-8") as f:
             for line_no, line in enumerate(f, start=1):
-                if not line.strip():
-                    continue
-                fields = [x.strip() for x in line.split(",")]
-                try:
-                    if len(fields) < 3:
-                        raise ValueError
-                    t_ms, value, ddir = int(fields[0]), float(fields[1]), int(fields[2])
-                except ValueError:
-                    raise UserError(f"{path}: line {line_no}: not a fio log line "
-                                    "(time_ms, value, direction, ...)") from None
-                if t_ms < 0 or value < 0 or ddir not in (0, 1, 2):
-                    raise UserError(f"{path}: line {line_no}: time, value or direction out of range")
-                if ddir in DIRECTIONS:
-                    out.append((t_ms, value, DIRECTIONS[ddir]))
+                if line.strip():
+                    yield line_no, [x.strip() for x in line.split(",")]
     except OSError as e:
-        raise UserError(f"{path}: cannot read fio log ({e.strerror})") from None
+        raise UserError(f"{path}: cannot read {kind} ({e.strerror})") from None
+
+
+def read_fio_log(path):
+    """[(time_ms, value, direction)] of a fio log (trim lines dropped)."""
+    out = []
+    for line_no, fields in fio_log_fields(path, "fio log"):
+        try:
+            if len(fields) < 3:
+                raise ValueError
+            t_ms, value, ddir = int(fields[0]), float(fields[1]), int(fields[2])
+        except ValueError:
+            raise UserError(f"{path}: line {line_no}: not a fio log line "
+                            "(time_ms, value, direction, ...)") from None
+        if t_ms < 0 or value < 0 or ddir not in (0, 1, 2):
+            raise UserError(f"{path}: line {line_no}: time, value or direction out of range")
+        if ddir in DIRECTIONS:
+            out.append((t_ms, value, DIRECTIONS[ddir]))
     return out
 
 
