@@ -476,7 +476,7 @@ test_host_cost_of_switching_processes (void **state)
   assert_refused ("storlab-cluster 1\nnode n1 processes=-1\n", "processes");
   assert_refused ("storlab-cluster 1\nnode n1 procs=2\n", "bad.spec:2: node n1: unknown key "
                   "'procs' (known: host, cores, processes, threads, worker-depth, "
-                  "batch-ios-max, crowding-cost, per-io-us,");
+                  "batch-ios-max, per-io-us,");
 }
 
 /* A switch to a process serves a batch of its threads' I/Os: as many as
@@ -684,29 +684,23 @@ test_host_pool_is_shared (void **state)
   assert_refused ("storlab-cluster 1\npool threads=2\n", "bad.spec:2: pool: cores=N");
 }
 
-/* Guests that outnumber the pool's cores pay more for every step: four
- * vCPUs on two cores are two a core, one beyond one, so with a crowding
- * cost of 0.5 a 100 us front end costs 150 and the hypervisor's 20 us 30;
- * two vCPUs on two cores, or no crowding cost, pay the figures as given. */
+/* Guests that outnumber the pool's cores come back cold from idle: four
+ * vCPUs on two cores are one beyond one a core, so a wake-up costs
+ * crowded-wake-us more (50 us) besides idle-wake-us (40); two vCPUs on two
+ * cores, or a vCPU that was not idle, pay none of it. */
 static void
-test_crowded_pool_costs_more (void **state)
+test_crowded_pool_wakes_cost_more (void **state)
 {
   (void) state;
   char spec[4096];
-  struct { unsigned nodes; const char *crowding; uint64_t vcpu_ns, hypervisor_ns; } cases[] = {
-    { 4, " crowding-cost=0.5", 150000 + 30000, 30000 },
-    { 2, " crowding-cost=0.5", 100000 + 20000, 20000 },
-    { 4, "", 100000 + 20000, 20000 },
-  };
+  struct { unsigned nodes; uint64_t wake_ns; } cases[] = { { 4, 40000 + 50000 }, { 2, 40000 } };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     int used = snprintf (spec, sizeof spec, "storlab-cluster 1\npool cores=2\n");
     for (unsigned i = 1; i <= cases[k].nodes; i++)
       used += snprintf (spec + used, sizeof spec - used, "node n%u cores=1 per-io-us=100"
-                        " per-device-io-us=20 hypervisor-per-device-io-us=20%s\n", i,
-                        cases[k].crowding);
+                        " per-device-io-us=20 idle-wake-us=40 crowded-wake-us=50\n", i);
     for (unsigned i = 1; i <= cases[k].nodes; i++)
-      used += snprintf (spec + used, sizeof spec - used,
-                        "device n%u d0 hdd preset=sas10k-300g size=1G timing=off\n", i);
+      used += snprintf (spec + used, sizeof spec - used, DISK ("n%u", "d0"), i);
     for (unsigned i = 1; i <= cases[k].nodes; i++)
       used += snprintf (spec + used, sizeof spec - used, "local n%u disk d0\n", i);
     for (unsigned i = 1; i <= cases[k].nodes; i++)
@@ -714,10 +708,15 @@ test_crowded_pool_costs_more (void **state)
     snprintf (spec + used, sizeof spec - used, "export n1 at=0 size=64M volume=v\n");
     struct run r = run_new (spec);
     assert_int_equal (r.c->pool.guest_vcpus, cases[k].nodes);
+    /* the first I/O finds a core that has done nothing yet: nothing to wake from */
     burst (&r, SL_OP_READ, 1, 0, 0, 4 * KIB);
-    /* n1's vCPU: front end and device I/O; the pool: those and the hypervisor's */
-    assert_int_equal (r.c->node[0].cpu.busy_ns, cases[k].vcpu_ns);
-    assert_int_equal (r.c->pool.busy_ns, cases[k].vcpu_ns + cases[k].hypervisor_ns);
+    assert_int_equal (r.c->node[0].cpu.busy_ns, 120000);
+    /* the next comes to an idle vCPU */
+    burst (&r, SL_OP_READ, 1, 0, 0, 4 * KIB);
+    assert_int_equal (r.c->node[0].cpu.busy_ns, 2 * 120000 + cases[k].wake_ns);
+    /* two at once: the second finds the vCPU busy with the first */
+    burst (&r, SL_OP_READ, 2, 0, 0, 4 * KIB);
+    assert_int_equal (r.c->node[0].cpu.busy_ns, 4 * 120000 + 2 * cases[k].wake_ns);
     run_free (&r);
   }
 }
@@ -785,7 +784,7 @@ main (void)
     cmocka_unit_test (test_host_costs_of_the_disk_group),
     cmocka_unit_test (test_host_costs_of_a_hop),
     cmocka_unit_test (test_host_pool_is_shared),
-    cmocka_unit_test (test_crowded_pool_costs_more),
+    cmocka_unit_test (test_crowded_pool_wakes_cost_more),
     cmocka_unit_test (test_same_run_same_figures),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);

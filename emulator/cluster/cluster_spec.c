@@ -7,7 +7,7 @@
  *   node NAME [host=PRESET] [cores=N] [per-io-us=X] [per-device-io-us=X]
  *        [per-hop-io-us=X] [per-remote-io-us=X] [idle-wake-us=X]
  *        [hypervisor-per-device-io-us=X] [hypervisor-per-message-us=X]
- *        [process-switch-us=X] [batch-ios-max=X] [crowding-cost=X]
+ *        [process-switch-us=X] [batch-ios-max=X] [crowded-wake-us=X]
  *        [processes=N] [threads=T] [worker-depth=D]   N: the processes issuing
  *                                              its front-end I/Os (a lab's fio units),
  *                                              T: the threads of each (a unit's
@@ -221,6 +221,7 @@ static const struct host_cost host_costs[] = {
   { "hypervisor-per-message-us", { COST (hypervisor_per_message_ns) }, 1 },
   { "process-switch-us", { COST (process_switch_ns) }, 1 },
   { "thread-wake-us", { COST (thread_wake_ns) }, 1 },
+  { "crowded-wake-us", { COST (crowded_wake_ns) }, 1 },
 };
 #undef COST
 #define HOST_COST_COUNT (sizeof host_costs / sizeof host_costs[0])
@@ -319,11 +320,6 @@ st_node (struct spec *s, char **w, unsigned n)
         return -1;
       host.batch_ios_max = v;
     }
-    else if (strcmp (key, "crowding-cost") == 0) {
-      if (spec_number (s, key, value, 0, 100, &v) < 0)
-        return -1;
-      host.crowding_cost = v;
-    }
     else if ((cost = host_cost_find (key)) != NULL) {
       if (spec_number (s, key, value, 0, 1e6, &v) < 0)
         return -1;
@@ -332,7 +328,7 @@ st_node (struct spec *s, char **w, unsigned n)
     else {
       char keys[1024];
       return spec_fail (s, "node %s: unknown key '%s' (known: host, cores, processes, "
-                        "threads, worker-depth, batch-ios-max, crowding-cost, %s)",
+                        "threads, worker-depth, batch-ios-max, %s)",
                         w[1], key, host_cost_keys (keys, sizeof keys));
     }
   }

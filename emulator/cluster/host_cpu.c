@@ -57,24 +57,29 @@
  *                Beside the vCPUs, QEMU's I/O thread and nbdkit spend 65 µs
  *                per device I/O
  *                and QEMU's udp netdevs 144 µs per message.
- *                Guests that outnumber the host's cores pay more for all of
- *                it: four guests of calibrate-tcg.toml on this 2-core host,
- *                each driving its bare disk at 4 KiB random (fio, one
- *                thread, 12 s after a 2 s ramp, two passes on 2026-11-27 at
- *                14:58-15:07 UTC), cost their vCPUs 268-301 µs a read at 8
- *                outstanding (159-162 with one guest busy), 205-221 a write
- *                (125), 462-470 a read at 1 outstanding (276-281), 405-433
- *                a write (248-262): 1.63-1.86 times, whatever the step;
- *                QEMU's I/O thread and nbdkit 1.4-2.6 times.  Two busy
- *                guests, a core each, cost 0.85-1.2 times one; pinned both
- *                to one core, 1.6-1.8 times at 8 outstanding.  Guests
- *                taking turns on a core evict each other's caches (TCG's
- *                translated code, QEMU's software TLB): 0.7 more for each
- *                vCPU a core runs beyond one, the four guests' 1.7 (an idle
- *                guest's vCPU used 0.4 % of a core; beyond two a core not
- *                measured).  A dm linear
- *                remap is not charged: 26 µs here, 7-12 the run before, and
- *                the hybrid lab's reads through their LVs show none.
+ *                Guests that outnumber the host's cores pay for each
+ *                wake-up: scripts/bench/tcg_crowding.py (four guests of
+ *                calibrate-crowding.toml on this 2-core host, each driving
+ *                its bare disk at 4 KiB random, two passes on 2026-11-27 at
+ *                15:41-15:59 UTC; results/tcg-crowding-20261127-154111.json):
+ *                at 1 outstanding, where the vCPU sleeps and is woken for
+ *                every I/O, four busy guests cost their vCPUs 477-496 µs a
+ *                read (269-286 with one guest busy) and 402-451 a write
+ *                (244-251), and QEMU's other threads and nbdkit 223-226 and
+ *                193-209 (112-119): 232-326 µs more an I/O, vCPU and
+ *                hypervisor together, with two vCPUs a core, one beyond
+ *                one; the median, 303 µs, is charged to a vCPU's wake-up
+ *                for each vCPU a core runs beyond one (beyond two not
+ *                measured).  Guests taking turns on a core evict each
+ *                other's caches (TCG's translated code, QEMU's software
+ *                TLB), so a vCPU that slept comes back cold.  Busy vCPUs
+ *                pay little of it: eight threads of 16 outstanding a guest
+ *                cost 1.11-1.16 times a lone guest's; one thread at 8
+ *                outstanding, whose vCPU idles between completions, 1.67-
+ *                1.83 times (the model charges only the wake-ups its vCPU
+ *                takes, so it gives such a load less).  Two busy guests, a
+ *                core each, cost about what one does; an idle guest's vCPU
+ *                uses about 1 % of a core.
  *   bare-metal — a KVM host: the kernel block layer plus virtio and QEMU's
  *                I/O thread cost on the order of 10 µs of CPU per I/O, and
  *                an NVMe/TCP or NFS target about as much again; 16 cores
@@ -112,7 +117,7 @@ static const struct host_preset host_presets[] = {
                         .idle_wake_ns = 110000, .hypervisor_per_device_io_ns = 65000,
                         .hypervisor_per_message_ns = 144000, .process_switch_ns = 437000,
                         .thread_wake_ns = 54000, .batch_ios_max = 3.4,
-                        .crowding_cost = 0.7 } },
+                        .crowded_wake_ns = 303000 } },
 };
 
 int
@@ -194,20 +199,13 @@ take_first_free (struct cl_cpu *cpu, uint64_t from_ns, uint64_t cost_ns)
   return start;
 }
 
-double
-cl_pool_crowding (const struct cl_cpu *cpu)
+uint64_t
+cl_crowded_wake_ns (const struct cl_cpu *cpu)
 {
   if (cpu->pool == NULL || cpu->pool->guest_vcpus <= cpu->pool->config.cores)
-    return 1.0;
-  double vcpus_per_core = (double) cpu->pool->guest_vcpus / cpu->pool->config.cores;
-  return 1.0 + cpu->config.crowding_cost * (vcpus_per_core - 1.0);
-}
-
-/* cost_ns as it comes out on the node's (possibly crowded) pool */
-static uint64_t
-crowded (const struct cl_cpu *cpu, uint64_t cost_ns)
-{
-  return cpu->pool ? (uint64_t) ((double) cost_ns * cl_pool_crowding (cpu)) : cost_ns;
+    return 0;
+  double beyond = (double) cpu->pool->guest_vcpus / cpu->pool->config.cores - 1.0;
+  return (uint64_t) ((double) cpu->config.crowded_wake_ns * beyond);
 }
 
 /* cl_cpu_run on a core already chosen (the first free one). */
@@ -215,8 +213,7 @@ static uint64_t
 run_on (struct cl_cpu *cpu, uint32_t core, uint64_t now_ns, uint64_t cost_ns)
 {
   if (cpu->core_free_ns[core] < now_ns)
-    cost_ns += cpu->config.idle_wake_ns;
-  cost_ns = crowded (cpu, cost_ns);
+    cost_ns += cpu->config.idle_wake_ns + cl_crowded_wake_ns (cpu);
   uint64_t start = sl_max_u64 (now_ns, cpu->core_free_ns[core]);
   if (cpu->pool)                       /* a guest's vCPU runs only while the host gives it a core */
     start = take_first_free (cpu->pool, start, cost_ns);
@@ -273,6 +270,5 @@ cl_hypervisor_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
     return now_ns;
   if (cpu->pool == NULL)
     return now_ns + cost_ns;           /* threads of its own beside the node's cores */
-  cost_ns = crowded (cpu, cost_ns);
   return take_first_free (cpu->pool, now_ns, cost_ns) + cost_ns;
 }

@@ -50,9 +50,10 @@ struct cl_host_config {
    * serves (the completions that wait for it, reaped together). */
   double batch_ios_max;
   /* Guests that take turns on a shared host's cores (the pool) evict each
-   * other's caches: every CPU cost on the pool grows by this fraction for
-   * each guest vCPU a core has beyond one (cl_pool_crowding). */
-  double crowding_cost;
+   * other's caches: a vCPU woken from idle there pays this more (its own
+   * and its QEMU's threads' refill) for each guest vCPU a core runs beyond
+   * one (cl_crowded_wake_ns).  A vCPU that stays busy pays none. */
+  uint64_t crowded_wake_ns;
 };
 
 /* cost's figure for an I/O of op */
@@ -108,10 +109,10 @@ uint64_t cl_cpu_front_io_ns (const struct cl_cpu *cpu, enum sl_op op, bool file)
  * that is busy, so not woken from idle, still wakes the I/O's thread);
  * returns when done. */
 uint64_t cl_cpu_front_run (struct cl_cpu *cpu, uint64_t now_ns, enum sl_op op, bool file);
-/* What the CPU costs of a node on a pool are multiplied by: 1 + its
- * crowding_cost for each guest vCPU a pool core runs beyond one (1 without
- * a pool, or with a core a vCPU). */
-double cl_pool_crowding (const struct cl_cpu *cpu);
+/* What a wake-up of the node's vCPU costs more on its pool: crowded_wake_ns
+ * for each guest vCPU a pool core runs beyond one (0 without a pool, or
+ * with a core a vCPU). */
+uint64_t cl_crowded_wake_ns (const struct cl_cpu *cpu);
 /* The hypervisor's work for a node (cost_ns from now on): on the first
  * free core of the pool, or beside the node's cores without one. */
 uint64_t cl_hypervisor_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns);

@@ -1,0 +1,216 @@
+#!/usr/bin/python3
+"""How much more a TCG guest's I/O costs the host's CPU when more guests
+than the host has cores are busy at once: the `tcg` host preset's
+crowded_wake_ns (emulator/cluster/host_cpu.c; issue 14).
+
+It brings up scripts/bench/calibrate-crowding.toml (four nodes, one vCPU
+each, untimed disks) and runs fio (4 KiB random read and write, libaio,
+O_DIRECT, 2 s ramp and 12 s) on its bare disk in 1, then as many nodes as
+the host has cores, then all four at once: one thread at 1 and at 8
+outstanding, and eight threads at 16 outstanding (a vCPU that never
+idles). In the middle 8 s of each run it reads /proc for the guests' vCPU
+threads, the rest of their QEMUs (I/O thread) and the lab's nbdkits. Per
+I/O of all the busy guests together:
+
+  vcpu_us        the vCPUs' time (sum over guests / sum of their IOPS)
+  hypervisor_us  QEMU's other threads and nbdkit
+
+each against the same with one guest busy. At 1 outstanding the vCPU
+sleeps and is woken for every I/O, so what an I/O costs more there, vCPU
+and hypervisor together, over the vCPUs a core runs beyond one (busy
+guests / cores - 1, for runs with more busy guests than cores), is what a
+wake-up costs more on a crowded host: the preset's crowded_wake_ns. An
+idle guest's vCPU is measured too (it should cost ~0).
+
+usage: scripts/bench/tcg_crowding.py [--repeat N] [--keep] [--out JSON]
+       scripts/bench/tcg_crowding.py --report JSON
+It saves results/tcg-crowding-STAMP.json."""
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+
+from storlab_cli.common import text_table  # noqa: E402
+
+from lab_cpu import between, sample  # noqa: E402
+
+STORLAB = os.path.join(ROOT, "scripts", "storlab")
+TOPOLOGY = os.path.join(HERE, "calibrate-crowding.toml")
+LAB = "calibrate-crowding"
+NODES = 4
+RAMP_S, RUNTIME_S = 2, 12
+# the CPU is read from RAMP_S + 2 s into a run to 2 s before its end: every
+# guest's fio is past its ramp, none has ended
+SETTLE_S = 2
+OPS = ("randread", "randwrite")
+# (threads, outstanding each) a guest
+LAYOUTS = ((1, 1), (1, 8), (8, 16))
+
+
+class Failed(Exception):
+    pass
+
+
+def storlab(*args, timeout=900):
+    result = subprocess.run(["/usr/bin/python3", STORLAB, *args], capture_output=True, text=True,
+                            timeout=timeout, check=False)
+    if result.returncode != 0:
+        raise Failed(f"storlab {args[0]} failed: {result.stderr.strip()}")
+    return result.stdout
+
+
+def fio_iops(node, op, threads, depth):
+    out = storlab("exec", LAB, node, "--timeout", "120", "--", "/bin/sh", "-c",
+                  ". /usr/lib/storlab/profiles/lib.sh; "
+                  f"fio --name=c --filename=$(disk_by_serial disk0) --ioengine=libaio --direct=1"
+                  f" --rw={op} --bs=4k --size=64M --iodepth={depth} --numjobs={threads}"
+                  " --thread --group_reporting --time_based"
+                  f" --runtime={RUNTIME_S} --ramp_time={RAMP_S} --randrepeat=0"
+                  " --output-format=json", timeout=300)
+    job = json.loads(out[out.index("{"):])["jobs"][0]
+    return job["read"]["iops"] + job["write"]["iops"]
+
+
+def run(busy, op, threads, depth):
+    """fio on the first `busy` nodes at once: {IOPS, vCPU and hypervisor
+    µs an I/O of them all, the host's busy cores}."""
+    nodes = [f"node{i}" for i in range(1, busy + 1)]
+    iops, cpu, failed = {}, {}, []
+
+    def drive(node):
+        try:
+            iops[node] = fio_iops(node, op, threads, depth)
+        except (Failed, subprocess.TimeoutExpired, ValueError, KeyError) as e:
+            failed.append(f"{node}: {e}")
+
+    def window():
+        time.sleep(RAMP_S + SETTLE_S)
+        cpu["a"] = sample(LAB)
+        time.sleep(RUNTIME_S - 2 * SETTLE_S)
+        cpu["b"] = sample(LAB)
+
+    runners = [threading.Thread(target=drive, args=(n,)) for n in nodes] \
+        + [threading.Thread(target=window)]
+    for t in runners:
+        t.start()
+    for t in runners:
+        t.join()
+    if failed or "b" not in cpu:
+        raise Failed(f"{op} {threads}x qd{depth} on {busy} nodes did not finish: {failed}")
+    used = between(cpu["a"], cpu["b"], os.sysconf("SC_CLK_TCK"))
+    total = sum(iops.values())
+    vcpu = sum(used["vcpu"][n] for n in nodes)
+    hypervisor = sum(used["qemu_io"][n] for n in nodes) + used["nbdkit"]
+    return {"busy": busy, "op": op, "threads": threads, "depth": depth, "iops": total,
+            "vcpu_us": vcpu * 1e6 / total, "hypervisor_us": hypervisor * 1e6 / total,
+            "host_busy_cores": used["host_busy"]}
+
+
+def idle_vcpu_cores():
+    """What an idle guest's vCPU keeps busy, in cores (the most of any)."""
+    a = sample(LAB)
+    time.sleep(8)
+    used = between(a, sample(LAB), os.sysconf("SC_CLK_TCK"))
+    return max(used["vcpu"].values())
+
+
+def measure(repeat, cores):
+    counts = sorted({1, min(cores, NODES), NODES})
+    rows = []
+    for n in range(repeat):
+        for op in OPS:
+            for threads, depth in LAYOUTS:
+                for busy in counts:
+                    try:
+                        row = run(busy, op, threads, depth)
+                    except Failed as e:        # a guest agent's late reply: once more
+                        print(f"tcg_crowding: {e}; running it again", file=sys.stderr)
+                        row = run(busy, op, threads, depth)
+                    row["pass"] = n + 1
+                    rows.append(row)
+                    print(f"tcg_crowding: pass {n + 1}: {busy} busy, {op} {threads}x qd{depth}:"
+                          f" {row['iops']:.0f} IOPS, vCPU {row['vcpu_us']:.0f} µs/IO",
+                          file=sys.stderr)
+    return rows
+
+
+def print_table(doc):
+    cores, rows = doc["cores"], doc["rows"]
+    alone = {}
+    for r in rows:
+        if r["busy"] == 1:
+            alone.setdefault((r["op"], r["threads"], r["depth"]), []).append(r)
+    table, wakes = [], []
+    for r in rows:
+        base = alone[r["op"], r["threads"], r["depth"]]
+        base_vcpu = statistics.mean(b["vcpu_us"] for b in base)
+        base_hyp = statistics.mean(b["hypervisor_us"] for b in base)
+        beyond = r["busy"] / cores - 1
+        wake = None
+        if beyond > 0 and r["threads"] == 1 and r["depth"] == 1:
+            wake = (r["vcpu_us"] + r["hypervisor_us"] - base_vcpu - base_hyp) / beyond
+            wakes.append(wake)
+        table.append([r["pass"], r["op"], f"{r['threads']}x{r['depth']}", r["busy"],
+                      f"{r['iops']:.0f}", f"{r['host_busy_cores']:.2f}", f"{r['vcpu_us']:.0f}",
+                      f"{r['vcpu_us'] / base_vcpu:.2f}", f"{r['hypervisor_us']:.0f}",
+                      f"{r['hypervisor_us'] / base_hyp:.2f}", "" if wake is None else f"{wake:.0f}"])
+    print(f"guests crowding a {cores}-core host ({doc['when']}); an idle guest's vCPU:"
+          f" {doc['idle_vcpu_cores'] * 100:.1f} % of a core")
+    for line in text_table.lines(["pass", "op", "threads x qd", "busy guests", "IOPS",
+                                  "host busy cores", "vCPU µs/IO", "x alone",
+                                  "hypervisor µs/IO", "x alone", "µs more a wake-up"], table):
+        print(line)
+    if wakes:
+        print(f"crowded_wake_ns: median {statistics.median(wakes):.0f} µs"
+              f" (range {min(wakes):.0f}-{max(wakes):.0f}, {len(wakes)} runs at 1 outstanding)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=2, help="passes (default 2)")
+    parser.add_argument("--keep", action="store_true", help="leave the lab up afterwards")
+    parser.add_argument("--out", help="where the runs' JSON goes"
+                        " (default results/tcg-crowding-STAMP.json)")
+    parser.add_argument("--report", metavar="JSON", help="the table of a saved run, nothing run")
+    args = parser.parse_args()
+    if args.report:
+        with open(args.report, encoding="utf-8") as f:
+            print_table(json.load(f))
+        return
+    already_up = subprocess.run(["/usr/bin/python3", STORLAB, "status", LAB],
+                                capture_output=True, check=False).returncode == 0
+    if not already_up:
+        try:
+            storlab("up", TOPOLOGY, timeout=1200)
+        except Failed as e:
+            sys.exit(f"tcg_crowding: {e}")
+    now = datetime.datetime.now(datetime.timezone.utc)
+    try:
+        cores = os.cpu_count()
+        doc = {"when": now.strftime("%Y-%m-%d %H:%M UTC"), "cores": cores,
+               "idle_vcpu_cores": idle_vcpu_cores(), "rows": measure(max(args.repeat, 1), cores)}
+    except Failed as e:
+        sys.exit(f"tcg_crowding: {e}")
+    finally:
+        if not args.keep:
+            subprocess.run(["/usr/bin/python3", STORLAB, "down", LAB], capture_output=True,
+                           timeout=600, check=False)
+    out = args.out or os.path.join(ROOT, "results", f"tcg-crowding-{now:%Y%m%d-%H%M%S}.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1)
+    print(f"runs: {out}", file=sys.stderr)
+    print_table(doc)
+
+
+if __name__ == "__main__":
+    main()
