@@ -61,7 +61,8 @@
  *                wake-up: scripts/bench/tcg_crowding.py (four guests of
  *                calibrate-crowding.toml on this 2-core host, each driving
  *                its bare disk at 4 KiB random, two passes on 2026-11-27 at
- *                15:41-15:59 UTC; results/tcg-crowding-20261127-154111.json):
+ *                15:41-15:59 UTC; the table is in
+ *                scripts/bench/cluster_validation.md):
  *                at 1 outstanding, where the vCPU sleeps and is woken for
  *                every I/O, four busy guests cost their vCPUs 477-496 µs a
  *                read (269-286 with one guest busy) and 402-451 a write
