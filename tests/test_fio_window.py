@@ -187,7 +187,7 @@ def test_bad_histogram_logs_are_named(tmp_path, line, needle):
     assert "none.log: cannot read fio histogram log" in str(e.value)
 
 
-def test_real_fio_through_the_gate_one_thread_late(tmp_path):
+def test_real_fio_through_the_gate_one_thread_late(tmp_path, busybox_path):
     """The lab's job file (fio_jobfile.measured, logged: a ramp of 1 s),
     the null engine at a fixed 400 IOPS a thread, run by the lab's
     launcher behind its gate; thread w2 is given a ramp of 6 s, so it
@@ -241,19 +241,10 @@ def test_real_fio_through_the_gate_one_thread_late(tmp_path):
     # the lab fetches the histogram logs sparse, with the guest's busybox
     # awk: the same lines
     fetched = split_unit_logs(subprocess.run(
-        ["/bin/sh", "-c", unit_logs_script(stem)], env={"PATH": busybox_path(tmp_path)},
+        ["/bin/sh", "-c", unit_logs_script(stem)], env={"PATH": busybox_path},
         capture_output=True, text=True, check=True).stdout)
     for _, _, hist, _ in jobs:
         sparse = write(tmp_path / "sparse.log", fetched[os.path.basename(hist)].splitlines())
         assert len(open(sparse).read()) < len(open(hist).read())
         assert fio_hist_log.read(sparse) == fio_hist_log.read(hist)
 
-
-def busybox_path(tmp_path):
-    """A PATH whose sh, awk and cat are busybox's, as in the guest."""
-    tools = tmp_path / "busybox-bin"
-    tools.mkdir(exist_ok=True)
-    for applet in ("sh", "awk", "cat", "echo"):
-        if not (tools / applet).exists():
-            os.symlink("/bin/busybox", tools / applet)
-    return str(tools)

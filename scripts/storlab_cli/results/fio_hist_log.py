@@ -8,9 +8,9 @@ the first completion log_hist_msec or more after the direction's last
 line: cI is how many completions since that line (since the ramp ended,
 for the first) fell in latency bin I, the bins json+ reports as
 clat_ns.bins keyed by each bin's value (bin_value_ns). Nearly every bin is
-0, so a lab fetches these logs with the zero bins left out: "I:COUNT"
-fields after the first three (fio_launcher.SPARSE_HIST_AWK, 20-50 times
-smaller). Both forms are read here.
+0 (a line is about 4 KB), so a lab fetches these logs with the zero bins
+left out: "I:COUNT" fields after the first three
+(fio_launcher.SPARSE_HIST_AWK). Both forms are read here.
 """
 import os
 from dataclasses import dataclass

@@ -140,8 +140,8 @@ def _window_bins(jobs, interval_ms):
     bins = {d: {} for d in DIRECTIONS}
     for _, _, hist_log, window in jobs:
         count_hist(hist_log, interval_ms, window, bins)
-    return {d: tuple(sorted((value, round(count)) for value, count in bins[d].items()
-                            if round(count)))
+    return {d: tuple(sorted((value, whole) for value, count in bins[d].items()
+                            if (whole := round(count))))
             for d in DIRECTIONS}
 
 
