@@ -297,6 +297,67 @@ def test_a_device_that_cannot_start_rolls_the_lab_back(tmp_path):
         libvirt_conn.stop_daemons(started)
 
 
+MANY_DISKS_TOPOLOGY = """\
+name = "{name}"
+boot_timeout_s = 180
+[defaults]
+vcpus = 1
+memory_mib = 512
+[[defaults.devices]]
+name = "scsi"
+plugin = "hdd"
+count = 9
+[defaults.devices.params]
+preset = "sas10k-300g"
+size = "16M"
+[[defaults.devices]]
+name = "sata"
+plugin = "hdd"
+bus = "sata"
+count = 7
+[defaults.devices.params]
+preset = "sata7200-2t"
+size = "16M"
+[[defaults.devices]]
+name = "virtio"
+plugin = "memory"
+count = 2
+[defaults.devices.params]
+size = "16M"
+[nodes]
+count = 1
+"""
+
+
+def test_every_disk_of_a_node_with_many_reaches_the_guest(tmp_path):
+    """More SCSI disks than libvirt puts on one controller by itself (7) and
+    more SATA disks than one AHCI controller has ports (6): the guest finds
+    each by its serial, as the profile scripts do, each on its own /dev node
+    and rotational where it is a disk."""
+    lab = f"{LAB}-disks"
+    topology_file = tmp_path / "disks.toml"
+    topology_file.write_text(MANY_DISKS_TOPOLOGY.format(name=lab))
+    names = [f"scsi{k}" for k in range(9)] + [f"sata{k}" for k in range(7)] + ["virtio0", "virtio1"]
+    started = libvirt_conn.ensure_daemons()
+    try:
+        result = storlab("up", str(topology_file), "--accel", "tcg")
+        assert result.returncode == 0, result.stdout + result.stderr
+        script = (". /usr/lib/storlab/profiles/lib.sh; for name in " + " ".join(names) + "; do "
+                  'dev=$(disk_by_serial "$name") || dev=missing; '
+                  'echo "$name $dev $(cat /sys/block/${dev#/dev/}/queue/rotational 2>/dev/null)"; '
+                  "done")
+        result = storlab("exec", lab, "node1", "--", "/bin/sh", "-c", script)
+        assert result.returncode == 0, result.stderr
+        found = {name: (dev, rotational) for name, dev, *rotational in
+                 (line.split() for line in result.stdout.splitlines())}
+        assert [name for name in names if found[name][0] == "missing"] == []
+        assert len({dev for dev, _ in found.values()}) == len(names)
+        assert all(found[name][1] == ["1"] for name in names if not name.startswith("virtio"))
+    finally:
+        storlab("down", lab)
+        libvirt_conn.stop_daemons(started)
+
+
 STRUCTURE_TOPOLOGY = """\
 name = "{name}"
 boot_timeout_s = 180

@@ -768,7 +768,7 @@ def test_domain_xml_structure(topo, node, accel):
     devices = root.find("devices")
     disks = devices.findall("disk")
     assert len(disks) == len(node.devices)
-    targets = []
+    targets, scsi_units = [], []
     for disk, device in zip(disks, node.devices):
         assert (disk.get("type"), disk.get("device")) == ("network", "disk")
         driver = disk.find("driver")
@@ -787,6 +787,14 @@ def test_domain_xml_structure(topo, node, accel):
         else:  # raid LUNs too: "not reported", which Linux takes as rotational
             assert target.get("rotation_rate") is None
         assert disk.findtext("serial") == device.name
+        address = disk.find("address")
+        if device.bus == "scsi":  # the k-th SCSI disk: LUN k of the one virtio-scsi controller
+            assert {k: address.get(k) for k in ("type", "controller", "bus", "target")} == \
+                {"type": "drive", "controller": "0", "bus": "0", "target": "0"}
+            scsi_units.append(int(address.get("unit")))
+        else:
+            assert address is None
+    assert scsi_units == list(range(len(scsi_units)))
     assert len(set(targets)) == len(targets)
     scsi = [c for c in devices.findall("controller") if c.get("type") == "scsi"]
     if any(d.bus == "scsi" for d in node.devices):
@@ -853,6 +861,34 @@ count = 1
                        ("sdc", "sata", "7200"), ("vda", "virtio", None), ("vdb", "virtio", None)]
     assert [c.get("type") for c in root.iterfind("devices/controller")
             if c.get("type") in ("scsi", "sata")] == ["scsi", "sata"]
+
+
+def test_eight_and_more_scsi_disks_share_one_virtio_scsi_controller(tmp_path):
+    # libvirt's own addressing stops at unit 6 and adds an lsilogic controller
+    # the guest has no driver for: the 8th disk vanished from the guest.
+    topo = load_text(tmp_path, """
+name = "many"
+[[defaults.devices]]
+name = "c"
+plugin = "memory"
+[defaults.devices.params]
+size = "1G"
+[[defaults.devices]]
+name = "d"
+plugin = "hdd"
+count = 9
+[defaults.devices.params]
+size = "1G"
+[nodes]
+count = 1
+""")
+    root = ET.fromstring(render.domain_xml(topo, topo.nodes[0], APPLIANCE, RUN_DIR, "tcg"))
+    units = [(d.findtext("serial"), d.find("address").get("controller"),
+              d.find("address").get("unit"))
+             for d in root.iterfind("devices/disk") if d.find("target").get("bus") == "scsi"]
+    assert units == [(f"d{k}", "0", str(k)) for k in range(9)]
+    assert [c.get("model") for c in root.iterfind("devices/controller")
+            if c.get("type") == "scsi"] == ["virtio-scsi"]
 
 
 @pytest.mark.parametrize("index, letters", [(0, "a"), (1, "b"), (25, "z"), (26, "aa"),

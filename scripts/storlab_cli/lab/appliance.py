@@ -94,7 +94,7 @@ GUEST_FILES = {
 }
 # Kernel modules whose modprobe closures go in (softdeps included).
 MODULES = (
-    "virtio_pci", "virtio_blk", "virtio_scsi", "sd_mod", "virtio_net", "virtio_console",
+    "virtio_pci", "virtio_blk", "virtio_scsi", "ahci", "sd_mod", "virtio_net", "virtio_console",
     "raid0", "raid1", "raid10", "raid456", "dm_cache", "dm_cache_smq", "dm_writecache",
     "dm_thin_pool", "dm_mod", "bcache", "drbd", "nfsd", "nfsv4", "nfsv3", "ext4", "nbd",
     "crc32c_generic", "nvmet", "nvmet_tcp", "nvme_tcp", "nvme_fabrics", "dm_integrity",

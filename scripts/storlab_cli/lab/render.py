@@ -18,6 +18,10 @@ DOMAIN_TEMPLATE = "domain.xml.j2"
 DOMAIN_TYPES = {"kvm": "kvm", "tcg": "qemu"}
 # libvirt: rotation_rate is a property of SCSI (scsi-hd) and SATA (ide-hd) disks.
 ROTATION_RATE_BUSES = ("scsi", "sata")
+# Every SCSI disk sits on the one virtio-scsi controller as its own LUN. Left
+# to itself libvirt fills units 0-6 (7 is a parallel SCSI initiator's) and
+# then adds a controller of its default model, lsilogic, which the appliance
+# has no driver for: a node's 8th SCSI disk would not be there.
 
 
 @dataclass(frozen=True)
@@ -27,6 +31,7 @@ class DiskView:
     socket: str          # nbdkit's unix socket for this disk
     serial: str          # the device name: how the guest tells its disks apart
     rotation_rate: int | None
+    scsi_unit: int | None  # its LUN on the virtio-scsi controller (SCSI disks only)
 
 
 @dataclass(frozen=True)
@@ -79,13 +84,16 @@ def kernel_cmdline(topology, node, appliance):
 def disk_views(node, run_dir):
     disks = []
     used = {"sd": 0, "vd": 0}
+    scsi_units = 0
     for device in node.devices:
         prefix = "vd" if device.bus == "virtio" else "sd"
         rotation_rate = device.rotation_rpm if device.bus in ROTATION_RATE_BUSES else None
         disks.append(DiskView(target_dev=prefix + drive_letters(used[prefix]), bus=device.bus,
                               socket=socket_path(run_dir, node, device), serial=device.name,
-                              rotation_rate=rotation_rate))
+                              rotation_rate=rotation_rate,
+                              scsi_unit=scsi_units if device.bus == "scsi" else None))
         used[prefix] += 1
+        scsi_units += device.bus == "scsi"
     return disks
 
 
