@@ -353,6 +353,17 @@ def test_every_disk_of_a_node_with_many_reaches_the_guest(tmp_path):
         assert [name for name in names if found[name][0] == "missing"] == []
         assert len({dev for dev, _ in found.values()}) == len(names)
         assert all(found[name][1] == ["1"] for name in names if not name.startswith("virtio"))
+        # a name no disk has stops a profile step at once, in one line naming it
+        # (it once went on, in a subshell's exit, to build on the disks it found)
+        for step in (["raid.sh", "1", "64", "scsi0", "nosuch"],
+                     ["disk-group.sh", "diskgroup", "hybrid", "virtio0", "8", "70", "1", "64",
+                      "scsi0", "nosuch"]):
+            result = storlab("exec", lab, "node1", "--", "/usr/lib/storlab/profiles/" + step[0],
+                             *step[1:])
+            assert result.returncode == 1, result.stderr
+            assert result.stderr.strip().endswith(
+                "storlab-profile: node1: no disk with serial 'nosuch' in this node"), result.stderr
+            assert result.stdout == ""
     finally:
         storlab("down", lab)
         libvirt_conn.stop_daemons(started)
