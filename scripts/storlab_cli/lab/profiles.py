@@ -44,9 +44,9 @@ Mechanisms, and why (see also README "Storage profiles"):
   RAID-1/5/6 over them. The kernel's own mechanisms, so a guest write fans
   out over the links and md's RAID-5/6 read-modify-write as the studies'.
 """
-import concurrent.futures
 
 from storlab_cli.lab import snapshots
+from storlab_cli.lab.each_node import each_node
 from storlab_cli.lab.guest_scripts import run_step
 from storlab_cli.schema import topology, volumes as volume_schema
 from storlab_cli.schema.capacity_layout import component_lv, replica_lv
@@ -117,13 +117,6 @@ def _placement(profile, node, lv):
     return f"{profile.disk_group.stripe_kib}:{','.join(devices)}"
 
 
-def _each_node(nodes, work):
-    """work(node) for every node at once (each guest works on its own)."""
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(nodes))) as pool:
-        futures = {node: pool.submit(work, node) for node in nodes}
-        return {node: future.result() for node, future in futures.items()}
-
-
 def provision(topo, domains, say):
     """Builds the profile in every guest (domains: node -> libvirt domain).
     Returns the profile's live state, kept in lab.json: where each node's
@@ -133,14 +126,14 @@ def provision(topo, domains, say):
         return None
     say("provisioning the storage profile")
     names = [n.name for n in topo.nodes]
-    nodes = _each_node(names, lambda node: _local_stack(topo, domains[node], node))
+    nodes = each_node(names, lambda node: _local_stack(topo, domains[node], node))
     result = {"nodes": nodes}
     if profile.replicas is not None:
         volumes = [_volume_state(topo, v) for v in profile.replicas.volumes]
         result["replicas"] = volumes
         # every node exports its copies of the others' volumes, then each
         # primary builds its array over them (nodes at once, a node's steps in turn)
-        _each_node(names, lambda node: [_export_copy(topo, domains, v, node)
+        each_node(names, lambda node: [_export_copy(topo, domains, v, node)
                                         for v in volumes if node in v["peers"]])
         _each_volume(volumes, lambda v: _mirror(topo, domains, v, say))
         for v in volumes:
@@ -150,7 +143,7 @@ def provision(topo, domains, say):
         result["policy_volumes"] = _policy_volumes(topo, domains, names, say)
     if any(v.snapshots for v in profile.all_volume_sets()):
         result["snapshots"] = {}
-        _each_node(names, lambda node: snapshots.open_all(topo, domains, result, node))
+        each_node(names, lambda node: snapshots.open_all(topo, domains, result, node))
         for v in profile.all_volume_sets():
             if v.snapshots:
                 say(f"  volumes {v.prefix}u*v*: {v.snapshots} snapshots, up to "
@@ -158,7 +151,7 @@ def provision(topo, domains, say):
     if profile.nfs is not None:
         result["nfs"] = {"mount_point": profile.nfs.mount_point, "export_root": EXPORT_ROOT}
         _each_volume(volumes, lambda v: _serve_nfs(topo, domains, v))
-        _each_node(names, lambda node: _mount_all(topo, domains, result, node))
+        each_node(names, lambda node: _mount_all(topo, domains, result, node))
         say(f"  NFS: every node sees volume V at {profile.nfs.mount_point}/V "
             f"({', '.join(v['volume'] for v in volumes)})")
     for node, entry in nodes.items():
@@ -192,10 +185,10 @@ def _policy_volumes(topo, domains, names, say):
         say(f"  volumes {v.prefix}u*v*: policy {v.method}, ftt {v.ftt}"
             f"{', checksummed' if v.checksum else ''}, on "
             f"{', '.join(sorted({n for h in v.holders.values() for n in h}))}")
-    _each_node(names, lambda node: [_component(topo, domains, x, node)
+    each_node(names, lambda node: [_component(topo, domains, x, node)
                                     for x in volumes if node in x["holders"]])
     homes = sorted({x["home"] for x in volumes})
-    _each_node(homes, lambda home: [_policy_array(topo, domains, x, say)
+    each_node(homes, lambda home: [_policy_array(topo, domains, x, say)
                                     for x in volumes if x["home"] == home])
     return volumes
 
@@ -262,7 +255,7 @@ def _policy_rejoin(topo, state, domains, node, say):
     arrays = [x for x in volumes if x["home"] in domains
               and (x["home"] == node or node in x["holders"])]
     homes = sorted({x["home"] for x in arrays})
-    _each_node(homes, lambda home: [_policy_array(topo, domains, x, say) for x in arrays
+    each_node(homes, lambda home: [_policy_array(topo, domains, x, say) for x in arrays
                                     if x["home"] == home])
     if homes:
         say(f"  {node}: its volume components re-added; resync runs in the background")
@@ -283,7 +276,7 @@ def _each_volume(volumes, work):
     by_node = {}
     for v in volumes:
         by_node.setdefault(v["primary"], []).append(v)
-    _each_node(list(by_node), lambda node: [work(v) for v in by_node[node]])
+    each_node(list(by_node), lambda node: [work(v) for v in by_node[node]])
 
 
 def _export_copy(topo, domains, volume, holder):
@@ -335,7 +328,7 @@ def _mount_all(topo, domains, state, node):
 
 def _remount(topo, domains, volume):
     """Every other running node mounts volume from the node now serving it."""
-    _each_node([n for n in domains if n != volume["primary"]],
+    each_node([n for n in domains if n != volume["primary"]],
                lambda n: _mount_all(topo, domains, {"replicas": [volume]}, n))
 
 

@@ -26,6 +26,7 @@ import time
 
 from storlab_cli.lab import agent, hosts as lab_hosts, lifecycle, state as lab_state
 from storlab_cli.lab import snapshots as volume_snapshots
+from storlab_cli.lab.each_node import each_node
 from storlab_cli.live import ctl, stats_snapshot
 from storlab_cli.schema.sweep import LIVE_KNOBS, TARGET_SHARE, TARGET_VOLUMES
 from storlab_cli.schema.sizes import parse_size_bytes
@@ -452,13 +453,8 @@ class LabBackend:
         finally:
             self._drop_point_snapshots()
         self._launchers_done(launched, f"point {point.index}")
-        for (node, unit), out in self._unit_results(jobs, f"point {point.index}").items():
-            with open(os.path.join(point_dir, f"fio-{node}-u{unit}.json"), "wb") as f:
-                f.write(out)
-            self._fetch_logs(node, f"{GUEST_DIR}/{node}-u{unit}",
-                             os.path.join(point_dir, f"fio-{node}-u{unit}-logs"))
-        for node in sorted({node for node, _ in jobs}):
-            self._fetch_gate_passes(node, point_dir)
+        each_node(sorted({node for node, _ in jobs}),
+                  lambda node: self._fetch_node(node, jobs, point, point_dir))
         for (node, device), after in snapshots["after"].items():
             before = snapshots.get("before", {}).get((node, device))
             with open(os.path.join(point_dir, f"device-{node}-{device}.json"), "w",
@@ -466,6 +462,17 @@ class LabBackend:
                 json.dump({"before": before, "after": after}, f)
         with open(os.path.join(point_dir, "events.json"), "w", encoding="utf-8") as f:
             json.dump(events, f, indent=1)
+
+    def _fetch_node(self, node, jobs, point, point_dir):
+        """One node's results: each unit's fio JSON and logs, and its gate
+        passes (every node's at once: a busy guest's agent answers slowly)."""
+        mine = {key: job for key, job in jobs.items() if key[0] == node}
+        for (_, unit), out in self._unit_results(mine, f"point {point.index}").items():
+            with open(os.path.join(point_dir, f"fio-{node}-u{unit}.json"), "wb") as f:
+                f.write(out)
+            self._fetch_logs(node, f"{GUEST_DIR}/{node}-u{unit}",
+                             os.path.join(point_dir, f"fio-{node}-u{unit}-logs"))
+        self._fetch_gate_passes(node, point_dir)
 
     def _fetch_gate_passes(self, node, point_dir):
         """When each of a node's fio threads went through the start gate
