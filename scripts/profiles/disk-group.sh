@@ -18,7 +18,7 @@ shift 7
 case "$name" in diskgroup|diskgroup[2-9]) ;; *) die "unknown disk group name '$name'" ;; esac
 vg=dg${name#diskgroup}
 case "$mode" in hybrid|all-flash) ;; *) die "unknown disk group mode '$mode'" ;; esac
-cache=$(disks_by_serial "$cache_name") || exit 1   # die spoke in the subshell
+cache=$(disks_by_serial "$cache_name") || exit 1
 capacity=$(disks_by_serial "$@") || exit 1
 capacity_count=$#
 need_modules dm_mod dm_cache dm_cache_smq dm_writecache

@@ -36,6 +36,8 @@ disk_by_serial() {
 }
 
 # Resolves each device name in "$@" to its /dev path; prints them space-separated.
+# Called as $(...), its die ends only that subshell (the message is out):
+# the caller stops too, with `|| exit 1`.
 disks_by_serial() {
     paths=
     for name in "$@"; do

@@ -10,7 +10,7 @@
 level=$1
 chunk_kib=$2
 shift 2
-disks=$(disks_by_serial "$@") || exit 1   # die spoke in the subshell
+disks=$(disks_by_serial "$@") || exit 1
 need_modules raid0 raid1 raid10 raid456
 
 state=$(cat /sys/block/md0/md/array_state 2>/dev/null || echo absent)

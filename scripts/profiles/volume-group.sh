@@ -26,7 +26,7 @@ region() {
     origin=$vg-data
     dmsetup info "$vg-data_corig" >/dev/null 2>&1 && origin=$vg-data_corig
     segments=$(dmsetup table "$origin") || die "no capacity LV $origin under $1"
-    disk=$(disks_by_serial "$2") || exit 1   # die spoke in the subshell
+    disk=$(disks_by_serial "$2") || exit 1
     number=$(cat "/sys/class/block/${disk#/dev/}/dev")
     # each "START LENGTH linear MAJOR:MINOR OFFSET" segment on this
     # disk: the disk group's sectors START.. are the region's next
