@@ -183,6 +183,7 @@ dispatcher_main (void *unused)
 {
   (void) unused;
   sl_clock_prepare_thread ();
+  pthread_setname_np (pthread_self (), "sl-release");   /* as top -H shows it */
   pthread_mutex_lock (&d.lock);
   for (;;) {
     if (d.len == 0) {
