@@ -16,6 +16,7 @@ SOURCE = os.path.dirname(TESTS)
 STORLAB = os.path.join(SOURCE, "scripts", "storlab")
 TOPOLOGIES = os.path.join(SOURCE, "topologies")
 
+from storlab_cli import catalog
 from storlab_cli.commands import sweep as sweep_command
 from storlab_cli.errors import UserError
 from storlab_cli.schema import profile_common, topology
@@ -319,11 +320,100 @@ def test_sim_host_override_reaches_the_spec(tmp_path):
     assert doc["storlab"]["device"]["model"]["start_state"] == "warm"
 
 
+# ---- a host file: one machine's own figures -------------------------------------
+
+def host_file(tmp_path, lines, name="this-host.toml"):
+    path = tmp_path / name
+    path.write_text("# what this machine's guests spend per I/O\n" + lines)
+    return str(path)
+
+
+def test_a_host_files_figures_reach_every_node_line(tmp_path):
+    path = host_file(tmp_path, 'host = "tcg"\nbatch-ios-max = 2.5\nper-volume-read-us = 236\n'
+                     "process-switch-us = 1042\n")
+    t = topo("profile-replicas")
+    laid_out = cluster_spec.exports(t, workload("share"), ["node1"])
+    host = topology.SimHost(None, None, 2).resolved(path)
+    assert (host.host, host.link, host.host_file) == ("tcg", "tcg-udp", path)
+    lines = spec_lines(t, laid_out, host)
+    assert f"# host file {path}" in lines
+    # the file's figures after its preset, the [sim] table's own after them (they win)
+    assert statements(lines, "node")[0] == ("node node1 host=tcg batch-ios-max=2.5 "
+                                            "per-volume-read-us=236 process-switch-us=1042 "
+                                            "cores=2")
+
+
+def test_a_host_file_of_the_presets_own_figures_predicts_what_the_preset_does(tmp_path):
+    """Every figure of the tcg preset, by the keys the catalog lists, written
+    into a host file over bare-metal: the same prediction to the I/O (each
+    key sets the figure the preset's table has); one figure raised: a
+    different one."""
+    tcg = catalog.load()["cluster"]["hosts"]["tcg"]
+    figures = "".join(f"{key} = {value}\n" for key, value in tcg["costs_us"].items())
+    same = host_file(tmp_path, f'host = "bare-metal"\ncores = {tcg["cores"]}\n'
+                     f'batch-ios-max = {tcg["batch-ios-max"]}\n{figures}', "same.toml")
+    slower = host_file(tmp_path, 'host = "tcg"\nper-device-io-us = 400\n', "slower.toml")
+    text = open(os.path.join(TOPOLOGIES, "profile-replicas.toml"), encoding="utf-8").read()
+    (tmp_path / "t.toml").write_text(text + '[sim]\nlink = "tcg-udp"\n')    # tcg's links
+    runs = {name: rows(run_sweep(tmp_path, str(tmp_path / "t.toml"), SHARE, name,
+                                 "--sim-host", host, sweep_lines='size = ["4M"]'))[0]
+            for name, host in (("preset", "tcg"), ("same", same), ("slower", slower))}
+    figures_of = {name: {k: v for k, v in row.items() if "iops" in k or "lat" in k}
+                  for name, row in runs.items()}
+    assert figures_of["same"] == figures_of["preset"] and figures_of["preset"]
+    iops = {name: float(row["iops"]) for name, row in runs.items()}
+    assert iops["slower"] < iops["preset"] * 0.9, iops
+
+
+@pytest.mark.parametrize("lines, needle", [
+    ('host = "tcg"\nper-volume-red-us = 236\n', "unknown key 'per-volume-red-us' (known: host, "
+     "cores, batch-ios-max, per-io-us, "),
+    ('host = "tcg"\nper-md-io-us = -3\n', "per-md-io-us = -3: must be a number of "
+     "microseconds, at least 0"),
+    ('host = "tcg"\nbatch-ios-max = 0.5\n', "batch-ios-max = 0.5: must be a number, at least 1"),
+    ('host = "tcg"\ncores = 1.5\n', "cores = 1.5: must be an integer"),
+    ('per-md-io-us = 3\n', "host: missing (the preset these figures refine: bare-metal, tcg)"),
+    ('host = "kvm"\n', "host = 'kvm': unknown host preset (known: bare-metal, tcg)"),
+    ('host = "tcg"\nper-md-io-us = "3"\n', "per-md-io-us = '3': must be a number"),
+    ("host = \n", "not valid TOML"),
+])
+def test_a_bad_host_file_is_one_line_naming_it(tmp_path, lines, needle):
+    path = host_file(tmp_path, lines)
+    (tmp_path / "sweep.toml").write_text(f'name = "h"\nbackend = "sim"\ntopology = '
+                                         f'"{os.path.join(TOPOLOGIES, "profile-replicas.toml")}"\n'
+                                         f"[workload]\n{SHARE}\n")
+    for how in ("option", "table"):
+        if how == "option":
+            result = storlab("sweep", str(tmp_path / "sweep.toml"), "--sim-host", path,
+                             "--out", str(tmp_path / "out"), timeout=120)
+        else:
+            text = open(os.path.join(TOPOLOGIES, "profile-replicas.toml"), encoding="utf-8").read()
+            (tmp_path / "t.toml").write_text(text + '[sim]\nhost = "this-host.toml"\n')
+            (tmp_path / "sweep.toml").write_text(f'name = "h"\nbackend = "sim"\n'
+                                                 f'topology = "t.toml"\n[workload]\n{SHARE}\n')
+            result = storlab("sweep", str(tmp_path / "sweep.toml"), "--out",
+                             str(tmp_path / "out"), timeout=120)
+        assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
+        lines_out = result.stderr.strip().splitlines()
+        assert len(lines_out) == 1 and path in lines_out[0] and needle in lines_out[0], \
+            (how, result.stderr)
+        assert not (tmp_path / "out").exists()
+
+
+def test_a_missing_host_file_is_one_line(tmp_path):
+    missing = str(tmp_path / "nowhere.toml")
+    result = storlab("sweep", "x.toml", "--sim-host", missing, timeout=120)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode != 0 and len(lines) == 1 and f"{missing}: cannot read" in lines[0], \
+        result.stderr
+
+
 # ---- refusals ------------------------------------------------------------------
 
 @pytest.mark.parametrize("table, needle", [
     ('[sim]\nhots = "tcg"\n', "sim: unknown key 'hots' (known: host, link, cores, per_io_us, host_cores)"),
-    ('[sim]\nhost = "kvm"\n', "sim.host = 'kvm': unknown host preset (known: bare-metal, tcg)"),
+    ('[sim]\nhost = "kvm"\n', "sim.host = 'kvm': unknown host preset (known: bare-metal, tcg; "
+     "or a host file, NAME.toml)"),
     # beyond what the simulator takes: its own refusal, naming the spec's line and word
     ('[sim]\ncores = 100000\n', "storlab-sim cluster (point 0): storlab-sim: "),
 ])

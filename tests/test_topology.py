@@ -651,7 +651,7 @@ ERROR_CASES = [
     (MINIMAL + '[sim]\nhots = "tcg"\n',
      "sim: unknown key 'hots' (known: host, link, cores, per_io_us, host_cores)"),
     (MINIMAL + '[sim]\nhost = "kvm"\n',
-     "sim.host = 'kvm': unknown host preset (known: bare-metal, tcg)"),
+     "sim.host = 'kvm': unknown host preset (known: bare-metal, tcg; or a host file, NAME.toml)"),
     (MINIMAL + '[sim]\nlink = "100gbe"\n',
      "sim.link = '100gbe': unknown link preset (known: 1gbe, 10gbe, 25gbe, tcg-udp)"),
     (MINIMAL + '[sim]\ncores = 0\n', "sim.cores = 0: must be a whole number of cores"),

@@ -161,16 +161,43 @@ print_presets (void)
   return 0;
 }
 
+/* A host preset's figures: its cores, its batch, and every cost by the
+ * key that names that one figure (the pairs' and per-io-us's are these). */
+static void
+print_host_figures (const char *name)
+{
+  struct cl_host_config config;
+  char why[256];
+  cl_host_preset (name, &config, why, sizeof why);
+  printf (", \"cores\": %u, \"batch-ios-max\": %g, \"costs_us\": {", config.cores,
+          config.batch_ios_max);
+  const char *key;
+  bool one_figure;
+  for (size_t i = 0, n = 0; (key = cl_host_cost_at (i, &one_figure)) != NULL; i++)
+    if (one_figure)
+      printf ("%s\"%s\": %g", n++ ? ", " : "", key,
+              (double) cl_host_cost_get (&config, cl_host_cost_find (key)) / 1000.0);
+  putchar ('}');
+}
+
 /* The cluster simulator's host and link presets, by name (their figures
- * and sources: cluster/fabric.c). */
+ * and sources: cluster/host_cpu.c, cluster/fabric.c), and the cost keys a
+ * node line or a host file may give. */
 static void
 print_cluster (void)
 {
   printf ("\"cluster\": {\"default_host\": \"%s\", \"hosts\": {", CL_HOST_PRESET_DEFAULT);
   const char *name, *link;
-  for (size_t i = 0; (name = cl_host_preset_at (i, &link)) != NULL; i++)
-    printf ("%s\"%s\": {\"link\": \"%s\"}", i ? ", " : "", name, link);
-  printf ("}, \"default_link\": \"%s\", \"links\": [", CL_LINK_PRESET_DEFAULT);
+  for (size_t i = 0; (name = cl_host_preset_at (i, &link)) != NULL; i++) {
+    printf ("%s\"%s\": {\"link\": \"%s\"", i ? ", " : "", name, link);
+    print_host_figures (name);
+    putchar ('}');
+  }
+  fputs ("}, \"host_cost_keys\": [", stdout);
+  bool one_figure;
+  for (size_t i = 0; (name = cl_host_cost_at (i, &one_figure)) != NULL; i++)
+    printf ("%s\"%s\"", i ? ", " : "", name);
+  printf ("], \"default_link\": \"%s\", \"links\": [", CL_LINK_PRESET_DEFAULT);
   for (size_t i = 0; (name = cl_link_preset_at (i)) != NULL; i++)
     printf ("%s\"%s\"", i ? ", " : "", name);
   fputs ("]}", stdout);

@@ -188,74 +188,6 @@ st_pool (struct spec *s, char **w, unsigned n)
 
 /* ------------------------------------------------------------- nodes -- */
 
-/* A node's KEY=µs overrides of its host preset: the figures each sets
- * (several for a key that sets a cost's both directions or both front
- * ends), as offsets into struct cl_host_config. */
-#define COST(field) offsetof (struct cl_host_config, field)
-struct host_cost {
-  const char *key;
-  size_t at[4];
-  unsigned count;
-};
-static const struct host_cost host_costs[] = {
-  { "per-io-us", { COST (per_volume_io.read_ns), COST (per_volume_io.write_ns),
-                   COST (per_file_io.read_ns), COST (per_file_io.write_ns) }, 4 },
-  { "per-volume-read-us", { COST (per_volume_io.read_ns) }, 1 },
-  { "per-volume-write-us", { COST (per_volume_io.write_ns) }, 1 },
-  { "per-file-read-us", { COST (per_file_io.read_ns) }, 1 },
-  { "per-file-write-us", { COST (per_file_io.write_ns) }, 1 },
-  { "per-device-io-us", { COST (per_device_io.read_ns), COST (per_device_io.write_ns) }, 2 },
-  { "per-device-read-us", { COST (per_device_io.read_ns) }, 1 },
-  { "per-device-write-us", { COST (per_device_io.write_ns) }, 1 },
-  { "per-md-io-us", { COST (per_md_io_ns) }, 1 },
-  { "per-write-buffer-io-us", { COST (per_write_buffer_io_ns) }, 1 },
-  { "per-read-cache-io-us", { COST (per_read_cache_io_ns) }, 1 },
-  { "per-hop-io-us", { COST (per_hop_io.read_ns), COST (per_hop_io.write_ns) }, 2 },
-  { "per-hop-read-us", { COST (per_hop_io.read_ns) }, 1 },
-  { "per-hop-write-us", { COST (per_hop_io.write_ns) }, 1 },
-  { "per-remote-io-us", { COST (per_remote_io.read_ns), COST (per_remote_io.write_ns) }, 2 },
-  { "per-remote-read-us", { COST (per_remote_io.read_ns) }, 1 },
-  { "per-remote-write-us", { COST (per_remote_io.write_ns) }, 1 },
-  { "idle-wake-us", { COST (idle_wake_ns) }, 1 },
-  { "hypervisor-per-device-io-us", { COST (hypervisor_per_device_io_ns) }, 1 },
-  { "hypervisor-per-message-us", { COST (hypervisor_per_message_ns) }, 1 },
-  { "process-switch-us", { COST (process_switch_ns) }, 1 },
-  { "thread-wake-us", { COST (thread_wake_ns) }, 1 },
-  { "crowded-wake-us", { COST (crowded_wake_ns) }, 1 },
-};
-#undef COST
-#define HOST_COST_COUNT (sizeof host_costs / sizeof host_costs[0])
-
-/* The override KEY names, or NULL. */
-static const struct host_cost *
-host_cost_find (const char *key)
-{
-  for (size_t i = 0; i < HOST_COST_COUNT; i++)
-    if (strcmp (host_costs[i].key, key) == 0)
-      return &host_costs[i];
-  return NULL;
-}
-
-/* Sets every figure of config the override stands for to value_ns. */
-static void
-host_cost_set (struct cl_host_config *config, const struct host_cost *cost, uint64_t value_ns)
-{
-  for (unsigned k = 0; k < cost->count; k++)
-    *(uint64_t *) ((char *) config + cost->at[k]) = value_ns;
-}
-
-/* "per-io-us, ..., process-switch-us" */
-static const char *
-host_cost_keys (char *buf, size_t buf_bytes)
-{
-  size_t used = 0;
-  buf[0] = '\0';
-  for (size_t i = 0; i < HOST_COST_COUNT && used < buf_bytes; i++)
-    used += (size_t) snprintf (buf + used, buf_bytes - used, "%s%s", i ? ", " : "",
-                               host_costs[i].key);
-  return buf;
-}
-
 /* What a node's workload is like: the processes issuing its I/Os, their
  * threads, each thread's depth (how its CPU's switches and wake-ups batch). */
 struct workload_count {
@@ -298,7 +230,7 @@ st_node (struct spec *s, char **w, unsigned n)
   for (unsigned i = 2; i < n; i++) {
     char *key, *value;
     double v;
-    const struct host_cost *cost;
+    const struct cl_host_cost *cost;
     if (!spec_split_pair (w[i], &key, &value))
       return spec_fail (s, "node %s: '%s' is not KEY=VALUE", w[1], w[i]);
     if (strcmp (key, "host") == 0) {
@@ -320,16 +252,16 @@ st_node (struct spec *s, char **w, unsigned n)
         return -1;
       host.batch_ios_max = v;
     }
-    else if ((cost = host_cost_find (key)) != NULL) {
+    else if ((cost = cl_host_cost_find (key)) != NULL) {
       if (spec_number (s, key, value, 0, 1e6, &v) < 0)
         return -1;
-      host_cost_set (&host, cost, (uint64_t) (v * NS_PER_US));
+      cl_host_cost_set (&host, cost, (uint64_t) (v * NS_PER_US));
     }
     else {
       char keys[1024];
       return spec_fail (s, "node %s: unknown key '%s' (known: host, cores, processes, "
                         "threads, worker-depth, batch-ios-max, %s)",
-                        w[1], key, host_cost_keys (keys, sizeof keys));
+                        w[1], key, cl_host_cost_keys (keys, sizeof keys));
     }
   }
   struct cl_node *node = &c->node[c->node_count++];

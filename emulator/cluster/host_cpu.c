@@ -92,6 +92,7 @@
 #define _GNU_SOURCE
 #include "host_cpu.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +148,89 @@ const char *
 cl_host_preset_names (void)
 {
   return "bare-metal, tcg";
+}
+
+/* ------------------------------------------------------- cost keys -- */
+
+/* The KEY=µs names of a host's costs, as a cluster spec's node line and a
+ * host file give them: the figures each sets (several for a key that sets
+ * a cost's both directions or both front ends), as offsets into struct
+ * cl_host_config. */
+#define COST(field) offsetof (struct cl_host_config, field)
+struct cl_host_cost {
+  const char *key;
+  size_t at[4];
+  unsigned count;
+};
+static const struct cl_host_cost host_costs[] = {
+  { "per-io-us", { COST (per_volume_io.read_ns), COST (per_volume_io.write_ns),
+                   COST (per_file_io.read_ns), COST (per_file_io.write_ns) }, 4 },
+  { "per-volume-read-us", { COST (per_volume_io.read_ns) }, 1 },
+  { "per-volume-write-us", { COST (per_volume_io.write_ns) }, 1 },
+  { "per-file-read-us", { COST (per_file_io.read_ns) }, 1 },
+  { "per-file-write-us", { COST (per_file_io.write_ns) }, 1 },
+  { "per-device-io-us", { COST (per_device_io.read_ns), COST (per_device_io.write_ns) }, 2 },
+  { "per-device-read-us", { COST (per_device_io.read_ns) }, 1 },
+  { "per-device-write-us", { COST (per_device_io.write_ns) }, 1 },
+  { "per-md-io-us", { COST (per_md_io_ns) }, 1 },
+  { "per-write-buffer-io-us", { COST (per_write_buffer_io_ns) }, 1 },
+  { "per-read-cache-io-us", { COST (per_read_cache_io_ns) }, 1 },
+  { "per-hop-io-us", { COST (per_hop_io.read_ns), COST (per_hop_io.write_ns) }, 2 },
+  { "per-hop-read-us", { COST (per_hop_io.read_ns) }, 1 },
+  { "per-hop-write-us", { COST (per_hop_io.write_ns) }, 1 },
+  { "per-remote-io-us", { COST (per_remote_io.read_ns), COST (per_remote_io.write_ns) }, 2 },
+  { "per-remote-read-us", { COST (per_remote_io.read_ns) }, 1 },
+  { "per-remote-write-us", { COST (per_remote_io.write_ns) }, 1 },
+  { "idle-wake-us", { COST (idle_wake_ns) }, 1 },
+  { "hypervisor-per-device-io-us", { COST (hypervisor_per_device_io_ns) }, 1 },
+  { "hypervisor-per-message-us", { COST (hypervisor_per_message_ns) }, 1 },
+  { "process-switch-us", { COST (process_switch_ns) }, 1 },
+  { "thread-wake-us", { COST (thread_wake_ns) }, 1 },
+  { "crowded-wake-us", { COST (crowded_wake_ns) }, 1 },
+};
+#undef COST
+
+const struct cl_host_cost *
+cl_host_cost_find (const char *key)
+{
+  for (size_t i = 0; i < COUNT (host_costs); i++)
+    if (strcmp (host_costs[i].key, key) == 0)
+      return &host_costs[i];
+  return NULL;
+}
+
+const char *
+cl_host_cost_at (size_t i, bool *one_figure)
+{
+  if (i >= COUNT (host_costs))
+    return NULL;
+  *one_figure = host_costs[i].count == 1;
+  return host_costs[i].key;
+}
+
+void
+cl_host_cost_set (struct cl_host_config *config, const struct cl_host_cost *cost,
+                  uint64_t value_ns)
+{
+  for (unsigned k = 0; k < cost->count; k++)
+    *(uint64_t *) ((char *) config + cost->at[k]) = value_ns;
+}
+
+uint64_t
+cl_host_cost_get (const struct cl_host_config *config, const struct cl_host_cost *cost)
+{
+  return *(const uint64_t *) ((const char *) config + cost->at[0]);
+}
+
+const char *
+cl_host_cost_keys (char *buf, size_t buf_bytes)
+{
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < COUNT (host_costs) && used < buf_bytes; i++)
+    used += (size_t) snprintf (buf + used, buf_bytes - used, "%s%s", i ? ", " : "",
+                               host_costs[i].key);
+  return buf;
 }
 
 /* ---------------------------------------------------------------- CPU -- */

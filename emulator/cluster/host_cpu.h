@@ -73,6 +73,22 @@ const char *cl_host_preset_at (size_t i, const char **link);
 /* "bare-metal, tcg" */
 const char *cl_host_preset_names (void);
 
+/* A host's costs by the KEY=µs names a cluster spec's node line and a host
+ * file give them ("per-volume-read-us", ...; "per-io-us" sets four). */
+struct cl_host_cost;
+/* The cost named key, or NULL. */
+const struct cl_host_cost *cl_host_cost_find (const char *key);
+/* The i-th cost's key, and whether it names one figure (not a pair or the
+ * four front-end figures); NULL past the end. */
+const char *cl_host_cost_at (size_t i, bool *one_figure);
+/* Sets every figure of config the key stands for. */
+void cl_host_cost_set (struct cl_host_config *config, const struct cl_host_cost *cost,
+                       uint64_t value_ns);
+/* The (first) figure the key stands for. */
+uint64_t cl_host_cost_get (const struct cl_host_config *config, const struct cl_host_cost *cost);
+/* "per-io-us, per-volume-read-us, ..." into buf. */
+const char *cl_host_cost_keys (char *buf, size_t buf_bytes);
+
 struct cl_cpu {
   struct cl_host_config config;
   uint64_t *core_free_ns;              /* per core: when it is free again */

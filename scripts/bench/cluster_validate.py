@@ -46,7 +46,14 @@ Nothing here is tuned: the table is what the run measured. A lab measures
 its host too: run this on an otherwise idle host (2 cores under TCG: about
 6 minutes for the three labs). Results in scripts/bench/cluster_validation.md.
 
+The simulator's hosts are the tcg preset's, which holds one machine's
+figures; another machine's TCG guests may spend two or three times as much
+CPU an I/O. --calibrate N first runs scripts/bench/tcg_calibrate.py
+--repeat N on this machine, in the same run, and predicts with the host
+file it writes (DIR/host.toml); --sim-host FILE names one written before.
+
 usage: scripts/bench/cluster_validate.py [--out DIR] [--only raid,hybrid,replicas]
+                                         [--calibrate N | --sim-host PRESET|FILE]
        scripts/bench/cluster_validate.py --report DIR     (the tables again, nothing run)
 """
 import argparse
@@ -61,6 +68,7 @@ import time
 from dataclasses import dataclass, field
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 from storlab_cli.common.last_line import last_line  # noqa: E402
@@ -76,6 +84,8 @@ SATURATED = 0.90            # share of the host's cores busy
 LAT_FLOOR_US = 50.0         # device latencies both below this are the same (timing=off)
 PER_IO_FLOOR = 0.05         # device I/Os per front-end I/O both below this: no traffic
 CPU_FILE = "host-cpu.json"
+HOST_FILE = "host.toml"      # --calibrate's
+SIM_HOST_FILE = "sim-host.txt"   # what the predictions ran on
 
 PHASES = "[phases]\nramp_s = 2\nduration_s = 10\ninterval_s = 1\n"
 GRID = '[sweep]\nrw = ["randread", "randwrite"]\niodepth = [1, 8]\n'
@@ -281,7 +291,7 @@ def sweep_text(case):
             f"[workload]\n{workload}\n{PHASES}{GRID}")
 
 
-def run_case(case, out):
+def run_case(case, out, sim_host):
     """Runs the case's sweep into out/case; returns None, or why it failed."""
     sweep_file = os.path.join(out, f"{case}.toml")
     with open(sweep_file, "w", encoding="utf-8") as f:
@@ -295,7 +305,8 @@ def run_case(case, out):
     started = time.monotonic()
     with open(os.path.join(out, f"{case}.log"), "w+", encoding="utf-8") as log:
         try:
-            code = subprocess.run(["/usr/bin/python3", STORLAB, "sweep", sweep_file, "--out", results],
+            code = subprocess.run(["/usr/bin/python3", STORLAB, "sweep", sweep_file, "--out", results]
+                                  + (["--sim-host", sim_host] if sim_host else []),
                                   stdout=log, stderr=subprocess.STDOUT, check=False).returncode
         finally:
             if os.path.isdir(results):
@@ -375,12 +386,44 @@ def tables(cases, out):
     return head, layers
 
 
+def calibrate(out, passes):
+    """This machine's host file, from tcg_calibrate.py run now (its tables
+    in out/tcg-calibrate.txt)."""
+    host_file = os.path.join(out, HOST_FILE)
+    print(f"cluster_validate: calibrating this machine ({passes} pass(es))", file=sys.stderr,
+          flush=True)
+    with open(os.path.join(out, "tcg-calibrate.txt"), "w", encoding="utf-8") as f:
+        code = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "tcg_calibrate.py"),
+                               "--repeat", str(passes), "--out",
+                               os.path.join(out, "tcg-calibrate.json"), "--host-file", host_file],
+                              stdout=f, stderr=subprocess.STDOUT, check=False).returncode
+    if code != 0 or not os.path.exists(host_file):
+        sys.exit(f"cluster_validate: tcg_calibrate.py failed (exit {code}):"
+                 f" {os.path.join(out, 'tcg-calibrate.txt')}")
+    return host_file
+
+
+def predicted_on(out):
+    """What the run's predictions ran on: the tcg preset or a host file."""
+    try:
+        with open(os.path.join(out, SIM_HOST_FILE), encoding="utf-8") as f:
+            host = f.read().strip()
+    except OSError:
+        return "the tcg preset (a run from before the record)"
+    return f"the {host} preset" if not host.endswith(".toml") else f"the host file {host}"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="where the sweep files and results go (default "
                         "results/cluster-validate-UTCSTAMP; an existing one resumes)")
     parser.add_argument("--only", default=",".join(CASES),
                         help=f"cases to run, comma-separated (default {','.join(CASES)})")
+    parser.add_argument("--calibrate", type=int, metavar="N",
+                        help="first calibrate this machine (tcg_calibrate.py --repeat N) and"
+                        " predict with its host file")
+    parser.add_argument("--sim-host", metavar="PRESET|FILE",
+                        help="the predictions' hosts (default: the tcg preset)")
     parser.add_argument("--report", metavar="DIR",
                         help="print the tables of an earlier run's DIR; run nothing")
     args = parser.parse_args()
@@ -388,6 +431,8 @@ def main():
     unknown = [c for c in cases if c not in CASES]
     if unknown:
         parser.error(f"--only: unknown case(s) {', '.join(unknown)} (known: {', '.join(CASES)})")
+    if args.calibrate is not None and (args.sim_host or args.calibrate < 1):
+        parser.error("--calibrate N: N passes, at least 1, and no --sim-host beside it")
     failures = {}
     if args.report:
         out = args.report
@@ -395,11 +440,18 @@ def main():
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
         out = os.path.abspath(args.out or os.path.join("results", f"cluster-validate-{stamp}"))
         os.makedirs(out, exist_ok=True)
+        sim_host = args.sim_host and (os.path.abspath(args.sim_host) if
+                                      args.sim_host.endswith(".toml") else args.sim_host)
+        if args.calibrate is not None:
+            sim_host = calibrate(out, args.calibrate)
+        with open(os.path.join(out, SIM_HOST_FILE), "w", encoding="utf-8") as f:
+            f.write((sim_host or "tcg") + "\n")
         for case in cases:
-            failure = run_case(case, out)
+            failure = run_case(case, out, sim_host)
             if failure:
                 failures[case] = failure
     head, layers = tables([c for c in cases if os.path.isdir(os.path.join(out, c))], out)
+    print(f"Simulator's hosts: {predicted_on(out)}\n")
     print(head)
     print("Per-layer figures:\n")
     print(layers)

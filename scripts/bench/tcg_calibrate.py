@@ -76,8 +76,18 @@ linear remap's own cost is printed too (not charged: it scatters from run
 to run). The tables are what the run measured; the preset quotes them with
 the date.
 
+With --host-file FILE it also writes this machine's own figures, the
+medians, as a host file (scripts/storlab_cli/schema/sim_host_file.py) that
+`storlab sweep --sim-host FILE` gives the simulator's prediction in place of
+the tcg preset's: the preset holds one machine's figures, and another
+machine's TCG guests may spend two or three times as much (cluster_
+validation.md). A figure it does not measure (the crowded wake-up: scripts/
+bench/tcg_crowding.py) stays the preset's.
+
 usage: scripts/bench/tcg_calibrate.py [--repeat N] [--keep] [--out JSON] [--only NAME,...]
-       scripts/bench/tcg_calibrate.py --report JSON        (the tables of a saved run)
+                                      [--host-file FILE]
+       scripts/bench/tcg_calibrate.py --report JSON [--host-file FILE]
+                                      (the tables of a saved run, nothing run)
 """
 import argparse
 import datetime
@@ -91,6 +101,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
+from storlab_cli import catalog  # noqa: E402
 from storlab_cli.lab import profiles  # noqa: E402
 from storlab_cli.schema import topology  # noqa: E402
 
@@ -412,34 +423,84 @@ def print_switch_by_depth(passes):
     """What eight processes' workers cost the vCPU an I/O more than as
     many threads of one (the process switches), at each depth a worker
     has: the model's rule is checked against it (host_cpu.c)."""
-    depths = [d for d in GATED_DEPTHS["processes8x8"]
-              if all(("processes8x8", op, d) in passes[0] and ("threads64", op, d) in passes[0]
-                     for op in OPS)]
+    cost, depths = switch_costs(passes)
     if not depths:
         return
     print("| op | outstanding a worker | threads64 vCPU µs/IO | processes8x8 vCPU µs/IO |"
           " switches' share µs/IO |")
     print("|---|---|---|---|---|")
-    cost = {}
     for op in OPS:
         for d in depths:
-            one, eight = cost[op, d] = tuple(
-                median([p[name, op, d].vcpu_us.get("node1", 0) for p in passes])
-                for name in ("threads64", "processes8x8"))
+            one, eight = cost[op, d]
             print(f"| {op} | {d} | {one:.0f} | {eight:.0f} | {eight - one:.0f} |")
     print()
+    batching = switch_batching(cost, depths)
+    if batching is not None:
+        batch, wake_us = batching
+        print(f"a switch or a thread's wake-up serves at most {batch:.1f} I/Os (batch_ios_max);"
+              f" a thread's wake-up costs {wake_us:.0f} µs (thread_wake_ns)")
+        print()
+
+
+def switch_costs(passes):
+    """{(op, depth): (threads64, processes8x8) vCPU µs per I/O, medians}
+    and the depths both were measured at."""
+    depths = [d for d in GATED_DEPTHS["processes8x8"]
+              if all(("processes8x8", op, d) in passes[0] and ("threads64", op, d) in passes[0]
+                     for op in OPS)]
+    return {(op, d): tuple(median([p[name, op, d].vcpu_us.get("node1", 0) for p in passes])
+                           for name in ("threads64", "processes8x8"))
+            for op in OPS for d in depths}, depths
+
+
+def switch_batching(cost, depths):
+    """(batch_ios_max, thread_wake µs) from the switch costs, or None."""
     deeper = [d for d in depths if d > 1]
     if 1 not in depths or not deeper:
-        return
+        return None
     # the preset's batch_ios_max: a switch an I/O at 1 outstanding, a batch's share deeper
     share = {(op, d): cost[op, d][1] - cost[op, d][0] for op in OPS for d in depths}
     batch = (sum(share[op, 1] for op in OPS) / len(OPS)) \
         / (sum(share[op, d] for op in OPS for d in deeper) / (len(OPS) * len(deeper)))
     # thread_wake_ns: what a thread woken for each I/O costs more than one woken for a batch
     saved = sum(cost[op, 1][0] - cost[op, deeper[0]][0] for op in OPS) / len(OPS)
-    print(f"a switch or a thread's wake-up serves at most {batch:.1f} I/Os (batch_ios_max);"
-          f" a thread's wake-up costs {saved / (1 - 1 / batch):.0f} µs (thread_wake_ns)")
-    print()
+    return batch, saved / (1 - 1 / batch)
+
+
+def host_file_text(passes, source):
+    """The host file of this machine's medians: the cost keys the library
+    takes (the catalog's), each figure named as its field is
+    (per_volume_read_ns: per-volume-read-us), at least 0 (a mechanism that
+    measured cheaper than its base costs nothing more)."""
+    known = catalog.load()["cluster"]["host_cost_keys"]
+    each = [figures(p) for p in passes]
+    lines = [f"# This machine's TCG guests, per I/O: {source}",
+             "# (`storlab sweep --sim-host THIS_FILE`; figures not here are the tcg preset's)",
+             'host = "tcg"']
+    for field in each[0]:
+        if field.startswith("("):                 # printed, not charged
+            continue
+        key = field.removesuffix("_ns").replace("_", "-") + "-us"
+        if key not in known:
+            raise SystemExit(f"tcg_calibrate: {field}: the library takes no {key}"
+                             f" (known: {', '.join(known)})")
+        lines.append(f"{key} = {max(median([f[field] for f in each]), 0.0):.0f}")
+    batching = switch_batching(*switch_costs(passes))
+    if batching is not None:
+        batch, wake_us = batching
+        lines += [f"batch-ios-max = {max(batch, 1.0):.1f}",
+                  f"thread-wake-us = {max(wake_us, 0.0):.0f}"]
+    return "\n".join(lines) + "\n"
+
+
+def write_host_file(passes, path, source):
+    if any(key not in passes[0] for key in FIGURES_NEED):
+        raise SystemExit("tcg_calibrate: --host-file needs every mechanism measured")
+    text = host_file_text(passes, source)
+    with open(path + ".part", "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(path + ".part", path)
+    print(f"host file: {path}", file=sys.stderr)
 
 
 def save(passes, path):
@@ -473,13 +534,19 @@ def main():
     parser.add_argument("--only", metavar="NAME,...", type=lambda v: v.split(","),
                         help="measure only these mechanisms (a check; the preset needs all)")
     parser.add_argument("--report", metavar="JSON", help="the tables of a saved run, nothing run")
+    parser.add_argument("--host-file", metavar="FILE", help="also write this machine's figures"
+                        " (the medians) as a host file for `storlab sweep --sim-host FILE`")
     args = parser.parse_args()
     unknown = [name for name in args.only or () if name not in MECHANISMS]
     if unknown:
         sys.exit(f"tcg_calibrate: --only {','.join(unknown)}: no such mechanism"
                  f" (known: {', '.join(MECHANISMS)})")
     if args.report:
-        print_tables(load(args.report))
+        passes = load(args.report)
+        print_tables(passes)
+        if args.host_file:
+            write_host_file(passes, args.host_file, f"the medians of {len(passes)} passes in"
+                            f" {os.path.abspath(args.report)}")
         return
     topo = topology.load(TOPOLOGY)
     already_up = subprocess.run(["/usr/bin/python3", STORLAB, "status", LAB], capture_output=True,
@@ -497,6 +564,9 @@ def main():
     save(passes, out)
     print(f"runs: {out}", file=sys.stderr)
     print_tables(passes)
+    if args.host_file:
+        write_host_file(passes, args.host_file, f"the medians of scripts/bench/tcg_calibrate.py"
+                        f" --repeat {len(passes)} on {stamp} UTC ({out})")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from storlab_cli.commands import plot
 from storlab_cli.common import cli_args
 from storlab_cli.lab import lifecycle
 from storlab_cli.results import directory as results, host_limit
-from storlab_cli.schema import sweep as sweep_schema
+from storlab_cli.schema import sim_host_file, sweep as sweep_schema
 from storlab_cli.schema.topology import SimHost
 from storlab_cli.sweep import parts as sweep_parts, plan as sweep_plan, point_result
 from storlab_cli.sweep.backends import lab as sweep_lab, sim
@@ -26,11 +26,18 @@ from storlab_cli.errors import UserError
 
 
 def _sim_host(value):
-    """--sim-host: a host preset of the library's (read only when given)."""
+    """--sim-host: a host preset of the library's or a host file (read only
+    when given)."""
+    if sim_host_file.is_file_name(value):
+        try:
+            sim_host_file.load(value)
+        except UserError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+        return os.path.abspath(value)
     known = tuple(catalog.sim_hosts())
     if value not in known:
         raise argparse.ArgumentTypeError(f"invalid choice: {value!r} (choose from "
-                                         f"{', '.join(known)})")
+                                         f"{', '.join(known)}, or a host file NAME.toml)")
     return value
 
 
@@ -51,9 +58,10 @@ def _parse(argv):
     parser.add_argument("--jobs", type=int, metavar="N",
                         help="simulator: points run at once, one process each (default: the "
                         "host's cores; a lab runs one point at a time)")
-    parser.add_argument("--sim-host", type=_sim_host, metavar="PRESET",
-                        help="simulator, profile targets: the hosts' preset (overrides the "
-                        "topology's [sim] host; `storlab-sim cluster --help` lists them)")
+    parser.add_argument("--sim-host", type=_sim_host, metavar="PRESET|FILE",
+                        help="simulator, profile targets: the hosts' preset, or a host file "
+                        "of one machine's own figures (scripts/bench/tcg_calibrate.py "
+                        "--host-file writes one); overrides the topology's [sim] host")
     return parser.parse_args(argv)
 
 
@@ -170,14 +178,17 @@ def run_points(sweep, work, out, label, needs_precondition, jobs=1):
 
 def _predict_host(sim_host, topo, accelerator):
     """The hosts and links a prediction of a lab gives its cluster (a
-    resolved SimHost): --sim-host over the topology's [sim]; else, for a lab
-    under TCG, the lab's own, whatever the topology's [sim] says of the
-    cluster a study ran on (a TCG guest's CPU cost, the udp links, every
-    guest on this host's cores); else the topology's [sim] or the default."""
+    resolved SimHost). For a lab under TCG, the lab's own, whatever the
+    topology's [sim] says of the cluster a study ran on: a TCG guest's CPU
+    cost (the tcg preset, or --sim-host's, say this machine's own host
+    file), the udp links, every guest on this host's cores. Else --sim-host
+    over the topology's [sim], or the default."""
+    if accelerator == "tcg":
+        own = SimHost().resolved(sim_host or "tcg", len(os.sched_getaffinity(0)))
+        if own.host == "tcg":
+            return own
     if sim_host:
         return (topo.sim or SimHost()).resolved(sim_host)
-    if accelerator == "tcg":
-        return SimHost().resolved("tcg", len(os.sched_getaffinity(0)))
     return (topo.sim or SimHost()).resolved()
 
 

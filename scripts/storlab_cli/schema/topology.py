@@ -43,6 +43,7 @@ from storlab_cli.common import toml_file
 from storlab_cli import catalog
 from storlab_cli.lab.nbdkit import STORLAB_PLUGINS
 from storlab_cli.schema import hosts as hosts_schema, plugin_keys, profile as profile_schema
+from storlab_cli.schema import sim_host_file
 from storlab_cli.schema.loader import Loader
 from storlab_cli.schema.sizes import count, parse_size_bytes, size_text
 from storlab_cli.errors import UserError
@@ -168,20 +169,29 @@ class Node:
 @dataclass(frozen=True)
 class SimHost:
     """The [sim] table: preset names for the cluster model's hosts and links."""
-    host: str | None = None          # None: the catalog's default host preset
+    host: str | None = None          # a preset, or a host file's path; None: the default preset
     link: str | None = None          # None: the host's own (its preset's links)
     cores: int | None = None         # None: the host preset's
     per_io_us: float | None = None   # None: the host preset's
     host_cores: int | None = None    # every node on one host of this many cores; None: own
+    # resolved from a host file: its preset in host, its figures here
+    # (node-line words), its path in host_file
+    host_words: tuple = ()
+    host_file: str | None = None
 
     def resolved(self, host=None, host_cores=None):
-        """This table with host replaced (`storlab sweep --sim-host`) and the
-        link named: an unset link follows the host; host_cores, when given,
-        puts every node on one host of that many cores."""
+        """This table with host replaced (`storlab sweep --sim-host`: a
+        preset or a host file) and the link named: an unset link follows the
+        host's preset; host_cores, when given, puts every node on one host of
+        that many cores."""
         host = host or self.host or catalog.default_sim_host()
+        words, host_file = (), None
+        if sim_host_file.is_file_name(host):
+            host_file = os.path.abspath(host)
+            host, words = sim_host_file.load(host_file)
         # a preset's hosts have their links: TCG guests the lab's udp links
         return SimHost(host, self.link or catalog.sim_hosts()[host], self.cores, self.per_io_us,
-                       host_cores or self.host_cores)
+                       host_cores or self.host_cores, words, host_file)
 
 
 @dataclass
@@ -463,8 +473,15 @@ class _TopologyLoader(Loader):
     def sim_host(self, value):
         table = self.table(value, "sim")
         self.check_keys(table, SIM_KEYS, "sim")
-        host = self.choice(table["host"], "sim.host", tuple(catalog.sim_hosts()),
-                           "host preset") if "host" in table else None
+        host = None
+        if "host" in table:
+            host = self.path_string(table["host"], "sim.host")
+            if sim_host_file.is_file_name(host):     # beside the topology, checked now
+                host = os.path.join(os.path.dirname(os.path.abspath(self.path)), host)
+                sim_host_file.load(host)
+            elif host not in catalog.sim_hosts():
+                self.fail("sim.host", "unknown host preset (known: "
+                          f"{', '.join(catalog.sim_hosts())}; or a host file, NAME.toml)", host)
         link = self.choice(table["link"], "sim.link", catalog.sim_links(), "link preset") \
             if "link" in table else None
         cores = per_io_us = None

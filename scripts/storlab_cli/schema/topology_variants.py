@@ -18,7 +18,7 @@ import os
 
 from storlab_cli.common import toml_file
 from storlab_cli.errors import UserError
-from storlab_cli.schema import scale, topology
+from storlab_cli.schema import scale, sim_host_file, topology
 
 DEVICES_ALIAS = "devices"
 
@@ -151,6 +151,13 @@ def variants(sweep):
 
 def _variant(sweep, base, index, structure):
     data = copy.deepcopy(base)
+    here = os.path.dirname(os.path.abspath(sweep.topology_path))
+    sim = data.get("sim")
+    if isinstance(sim, dict) and isinstance(sim.get("host"), str) \
+            and sim_host_file.is_file_name(sim["host"]):
+        # the variant is written elsewhere (its where has no directory): the
+        # host file named from anywhere
+        sim["host"] = os.path.join(here, sim["host"])
     for path, value in structure.items():
         try:
             apply(data, path, value)

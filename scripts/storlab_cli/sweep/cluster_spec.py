@@ -182,12 +182,14 @@ def text(topo, laid_out, sim_host=None, workload=None):
     host = sim_host or SimHost().resolved()
     profile = topo.profile
     lines = [FORMAT, f"# topology {topo.name}"]
+    if host.host_file is not None:
+        lines.append(f"# host file {host.host_file}")
     if host.host_cores is not None:
         lines.append(f"pool cores={host.host_cores}")
     processes = fio_jobfile.processes_per_node(job_workers(laid_out))
     threads = fio_jobfile.threads_per_process(job_workers(laid_out))
     for node in topo.nodes:
-        words = ["node", node.name, f"host={host.host}"]
+        words = ["node", node.name, f"host={host.host}", *host.host_words]
         if processes.get(node.name, 0) > 1:      # switching between them costs the core
             # a switch serves a batch: its threads' I/Os that wait, each as deep as fio's iodepth
             words.append(f"processes={processes[node.name]} threads={threads[node.name]}")

@@ -1,0 +1,57 @@
+"""A host file: one machine's own figures for the cluster model's hosts,
+as scripts/bench/tcg_calibrate.py writes them for the machine it ran on.
+`storlab sweep --sim-host FILE` and a topology's `[sim] host = "FILE"`
+name one where they would name a preset.
+
+    # what this machine's TCG guests spend per I/O (how it was measured)
+    host = "tcg"                   # the preset it refines: links, and every
+                                   # figure not given here
+    batch-ios-max = 3.4
+    per-volume-read-us = 236       # any cost key of the library's
+    ...
+
+The cost keys are the library's (the catalog's host_cost_keys: the keys a
+cluster spec's node line takes), passed to every node line as given."""
+import math
+import os
+
+from storlab_cli import catalog
+from storlab_cli.common import toml_file
+from storlab_cli.schema.loader import Loader
+
+SUFFIX = ".toml"
+# keys of a node line besides the costs (cluster_spec.c st_node)
+OTHER_KEYS = ("host", "cores", "batch-ios-max")
+
+
+def is_file_name(value):
+    """A --sim-host or [sim] host value naming a host file, not a preset."""
+    return value.endswith(SUFFIX) or os.sep in value
+
+
+class _HostFileLoader(Loader):
+    def figures(self, data):
+        known = OTHER_KEYS + tuple(catalog.load()["cluster"]["host_cost_keys"])
+        self.check_keys(data, known, "")
+        if "host" not in data:
+            self.fail("host", "missing (the preset these figures refine: "
+                      f"{', '.join(catalog.sim_hosts())})")
+        preset = self.choice(data["host"], "host", tuple(catalog.sim_hosts()), "host preset")
+        words = []
+        for key, value in data.items():
+            if key == "host":
+                continue
+            if key == "cores":
+                value = self.integer(value, key, (1, 4096))
+            elif isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not math.isfinite(value) or value < (1 if key == "batch-ios-max" else 0):
+                self.fail(key, "must be a number, at least 1" if key == "batch-ios-max"
+                          else "must be a number of microseconds, at least 0", value)
+            words.append(f"{key}={value:g}")
+        return preset, tuple(words)
+
+
+def load(path):
+    """(the preset it refines, its node-line words "KEY=VALUE") of the host
+    file at path; one line naming the file and key when it is wrong."""
+    return _HostFileLoader(path).figures(toml_file.read(path))
