@@ -60,8 +60,8 @@ def _parse(argv):
                         "host's cores; a lab runs one point at a time)")
     parser.add_argument("--sim-host", type=_sim_host, metavar="PRESET|FILE",
                         help="simulator, profile targets: the hosts' preset, or a host file "
-                        "of one machine's own figures (scripts/bench/tcg_calibrate.py "
-                        "--host-file writes one); overrides the topology's [sim] host")
+                        "of one machine's own figures (scripts/bench/tcg_calibrate.py writes "
+                        "one); overrides the topology's [sim] host")
     return parser.parse_args(argv)
 
 
