@@ -19,7 +19,7 @@ TOPOLOGIES = os.path.join(SOURCE, "topologies")
 from storlab_cli import catalog
 from storlab_cli.commands import sweep as sweep_command
 from storlab_cli.errors import UserError
-from storlab_cli.schema import profile_common, topology
+from storlab_cli.schema import profile_common, sim_host_file, topology
 from storlab_cli.sweep import cluster_spec, fio_jobfile
 
 MIB = 1 << 20
@@ -398,6 +398,26 @@ def test_a_bad_host_file_is_one_line_naming_it(tmp_path, lines, needle):
         assert len(lines_out) == 1 and path in lines_out[0] and needle in lines_out[0], \
             (how, result.stderr)
         assert not (tmp_path / "out").exists()
+
+
+def test_benches_set_their_figures_in_one_host_file(tmp_path):
+    """tcg_calibrate.py's figures and tcg_crowding.py's crowded wake-up in
+    one file, in either order: each sets its keys and leaves the other's;
+    a broken file is refused and left as it was."""
+    path = str(tmp_path / "this-host.toml")
+    sim_host_file.update(path, {"per-device-io-us": 98, "batch-ios-max": 2.5}, "calibrated")
+    sim_host_file.update(path, {"crowded-wake-us": 610}, "crowding")
+    sim_host_file.update(path, {"per-device-io-us": 120}, "calibrated again")
+    preset, words = sim_host_file.load(path)
+    assert preset == "tcg"
+    assert words == ("per-device-io-us=120", "batch-ios-max=2.5", "crowded-wake-us=610")
+    text = open(path, encoding="utf-8").read()
+    assert "# calibrated\n" in text and "# crowding\n" in text and "# calibrated again\n" in text
+    (tmp_path / "broken.toml").write_text('host = "tcg"\nper-dvice-io-us = 1\n')
+    with pytest.raises(UserError, match="unknown key 'per-dvice-io-us'"):
+        sim_host_file.update(str(tmp_path / "broken.toml"), {"crowded-wake-us": 1}, "x")
+    assert (tmp_path / "broken.toml").read_text() == 'host = "tcg"\nper-dvice-io-us = 1\n'
+    assert sorted(os.listdir(tmp_path)) == ["broken.toml", "this-host.toml"]
 
 
 def test_a_missing_host_file_is_one_line(tmp_path):

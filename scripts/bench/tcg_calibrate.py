@@ -102,6 +102,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 from storlab_cli import catalog  # noqa: E402
+from storlab_cli.errors import UserError  # noqa: E402
+from storlab_cli.schema import sim_host_file  # noqa: E402
 from storlab_cli.lab import profiles  # noqa: E402
 from storlab_cli.schema import topology  # noqa: E402
 
@@ -467,16 +469,14 @@ def switch_batching(cost, depths):
     return batch, saved / (1 - 1 / batch)
 
 
-def host_file_text(passes, source):
-    """The host file of this machine's medians: the cost keys the library
-    takes (the catalog's), each figure named as its field is
-    (per_volume_read_ns: per-volume-read-us), at least 0 (a mechanism that
-    measured cheaper than its base costs nothing more)."""
+def host_file_figures(passes):
+    """This machine's medians by the cost keys the library takes (the
+    catalog's), each named as its field is (per_volume_read_ns:
+    per-volume-read-us), at least 0 (a mechanism that measured cheaper
+    than its base costs nothing more)."""
     known = catalog.load()["cluster"]["host_cost_keys"]
     each = [figures(p) for p in passes]
-    lines = [f"# This machine's TCG guests, per I/O: {source}",
-             "# (`storlab sweep --sim-host THIS_FILE`; figures not here are the tcg preset's)",
-             'host = "tcg"']
+    out = {}
     for field in each[0]:
         if field.startswith("("):                 # printed, not charged
             continue
@@ -484,22 +484,25 @@ def host_file_text(passes, source):
         if key not in known:
             raise SystemExit(f"tcg_calibrate: {field}: the library takes no {key}"
                              f" (known: {', '.join(known)})")
-        lines.append(f"{key} = {max(median([f[field] for f in each]), 0.0):.0f}")
+        out[key] = round(max(median([f[field] for f in each]), 0.0))
     batching = switch_batching(*switch_costs(passes))
     if batching is not None:
         batch, wake_us = batching
-        lines += [f"batch-ios-max = {max(batch, 1.0):.1f}",
-                  f"thread-wake-us = {max(wake_us, 0.0):.0f}"]
-    return "\n".join(lines) + "\n"
+        out["batch-ios-max"] = round(max(batch, 1.0), 1)
+        out["thread-wake-us"] = round(max(wake_us, 0.0))
+    return out
 
 
 def write_host_file(passes, path, source):
+    """Sets this machine's figures in the host file at path (made if
+    missing; another bench's figures in it stay)."""
     if any(key not in passes[0] for key in FIGURES_NEED):
         raise SystemExit("tcg_calibrate: --host-file needs every mechanism measured")
-    text = host_file_text(passes, source)
-    with open(path + ".part", "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(path + ".part", path)
+    try:
+        sim_host_file.update(path, host_file_figures(passes),
+                             f"this machine's TCG guests, per I/O: {source}")
+    except UserError as e:
+        raise SystemExit(f"tcg_calibrate: {e}") from None
     print(f"host file: {path}", file=sys.stderr)
 
 

@@ -22,8 +22,12 @@ guests / cores - 1, for runs with more busy guests than cores), is what a
 wake-up costs more on a crowded host: the preset's crowded_wake_ns. An
 idle guest's vCPU is measured too (it should cost ~0).
 
-usage: scripts/bench/tcg_crowding.py [--repeat N] [--keep] [--out JSON]
-       scripts/bench/tcg_crowding.py --report JSON
+With --host-file FILE it sets crowded-wake-us, the median, in that host
+file (made if missing; tcg_calibrate.py --host-file's figures in it stay),
+for `storlab sweep --sim-host FILE`.
+
+usage: scripts/bench/tcg_crowding.py [--repeat N] [--keep] [--out JSON] [--host-file FILE]
+       scripts/bench/tcg_crowding.py --report JSON [--host-file FILE]
 It saves results/tcg-crowding-STAMP.json."""
 import argparse
 import datetime
@@ -40,6 +44,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 from storlab_cli.common import text_table  # noqa: E402
+from storlab_cli.errors import UserError  # noqa: E402
+from storlab_cli.schema import sim_host_file  # noqa: E402
 
 from lab_cpu import between, sample  # noqa: E402
 
@@ -172,6 +178,18 @@ def print_table(doc):
     if wakes:
         print(f"crowded_wake_ns: median {statistics.median(wakes):.0f} µs"
               f" (range {min(wakes):.0f}-{max(wakes):.0f}, {len(wakes)} runs at 1 outstanding)")
+    return statistics.median(wakes) if wakes else None
+
+
+def write_host_file(wake_us, path, source):
+    if wake_us is None:
+        sys.exit("tcg_crowding: --host-file: no run had more busy guests than cores")
+    try:
+        sim_host_file.update(path, {"crowded-wake-us": round(max(wake_us, 0.0))},
+                             f"a crowded host's wake-up: {source}")
+    except UserError as e:
+        sys.exit(f"tcg_crowding: {e}")
+    print(f"host file: {path}", file=sys.stderr)
 
 
 def main():
@@ -181,10 +199,14 @@ def main():
     parser.add_argument("--out", help="where the runs' JSON goes"
                         " (default results/tcg-crowding-STAMP.json)")
     parser.add_argument("--report", metavar="JSON", help="the table of a saved run, nothing run")
+    parser.add_argument("--host-file", metavar="FILE", help="also set crowded-wake-us in this"
+                        " host file, for `storlab sweep --sim-host FILE`")
     args = parser.parse_args()
     if args.report:
         with open(args.report, encoding="utf-8") as f:
-            print_table(json.load(f))
+            wake_us = print_table(json.load(f))
+        if args.host_file:
+            write_host_file(wake_us, args.host_file, f"the median of {os.path.abspath(args.report)}")
         return
     already_up = subprocess.run(["/usr/bin/python3", STORLAB, "status", LAB],
                                 capture_output=True, check=False).returncode == 0
@@ -209,7 +231,10 @@ def main():
     with open(out, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
     print(f"runs: {out}", file=sys.stderr)
-    print_table(doc)
+    wake_us = print_table(doc)
+    if args.host_file:
+        write_host_file(wake_us, args.host_file, f"scripts/bench/tcg_crowding.py --repeat"
+                        f" {max(args.repeat, 1)} on {doc['when']} ({out})")
 
 
 if __name__ == "__main__":

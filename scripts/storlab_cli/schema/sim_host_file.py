@@ -14,6 +14,7 @@ The cost keys are the library's (the catalog's host_cost_keys: the keys a
 cluster spec's node line takes), passed to every node line as given."""
 import math
 import os
+import re
 
 from storlab_cli import catalog
 from storlab_cli.common import toml_file
@@ -55,3 +56,34 @@ def load(path):
     """(the preset it refines, its node-line words "KEY=VALUE") of the host
     file at path; one line naming the file and key when it is wrong."""
     return _HostFileLoader(path).figures(toml_file.read(path))
+
+
+def update(path, figures, source):
+    """Sets figures ({cost key: µs}) in the host file at path, a tcg one
+    made if there is none: a key already there takes its new value in
+    place, a new one is added under a comment saying source. What the file
+    held besides (another bench's figures, comments) stays; the file is
+    checked before and after, and replaced whole (never half written)."""
+    if os.path.exists(path):
+        load(path)
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    else:
+        lines = ['host = "tcg"']
+    added = []
+    for key, value in figures.items():
+        line = f"{key} = {value:g}"
+        at = [i for i, old in enumerate(lines) if re.match(rf"{re.escape(key)}\s*=", old)]
+        if at:
+            lines[at[0]] = line
+        else:
+            added.append(line)
+    lines = [f"# {source}"] + lines if not added else lines + [f"# {source}"] + added
+    with open(path + ".part", "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    try:
+        load(path + ".part")
+    except Exception:
+        os.unlink(path + ".part")
+        raise
+    os.replace(path + ".part", path)
