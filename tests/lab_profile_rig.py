@@ -84,7 +84,10 @@ class Lab:
         started = time.monotonic()
         result = storlab("up", self.path, "--accel", "tcg")
         self.up_s = time.monotonic() - started
-        print(f"\n{self.name}: up with its profile in {self.up_s:.1f} s")
+        ready = [line.split("ready in ")[-1] for line in result.stdout.splitlines()
+                 if " nodes ready in " in line]
+        print(f"\n{self.name}: up with its profile in {self.up_s:.1f} s"
+              + (f" (its guests ready in {ready[0]})" if ready else ""))
         if result.returncode != 0:
             self.__exit__()
             pytest.fail(f"up {self.name}: {result.stdout}{result.stderr}")
