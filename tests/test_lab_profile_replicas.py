@@ -10,9 +10,9 @@ import pytest
 
 from storlab_cli.lab import libvirt_conn
 
-from lab_profile_rig import (TOPOLOGIES, Lab, device_writes, fio_verify, guest, replica_md,
-                             resynced_and_checked, short_sweep, status, storage, storlab,
-                             verify_only)
+from lab_profile_rig import (TOPOLOGIES, Lab, at_once, device_writes, fio_verify, guest,
+                             replica_md, resynced_and_checked, short_sweep, status, storage,
+                             storlab, verify_only)
 
 
 # ----------------------------------------------------------- replicas and NFS
@@ -63,8 +63,9 @@ def test_replicated_volumes_have_a_leg_per_copy(replica_lab):
 
 
 def test_fio_verify_over_nfs(replica_lab):
-    fio_verify(replica_lab, "node2", "/mnt/storlab/node1/node2.fio")
-    fio_verify(replica_lab, "node3", "/mnt/storlab/node2/node3.fio")
+    # two clients, two servers, at once (each guest has its own vCPU)
+    at_once(lambda: fio_verify(replica_lab, "node2", "/mnt/storlab/node1/node2.fio"),
+            lambda: fio_verify(replica_lab, "node3", "/mnt/storlab/node2/node3.fio"))
     # every other node sees the same file systems
     assert "node2.fio" in guest(replica_lab, "node3", "ls", "/mnt/storlab/node1")
     assert "node3.fio" in guest(replica_lab, "node1", "ls", "/mnt/storlab/node2")

@@ -19,6 +19,7 @@ import time
 from storlab_cli import build, deps
 from storlab_cli.lab import (accel, agent, appliance, hosts as lab_hosts, libvirt_conn, nbdkit,
                              profile_status, profiles, render, snapshots, state as lab_state)
+from storlab_cli.lab.each_node import each_node
 from storlab_cli.schema import device_check, topology
 from storlab_cli.errors import UserError
 
@@ -395,7 +396,8 @@ def _teardown_host(state, host, stopped):
     listed = set(state.domains)
     names = [lab_state.domain_name(state.name, node) for node in lab_state.nodes_of(state)
              if state.placement.get(node, host.name) == host.name]
-    for dom in _existing_domains(host.libvirt(), [n for n in names if n in listed]):
+
+    def stop_domain(dom):
         name = dom.name()
         try:
             persistent = dom.isPersistent()      # ask first: a destroyed transient domain is gone
@@ -406,10 +408,14 @@ def _teardown_host(state, host, stopped):
         except libvirt_conn.error_type() as e:
             if "not found" not in e.get_error_message().lower():
                 raise UserError(f"cannot stop domain {name}: {e.get_error_message()}") from None
-        stopped["domains"].append(name)
-    for pidfile in lab_state.own_files(state, "pidfile", host.name, host.run_dir):
-        if nbdkit.stop_on(host, pidfile):
-            stopped["devices"].append(os.path.basename(pidfile)[:-len(".pid")])
+        return name
+
+    # all at once: libvirt takes about 2 s to destroy a TCG guest, 12 s for six in a row
+    domains = _existing_domains(host.libvirt(), [n for n in names if n in listed])
+    stopped["domains"] += list(each_node(domains, stop_domain).values())
+    for pidfile in nbdkit.stop_all_on(host, lab_state.own_files(state, "pidfile", host.name,
+                                                                host.run_dir)):
+        stopped["devices"].append(os.path.basename(pidfile)[:-len(".pid")])
     if not host.local and host.name in state.bundles:   # made by this lab's `up`
         host.remove_run_dir()
 
