@@ -60,7 +60,8 @@ def recorders(tmp_path, monkeypatch):
     monkeypatch.setattr(libvirt_conn, "ensure_daemons", lambda: None)
     monkeypatch.setattr(libvirt_conn, "connect", lambda uri=libvirt_conn.URI: conn)
     monkeypatch.setattr(shutil, "rmtree", lambda path, *a, **k: removed.append(str(path)))
-    monkeypatch.setattr(nbdkit, "stop_daemon", lambda pidfile, *a, **k: stopped.append(pidfile))
+    monkeypatch.setattr(nbdkit, "stop_daemons",
+                        lambda pidfiles, *a, **k: stopped.extend(pidfiles) or list(pidfiles))
     return run_base, conn, removed, stopped
 
 
