@@ -34,7 +34,7 @@ def test_a_parameter_that_looks_like_an_option_is_never_one(tmp_path, hdd_plugin
         message = str(refused.value)
         assert "\n" not in message and message.startswith("nbdkit hdd size=64M"), message
     finally:
-        nbdkit.stop_daemon(pidfile)      # nothing should be running; stop it if it is
+        nbdkit.stop_daemons([pidfile])   # nothing should be running; stop it if it is
 
 
 def test_the_foreground_server_ends_options_too(tmp_path, hdd_plugin):

@@ -74,7 +74,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from storlab_cli.common.last_line import last_line  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
 from storlab_cli.results import device_window, fio_results, points_csv  # noqa: E402
-from storlab_cli.schema import topology  # noqa: E402
+from storlab_cli.schema import sim_host_file, topology  # noqa: E402
 
 from lab_cpu import CpuSampler, cpu_in_window, load_cpu  # noqa: E402
 
@@ -410,7 +410,7 @@ def predicted_on(out):
             host = f.read().strip()
     except OSError:
         return "the tcg preset (a run from before the record)"
-    return f"the {host} preset" if not host.endswith(".toml") else f"the host file {host}"
+    return f"the host file {host}" if sim_host_file.is_file_name(host) else f"the {host} preset"
 
 
 def main():
@@ -441,7 +441,7 @@ def main():
         out = os.path.abspath(args.out or os.path.join("results", f"cluster-validate-{stamp}"))
         os.makedirs(out, exist_ok=True)
         sim_host = args.sim_host and (os.path.abspath(args.sim_host) if
-                                      args.sim_host.endswith(".toml") else args.sim_host)
+                                      sim_host_file.is_file_name(args.sim_host) else args.sim_host)
         if args.calibrate is not None:
             sim_host = calibrate(out, args.calibrate)
         with open(os.path.join(out, SIM_HOST_FILE), "w", encoding="utf-8") as f:

@@ -106,15 +106,10 @@ def is_nbdkit(pid):
         return False
 
 
-def stop_daemon(pidfile, timeout_s=15):
-    """Stops the nbdkit named by pidfile (only if that PID still is nbdkit).
-    Returns True when one was stopped."""
-    return bool(stop_daemons([pidfile], timeout_s))
-
-
 def stop_daemons(pidfiles, timeout_s=15):
-    """stop_daemon for many at once: each is sent SIGTERM first, then all
-    are waited for together (an nbdkit takes about 2 s to leave under TCG:
+    """Stops the nbdkits the pidfiles name (only those whose PID still is
+    an nbdkit), all at once: each is sent SIGTERM first, then all are
+    waited for together (an nbdkit takes about 2 s to leave under TCG:
     one after another, a 6-node lab's took 12 s). Returns the pidfiles
     whose nbdkit was stopped."""
     pids = {p: read_pid(p) for p in pidfiles}
