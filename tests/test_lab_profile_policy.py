@@ -6,7 +6,6 @@ during I/O and coming back; snapshot chains of depth 3 of both mechanisms
 verified point by point, and a sweep's snapshot event."""
 import json
 import os
-import shlex
 import subprocess
 import time
 
@@ -120,36 +119,44 @@ def snapshot(lab, volume, *args):
     return result
 
 
-FIO_1M = ["--ioengine=libaio", "--direct=1", "--rw=randwrite", "--bs=4k", "--size=1M",
-          "--verify=crc32c", "--output-format=terse"]
+# A pattern is 1 MiB of 4 KiB blocks, each its name's byte and the block's
+# offset (fio's verify=pattern with %o), so a check tells pattern a from a
+# pattern d written over it at the same offset: crc32c verify would not (it
+# checks that a block is some fio block of that offset, whatever run wrote it).
+FIO_1M = ["--ioengine=libaio", "--direct=1", "--thread", "--rw=randwrite", "--bs=4k",
+          "--size=1M", "--verify=pattern", "--output-format=json"]
 
 
-def in_one_exec(lab, commands):
-    """Runs fio commands (argv lists) one after another in one guest call;
-    returns each one's exit status."""
-    script = "".join(" ".join(shlex.quote(a) for a in argv) + " >/dev/null 2>&1; echo $?\n"
-                     for argv in commands)
-    return [int(line) for line in guest(lab, "node4", "sh", "-c", script).split()]
+def fio_jobs(lab, options, jobs):
+    """One fio run on node4 with a job per (path, name, offset), each its
+    name's pattern (jobs run at once); returns each job's error code, in
+    order (0: its whole region written or checked)."""
+    argv = ["fio"] + FIO_1M + options
+    for i, (path, name, offset) in enumerate(jobs):
+        argv += [f"--name={name}{i}", f"--filename={path}", f"--offset={offset}",
+                 f"--verify_pattern=0x{ord(name):02x}%o"]
+    result = storlab("exec", lab, "node4", "--", *argv, timeout=600)
+    report = json.loads(result.stdout[result.stdout.index("{"):])
+    errors = {job["jobname"]: job["error"] for job in report["jobs"]}
+    assert len(errors) == len(jobs), result.stdout + result.stderr
+    return [errors[f"{name}{i}"] for i, (_, name, _) in enumerate(jobs)]
 
 
 def write_patterns(lab, patterns):
-    """For each (path, name, offset): 1 MiB of random 4 KiB writes with
-    checksums there, read back, flushed at the end (dm-thin commits its
-    mappings on a flush, as a disk's cache keeps data until one)."""
-    codes = in_one_exec(lab, [["fio", f"--name={name}", f"--filename={path}",
-                               f"--offset={offset}", "--iodepth=32", "--do_verify=1",
-                               "--verify_fatal=1", "--end_fsync=1"] + FIO_1M
-                              for path, name, offset in patterns])
+    """For each (path, name, offset): name's pattern written there, read
+    back, flushed at the end (dm-thin commits its mappings on a flush, as
+    a disk's cache keeps data until one)."""
+    codes = fio_jobs(lab, ["--iodepth=32", "--do_verify=1", "--verify_fatal=1",
+                           "--end_fsync=1"], patterns)
     assert codes == [0] * len(patterns), codes
 
 
 def holding(lab, checks):
     """For each (path, name, offset, _): whether path holds what
     write_patterns wrote as name at offset."""
-    return [code == 0 for code in in_one_exec(
-        lab, [["fio", f"--name={name}", f"--filename={path}", f"--offset={offset}",
-               "--iodepth=16", "--verify_only", "--verify_fatal=1"] + FIO_1M
-              for path, name, offset, _ in checks])]
+    return [code == 0 for code in fio_jobs(
+        lab, ["--iodepth=16", "--verify_only", "--verify_fatal=1"],
+        [(path, name, offset) for path, name, offset, _ in checks])]
 
 
 # what test_snapshot_chains... wrote, checked again after node4 comes back
@@ -201,7 +208,8 @@ def test_snapshot_chains_of_depth_three_keep_every_point_in_time(policy_lab):
     def every_point(v):
         s = snap[v]
         return [(top[v], "d", "0", True), (top[v], "b", "4M", True), (top[v], "c", "8M", True),
-                (s[1], "a", "0", True), (s[1], "b", "4M", False),
+                (top[v], "a", "0", False),
+                (s[1], "a", "0", True), (s[1], "b", "4M", False), (s[1], "d", "0", False),
                 (s[2], "a", "0", True), (s[2], "b", "4M", True), (s[2], "c", "8M", False),
                 (s[3], "a", "0", True), (s[3], "c", "8M", True)]
 
