@@ -4,6 +4,7 @@ taken down, fio verify, a short sweep, and md's state read from
 `storlab status`. Each test_lab_profile_*.py file brings up its labs
 (module-scoped: down when the file's tests are done)."""
 import concurrent.futures
+import csv
 import json
 import os
 import subprocess
@@ -55,21 +56,26 @@ def fio_verify(lab, node, filename, size="8M", extra=()):
 
 
 def short_sweep(tmp_path, name, topology_file, workload):
-    """Runs a two-point sweep (iodepth 1 and 4; 1 s ramp, 3 s measured) of
-    workload (the [workload] table's lines) on the lab of topology_file,
-    which is up and stays up; returns the results directory. The
-    simulator's prediction runs the same sweep on the cluster model
-    (storlab-sim cluster, on the lab's hosts: TCG) in out/sim."""
+    """Runs a two-point sweep (iodepth 1 and 4; 1 s ramp, 3 s measured; a
+    node's few threads given 1 s to start, not 3) of workload (the
+    [workload] table's lines) on the lab of topology_file, which is up and
+    stays up; returns the results directory. The simulator's prediction
+    runs the same sweep on the cluster model (storlab-sim cluster, on the
+    lab's hosts: TCG) in out/sim. Prints each point's host_limit."""
     sweep_file = tmp_path / "sweep.toml"
     sweep_file.write_text(f'name = "{name}"\n'
                           f'topology = "{os.path.join(TOPOLOGIES, topology_file)}"\n'
                           f"[workload]\n{workload}\n"
-                          "[phases]\nramp_s = 1\nduration_s = 3\n[sweep]\niodepth = [1, 4]\n")
+                          "[phases]\nramp_s = 1\nduration_s = 3\nstart_skew_s = 1\n"
+                          "[sweep]\niodepth = [1, 4]\n")
     out = tmp_path / "results"
     result = storlab("sweep", str(sweep_file), "--out", str(out), timeout=600)
     assert result.returncode == 0, result.stderr
     assert (out / "sim" / "points.csv").exists()
     assert (out / "index.html").exists()
+    with open(out / "points.csv", encoding="utf-8") as f:
+        print(f"\n{name}: host_limit " + ", ".join(
+            repr(row["host_limit"]) for row in csv.DictReader(f)))
     return out
 
 

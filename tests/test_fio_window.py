@@ -22,7 +22,7 @@ from storlab_cli.sweep.fio_launcher import (LAUNCHER, gate_go_script,  # noqa: E
                                            job_files_script, split_unit_logs,
                                            unit_logs_script)
 
-PHASES = {"ramp_s": 1, "duration_s": 4, "interval_s": 1}
+PHASES = {"ramp_s": 1, "duration_s": 4, "interval_s": 1, "start_skew_s": 3}
 
 
 def write(path, lines):
@@ -77,6 +77,24 @@ def test_intervals_count_by_their_part_in_the_window(tmp_path):
     late = counted(tmp_path, "b", ["15000, 900, 0, 4096, 0", "16000, 900, 0, 4096, 0"],
                    ["15000, 1000, 0, 4096, 0"], window)
     assert late["read"].ios == 0
+
+
+def test_a_thread_whose_first_interval_began_inside_the_window_started_late(tmp_path):
+    """Its first line ends an interval that began at its ramp's end or
+    before: a first line at 11.0 s (interval 1 s) may have ramped until
+    10.0 s, the window's start, and is on time; one at 11.5 s is late."""
+    window = fio_window.Window(10_000, 14_000)
+
+    def job(name, first_ms):
+        path = write(tmp_path / f"{name}_iops.1.log",
+                     [f"{t}, 100, 0, 4096, 0" for t in range(first_ms, 16_000, 1000)])
+        return (path, None, None, window)
+
+    on_time, late, silent = job("a", 11_000), job("b", 11_500), job("c", 16_000)
+    assert not fio_window.started_late(on_time[0], 1000, window)
+    assert fio_window.started_late(late[0], 1000, window)
+    assert not fio_window.started_late(silent[0], 1000, window)   # logged nothing at all
+    assert fio_window.late_starters([on_time, late, on_time], 1000) == 1
 
 
 def test_rates_and_means_over_the_window_percentiles_as_fio_gave(tmp_path):
@@ -230,6 +248,8 @@ def test_real_fio_through_the_gate_one_thread_late(tmp_path, busybox_path):
     assert whole.total.iops == pytest.approx(800, rel=0.05), report
     assert over.total.iops == pytest.approx(600, rel=0.1), report
     assert over.total.lat_mean_us is not None, report
+    # w2 ramped into the window: the point says so (host_limit's late-start)
+    assert [fio_window.started_late(i, 1000, window) for i, _ in pairs] == [False, True], report
     # the histograms count the window's I/Os, in the bins fio's JSON has
     in_window = sum(count for _, count in over.total.bins)
     assert in_window == pytest.approx(over.total.iops * 4, rel=0.1), report

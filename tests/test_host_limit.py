@@ -75,6 +75,11 @@ def test_point_reasons_join_every_devices_signs_in_one_order():
     assert host_limit.point_reasons(loads) == "nbd-16+host-queue+release-late"
     assert host_limit.point_reasons([DeviceLoad(1, 0.97, 8000.0, 1.0)]) == ""
     assert len(host_limit.explain("nbd-16+release-late")) == 2
+    # a fio thread that started after the window began: last in the order
+    assert host_limit.point_reasons(loads, late_start=True) == \
+        "nbd-16+host-queue+release-late+late-start"
+    assert host_limit.point_reasons([], late_start=True) == "late-start"
+    assert "start_skew_s" in host_limit.explain("late-start")[0]
 
 
 def test_device_window_reads_the_windows_queue_depth_and_lateness():

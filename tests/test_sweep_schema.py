@@ -128,6 +128,8 @@ def test_topology_by_name_in_topologies_dir(tmp_path):
     (('topology = "lab.toml"', 'topology = "nope.toml"'), "topology = 'nope.toml': no such file"),
     (('name = "s"', 'name = "S!"'), "name = 'S!': must be 1..40"),
     (("duration_s = 30", "duration_s = 0"), "phases.duration_s = 0: must be 1..86400"),
+    (("duration_s = 30", "duration_s = 30\nstart_skew_s = -1"),
+     "phases.start_skew_s = -1: must be 0..600"),
     # a lab point is counted over its window by interval
     (("duration_s = 30", "duration_s = 30\ninterval_s = 40"),
      "phases.interval_s = 40: longer than duration_s (30)"),
@@ -269,6 +271,11 @@ def test_job_files(tmp_path):
                      "ramp_time=1", "runtime=34"):
         assert expected in lines, expected
     assert fio_jobfile.window_start_s(sweep.phases) == 1 + 3
+    # a sweep of a few threads a node may allow them less time to start
+    few = load(tmp_path, SWEEP.replace("ramp_s = 1", "ramp_s = 1\nstart_skew_s = 1"))
+    assert fio_jobfile.window_start_s(few.phases) == 1 + 1
+    assert "runtime=32" in fio_jobfile.measured(workload, few.phases, workers, randseed=7,
+                                                log_prefix="/t/x").splitlines()
     # unlogged (the simulator's), the window is the run
     unlogged = fio_jobfile.measured(workload, sweep.phases, workers, randseed=7).splitlines()
     assert "ramp_time=1" in unlogged and "runtime=30" in unlogged

@@ -104,9 +104,11 @@ def test_real_fio_logs(tmp_path):
     for side in ("read", "write"):
         logged_ios = sum(r[f"{side}_iops"] for r in rows)             # 1 s intervals
         total_ios = sum(j[side]["total_ios"] for j in jobs)
-        # every whole second logged, the last part-second not (under load fio's
-        # intervals slip a little: 0.03 % short of 2.5 s of 3 in one CI run)
-        assert total_ios * (len(rows) - 1) / 3 <= logged_ios <= total_ios
+        # every whole second logged, the last part-second not. Under load fio's
+        # intervals slip a little, and a line's rate is its I/Os over the nominal
+        # second: 0.03 % short of 2.5 s of 3 in one CI run, 0.02-0.03 % over the
+        # whole run's I/Os in two runs beside the other tests
+        assert 0.99 * total_ios * (len(rows) - 1) / 3 <= logged_ios <= 1.01 * total_ios
         series_mean = sum(r[f"{side}_iops"] * r[f"{side}_lat_mean_us"] for r in rows) / logged_ios
         fio_mean = sum(j[side]["clat_ns"]["mean"] * j[side]["clat_ns"]["N"] for j in jobs) \
             / sum(j[side]["clat_ns"]["N"] for j in jobs) / 1000

@@ -27,6 +27,7 @@ import shlex
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 
 from storlab_cli import paths
@@ -63,6 +64,7 @@ class LabHost:
         # where a remote host's bundle and appliance go (None here: STORLAB_CACHE_DIR's)
         self.cache_dir = None if self.local else cache_dir or hosts_schema.DEFAULT_CACHE_DIR
         self._conn = None
+        self._conn_lock = threading.Lock()    # nodes of a host looked at at once
 
     @property
     def run_dir(self):
@@ -148,11 +150,12 @@ class LabHost:
 
     def libvirt(self):
         """This host's libvirt connection (opened once)."""
-        if self._conn is None:
-            if self.local:
-                libvirt_conn.ensure_daemons()
-            self._conn = libvirt_conn.connect(self.uri)
-        return self._conn
+        with self._conn_lock:
+            if self._conn is None:
+                if self.local:
+                    libvirt_conn.ensure_daemons()
+                self._conn = libvirt_conn.connect(self.uri)
+            return self._conn
 
     # ---- preparing a remote host ---------------------------------------------------
 

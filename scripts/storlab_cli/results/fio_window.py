@@ -13,7 +13,9 @@ windows do.
 The window: a node's gate opened at the earliest pass any of its threads
 recorded (gate-NODE.txt, lines "JOB.prerun.txt:UPTIME_S", the guest's
 uptime); the window starts fio_jobfile.window_start_s after it (the ramp
-and START_SKEW_S for threads that start late) and lasts duration_s. fio
+and the phases' start_skew_s for threads that start late) and lasts
+duration_s; a thread whose first logged I/O came later still is counted
+from there, and the point says so (late_starters, host_limit's late-start). fio
 logs in the same clock (fio_jobfile.LOG_CLOCK_ID) and measures long enough
 that each thread's logs cover the window. A log line (time t, rate r)
 holds the interval (t - interval, t]; the part of it inside the window
@@ -113,6 +115,21 @@ def count_job(iops_log, clat_log, interval_ms, window, counts):
         if latency_ns is not None:
             count.clat_sum_ns += ios * latency_ns
             count.clat_ios += ios
+
+
+def started_late(iops_log, interval_ms, window):
+    """Whether the job's first logged interval began after the window did:
+    it started later than the start skew allows (its ramp ended inside the
+    window), so the window misses its I/O before then. Its first line ends
+    an interval that began at its ramp's end or before."""
+    first_ms = min((t_ms for t_ms, _, _ in timeline.read_fio_log(iops_log)), default=None)
+    return first_ms is not None and first_ms - interval_ms > window.start_ms
+
+
+def late_starters(jobs, interval_ms):
+    """How many of the jobs ([(iops log, clat log, histogram log, Window)],
+    as over_window's) started too late to be measured over the whole window."""
+    return sum(started_late(iops_log, interval_ms, window) for iops_log, _, _, window in jobs)
 
 
 def count_hist(hist_log, interval_ms, window, bins):

@@ -3,7 +3,7 @@
 A TCG guest and the path from it to the plugin (the guest's block layer,
 QEMU's NBD client, the host's CPU) can hold I/O back from an emulated
 device, and then the point shows the host's limit, not the model's figures.
-Three signs, each read from the point's own measurements:
+Four signs, each read from the point's own measurements:
 
   nbd-16        more I/Os outstanding per device than QEMU's NBD client keeps
                 in flight (block/nbd.c MAX_NBD_REQUESTS): the rest wait in the
@@ -14,6 +14,10 @@ Three signs, each read from the point's own measurements:
   release-late  the plugin released its replies late: the p99 of its release
                 lateness above RELEASE_LATE_SHARE_MAX of the device's mean
                 latency (the host's CPU could not keep the model's timing)
+  late-start    a fio thread's first logged I/O came after the measured window
+                began (later than the phases' start_skew_s after its node's
+                gate): the guest could not start its threads in time, and the
+                window holds less than the whole load
 
 The simulator has no host path: its points are never flagged.
 """
@@ -38,6 +42,9 @@ REASONS = {
     "release-late": "the plugin released replies late (release lateness p99 above "
                     f"{RELEASE_LATE_SHARE_MAX:.0%} of the device's mean latency): the host's "
                     "CPU could not keep the model's timing",
+    "late-start": "a fio thread began its I/O after the measured window had begun (later "
+                  "than phases.start_skew_s after its node's gate): the window holds less "
+                  "than the whole load",
 }
 
 
@@ -65,9 +72,10 @@ def reasons(load):
     return found
 
 
-def point_reasons(loads):
-    """The union over a point's devices, in REASONS order; "" when none."""
-    seen = set()
+def point_reasons(loads, late_start=False):
+    """The union over a point's devices (and late-start when a thread
+    started late), in REASONS order; "" when none."""
+    seen = {"late-start"} if late_start else set()
     for load in loads:
         seen.update(reasons(load))
     return "+".join(r for r in REASONS if r in seen)

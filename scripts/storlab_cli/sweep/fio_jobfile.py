@@ -61,19 +61,12 @@ def log_interval_s(phases):
     return phases["interval_s"] or 1
 
 
-# How late after its node's gate opened a thread may start and still be
-# measured over the whole window: under TCG a node's 64 threads went
-# through the gate in up to 1.2 s and began their I/O 1-2 s after that (a
-# hybrid lab at 8 units x 8 workers a node).
-START_SKEW_S = 3
-
-
 def window_start_s(phases):
     """When a lab point's measured window begins, in seconds after its
     node's gate opened: a thread's own ramp (fio's ramp_time, so its
     percentiles leave the warm-up out) ends by then if it started within
-    START_SKEW_S."""
-    return phases["ramp_s"] + START_SKEW_S
+    start_skew_s (how late a thread may start, schema/sweep.py)."""
+    return phases["ramp_s"] + phases["start_skew_s"]
 
 
 def logged_tail_s(phases):
@@ -90,11 +83,12 @@ def measured(workload, phases, workers, randseed, log_prefix=None, start_gate=No
     fio threads first run start_gate (a shell script's path), which holds
     them until every unit's threads are ready. With log_prefix, per-interval
     logs (IOPS, mean completion latency, latency histogram) stamped in the
-    guest's uptime clock (results.fio_window reads the window from them), and fio measures START_SKEW_S + duration_s +
-    logged_tail_s after its ramp: a thread that started late still covers
+    guest's uptime clock (results.fio_window reads the window from them), and
+    fio measures start_skew_s + duration_s + logged_tail_s after its ramp: a thread that started late still covers
     the window."""
     logged = log_prefix is not None
-    runtime_s = phases["duration_s"] + (START_SKEW_S + logged_tail_s(phases) if logged else 0)
+    runtime_s = phases["duration_s"] + (phases["start_skew_s"] + logged_tail_s(phases)
+                                        if logged else 0)
     lines = ["[global]", "ioengine=libaio", "direct=1", "thread=1", "group_reporting=1",
              f"rw={workload['rw']}", f"rwmixread={workload['rwmixread']}",
              f"percentage_random={workload['random_percent']}", f"bs={workload['bs']}",

@@ -522,16 +522,17 @@ def _lab_device_windows(directory, duration_s):
     return windows
 
 
-def _host_limit(sweep, workload, windows):
+def _host_limit(sweep, workload, windows, late_start):
     """The point's host_limit (host_limit.REASONS codes joined by '+', "" for
     none): the target device gets units x workers x iodepth outstanding I/Os;
-    devices under the guests' stack get what the stack makes of it (unknown)."""
+    devices under the guests' stack get what the stack makes of it (unknown);
+    late_start: a fio thread started after the window began."""
     offered = workload["units"] * workload["workers"] * workload["iodepth"]
     loads = [host_limit.DeviceLoad(
         offered_depth=offered if sweep.target_is_device and device == workload["target"] else None,
         mean_queue_depth=w.mean_queue_depth, mean_latency_us=w.dev_lat_mean_us,
         release_late_p99_us=w.release_late_p99_us) for device, w in windows]
-    return host_limit.point_reasons(loads)
+    return host_limit.point_reasons(loads, late_start)
 
 
 def _unit_logs(directory):
@@ -617,18 +618,20 @@ def read_point(directory, sweep, point):
     named = _lab_device_windows(directory, phases["duration_s"])
     summary = fio_merge.merge_docs(docs) if docs else {}
     unit_logs = _unit_logs(directory)
-    windows = None
+    windows, late_starters = None, 0
     if unit_logs and docs and _logged_in_window(directory):
         windows = _node_windows(directory, phases, {node for node, _ in unit_logs})
-        summary = fio_window.over_window(
-            summary, [(iops, clat, fio_hist_log.path_beside(clat), windows[node])
-                      for (node, _), pairs in unit_logs.items() for iops, clat in pairs],
-            fio_jobfile.log_interval_s(phases) * 1000, phases["duration_s"])
+        jobs = [(iops, clat, fio_hist_log.path_beside(clat), windows[node])
+                for (node, _), pairs in unit_logs.items() for iops, clat in pairs]
+        log_interval_ms = fio_jobfile.log_interval_s(phases) * 1000
+        summary = fio_window.over_window(summary, jobs, log_interval_ms, phases["duration_s"])
+        late_starters = fio_window.late_starters(jobs, log_interval_ms)
     interval_ms = phases["interval_s"] * 1000
     return RawPoint(
         sources=sources, summary=summary,
         windows=[w for _, w in named],
-        host_limit=_host_limit(sweep, point.workload(sweep.workload), named) if named else None,
+        host_limit=(_host_limit(sweep, point.workload(sweep.workload), named, late_starters > 0)
+                    if named else host_limit.point_reasons([], late_starters > 0) or None),
         samples=(_lab_timeline(unit_logs, interval_ms, windows, phases["duration_s"])
                  if interval_ms else []),
         events=_lab_events(directory), nodes=_nodes_of(sources),
