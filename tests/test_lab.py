@@ -19,6 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STORLAB = os.path.join(ROOT, "scripts", "storlab")
 
 from storlab_cli import paths
+from storlab_cli.common import process
 from storlab_cli.results.host_limit import HOST_QUEUE_SHARE_MIN
 from storlab_cli.lab import libvirt_conn
 
@@ -244,8 +245,8 @@ def test_down_leaves_nothing_behind(smoke_lab):
     assert result.returncode == 0, result.stderr
     assert lab_domains(smoke_lab) == []
     assert not os.path.exists(os.path.join(RUN_BASE, smoke_lab))
-    for pid in pids:
-        assert not os.path.exists(f"/proc/{pid}"), f"nbdkit {pid} still running"
+    for pid in pids:        # gone, or exited and waiting for its reaper (PID 1)
+        assert not process.running(pid), f"nbdkit {pid} still running"
     again = storlab("down", smoke_lab)
     assert again.returncode == 1 and f"no lab named '{smoke_lab}'" in again.stderr
 

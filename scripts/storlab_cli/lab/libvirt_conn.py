@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import time
 
+from storlab_cli.common import process
 from storlab_cli.errors import UserError
 
 URI = "qemu:///system"
@@ -28,13 +29,14 @@ def _libvirt():
 
 
 def _pid_alive(pidfile):
+    """The PID in pidfile when that process runs (a stopped daemon not yet
+    reaped does not), else None."""
     try:
         with open(pidfile, encoding="ascii") as f:
             pid = int(f.read().strip())
-        os.kill(pid, 0)
-        return pid
     except (OSError, ValueError):
         return None
+    return pid if process.running(pid) else None
 
 
 def ensure_daemons(timeout_s=20):
@@ -85,8 +87,6 @@ def stop_daemons(pids):
         except ProcessLookupError:
             continue
         for _ in range(100):
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
+            if not process.running(pid):       # gone, or exited and not yet reaped
                 break
             time.sleep(0.05)

@@ -6,6 +6,7 @@ import subprocess
 import time
 
 from storlab_cli import paths
+from storlab_cli.common import process
 from storlab_cli.errors import UserError
 
 STORLAB_PLUGINS = ("hdd", "ssd", "raid")
@@ -99,11 +100,9 @@ def read_pid(pidfile):
 
 
 def is_nbdkit(pid):
-    try:
-        with open(f"/proc/{pid}/comm", encoding="ascii") as f:
-            return f.read().strip() == "nbdkit"
-    except OSError:
-        return False
+    """True when pid is a running nbdkit (an exited one waiting for its
+    reaper is not: common/process.py)."""
+    return process.running(pid, "nbdkit")
 
 
 def stop_daemons(pidfiles, timeout_s=15):
@@ -131,7 +130,8 @@ def stop_daemons(pidfiles, timeout_s=15):
 
 def _alive_test(pid_expr):
     """sh: true when the process pid_expr names is an nbdkit (as is_nbdkit)."""
-    return f'[ "$(cat /proc/{pid_expr}/comm 2>/dev/null)" = nbdkit ]'
+    return (f'{{ [ "$(cat /proc/{pid_expr}/comm 2>/dev/null)" = nbdkit ] && '
+            f"! grep -qs '^State:[[:space:]]*Z' /proc/{pid_expr}/status; }}")
 
 
 def start_on(host, plugin, target, params, socket_path, pidfile, socket_group_id, threads=64,
