@@ -108,9 +108,9 @@ def is_nbdkit(pid):
 def stop_daemons(pidfiles, timeout_s=15):
     """Stops the nbdkits the pidfiles name (only those whose PID still is
     an nbdkit), all at once: each is sent SIGTERM first, then all are
-    waited for together (an nbdkit takes about 2 s to leave under TCG:
-    one after another, a 6-node lab's took 12 s). Returns the pidfiles
-    whose nbdkit was stopped."""
+    waited for together, each until it has exited (its zombie, waiting
+    for a reaper that may come seconds later, counts as gone). Returns the
+    pidfiles whose nbdkit was stopped."""
     pids = {p: read_pid(p) for p in pidfiles}
     pids = {p: pid for p, pid in pids.items() if pid is not None and is_nbdkit(pid)}
     for pid in pids.values():

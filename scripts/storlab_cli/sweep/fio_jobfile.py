@@ -84,8 +84,8 @@ def measured(workload, phases, workers, randseed, log_prefix=None, start_gate=No
     them until every unit's threads are ready. With log_prefix, per-interval
     logs (IOPS, mean completion latency, latency histogram) stamped in the
     guest's uptime clock (results.fio_window reads the window from them), and
-    fio measures start_skew_s + duration_s + logged_tail_s after its ramp: a thread that started late still covers
-    the window."""
+    fio measures start_skew_s + duration_s + logged_tail_s after its ramp: a
+    thread that started late still covers the window."""
     logged = log_prefix is not None
     runtime_s = phases["duration_s"] + (phases["start_skew_s"] + logged_tail_s(phases)
                                         if logged else 0)

@@ -618,20 +618,20 @@ def read_point(directory, sweep, point):
     named = _lab_device_windows(directory, phases["duration_s"])
     summary = fio_merge.merge_docs(docs) if docs else {}
     unit_logs = _unit_logs(directory)
-    windows, late_starters = None, 0
+    windows, late_start = None, False
     if unit_logs and docs and _logged_in_window(directory):
         windows = _node_windows(directory, phases, {node for node, _ in unit_logs})
         jobs = [(iops, clat, fio_hist_log.path_beside(clat), windows[node])
                 for (node, _), pairs in unit_logs.items() for iops, clat in pairs]
         log_interval_ms = fio_jobfile.log_interval_s(phases) * 1000
         summary = fio_window.over_window(summary, jobs, log_interval_ms, phases["duration_s"])
-        late_starters = fio_window.late_starters(jobs, log_interval_ms)
+        late_start = fio_window.late_starters(jobs, log_interval_ms) > 0
     interval_ms = phases["interval_s"] * 1000
     return RawPoint(
         sources=sources, summary=summary,
         windows=[w for _, w in named],
-        host_limit=(_host_limit(sweep, point.workload(sweep.workload), named, late_starters > 0)
-                    if named else host_limit.point_reasons([], late_starters > 0) or None),
+        host_limit=(_host_limit(sweep, point.workload(sweep.workload), named, late_start)
+                    if named else host_limit.point_reasons([], late_start) or None),
         samples=(_lab_timeline(unit_logs, interval_ms, windows, phases["duration_s"])
                  if interval_ms else []),
         events=_lab_events(directory), nodes=_nodes_of(sources),
