@@ -437,8 +437,11 @@ class Steps:
             return {"device": [f"/dev/md{args[1]}"]}
         if script == "raid.sh":
             return {"device": ["/dev/md0"]}
-        if script in ("disk-group.sh", "component.sh"):
+        if script == "disk-group.sh":
             return {"device": ["/dev/mapper/x"]}
+        if script == "components.sh":
+            return {"device": [f"c-{spec.split()[0]}-{spec.split()[1]} /dev/mapper/x"
+                               for spec in args]}
         return {"device": ["/dev/md0"]} if script == "volume-group.sh" else {}
 
     def scripts(self, node=None):
@@ -684,13 +687,49 @@ def test_the_lab_puts_each_lv_where_the_layout_says(tmp_path, monkeypatch):
                                                  "disk3"]
     assert args[("node1", "volumes.sh")] == ["1", "1", "8", "plain-", "8",
                                              "64:" + ",".join(placed["node1"]["plain-u1v1"])]
-    components = [(n, a) for n, s, a in steps.calls if s == "component.sh"]
+    components = [(n, spec.split()) for n, s, a in steps.calls if s == "components.sh"
+                  for spec in a]
     assert len(components) == 12       # 3 nodes x 2 volumes x 2 copies
     for node, a in components:
         assert a[-1] == "64:" + ",".join(placed[node][f"c-{a[0]}-{a[1]}"])
         assert len(placed[node][f"c-{a[0]}-{a[1]}"]) == 2
     assert args[("node1", "replica-mirror.sh")][3] == "64:" + placed["node1"]["replica-node1"][0]
     assert args[("node2", "replica-export.sh")][3] == "64:" + placed["node2"]["replica-node1"][0]
+
+
+def test_policy_volumes_are_built_in_one_step_a_node(tmp_path, monkeypatch):
+    """Each holder makes all its components in one components.sh call, each
+    home all its arrays in one policy-volumes.sh call (under TCG a guest
+    command's start costs about a second); the home's own component is its
+    array's first leg. When a node goes down, each home drops its
+    components in one call, and what the guest reports missing is kept."""
+    text = ALL_FLASH + '[profile.volumes]\nper_unit = 2\nsize = "8M"\nftt = 1\n'
+    topo = load(tmp_path, text, MESH.format(nodes=3))
+    steps = Steps(monkeypatch)
+    state = profiles.provision(topo, {f"node{i}": i for i in (1, 2, 3)}, lambda _: None)
+    per_node = [(n, s) for n, s, _ in steps.calls if s in ("components.sh", "policy-volumes.sh")]
+    assert sorted(per_node) == sorted((f"node{i}", s) for i in (1, 2, 3)
+                                      for s in ("components.sh", "policy-volumes.sh"))
+    arrays = {n: a for n, s, a in steps.calls if s == "policy-volumes.sh"}
+    assert [spec.split()[:6] for spec in arrays["node1"]] == [
+        ["/dev/storlab-policy/u1v1", "100", "1", "512", "8", "/dev/mapper/x"],
+        ["/dev/storlab-policy/u1v2", "101", "1", "512", "8", "/dev/mapper/x"]]
+    volumes = state["policy_volumes"]
+    assert all(v["local"] == "/dev/mapper/x" and v["missing"] == [] for v in volumes)
+
+    lost = [v for v in volumes if v["home"] == "node1" and "node2" in v["holders"]]
+    assert lost
+
+    def run_step(domain, node, script, args, timeout_s=None):
+        steps.calls.append((node, script, list(args)))
+        return {"missing": [f"{spec.split()[0]} nqn.x:{spec.split()[-1].split('@')[0]}"
+                            "@[fd00::1]:4420" for spec in args if "node2@" in spec]}
+    steps.calls.clear()
+    monkeypatch.setattr(profiles, "run_step", run_step)
+    profiles._policy_failover(topo, state, {"node1": 1, "node3": 3}, "node2", lambda _: None)
+    homes = [n for n, s, _ in steps.calls]
+    assert sorted(homes) == sorted(set(homes)) and "node2" not in homes
+    assert all(v["missing"] == ["node2"] for v in lost)
 
 
 @pytest.mark.parametrize("text, nodes, expected", [

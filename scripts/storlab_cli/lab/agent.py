@@ -5,6 +5,7 @@ import time
 
 from storlab_cli.common.last_line import last_line
 from storlab_cli.errors import UserError
+from storlab_cli.lab.each_node import raise_if_stopped
 
 EXEC_POLL_S = 0.05
 # A guest busy under TCG (tens of fio processes on one vCPU) can leave its
@@ -70,6 +71,7 @@ def start(domain, argv, stdin_bytes=None):
     returns its guest pid for wait() (or for kill in the guest)."""
     if not argv:
         raise UserError("no command given")
+    raise_if_stopped()
     arguments = {"path": argv[0], "arg": list(argv[1:]), "capture-output": True}
     if stdin_bytes is not None:
         arguments["input-data"] = base64.b64encode(stdin_bytes).decode("ascii")
@@ -94,6 +96,7 @@ def poll(domain, pid, patience_s=AGENT_PATIENCE_S):
             unanswered = unanswered or not forgotten
             if time.monotonic() >= deadline:
                 raise
+            raise_if_stopped()
             time.sleep(AGENT_RETRY_S)
     if not status.get("exited"):
         return None
@@ -111,6 +114,7 @@ def wait(domain, pid, timeout_s=600, what="guest command"):
             return result
         if time.monotonic() > deadline:
             raise UserError(f"{what} still running after {timeout_s} s")
+        raise_if_stopped()          # the guest's command runs on; up rolls back
         time.sleep(EXEC_POLL_S)
 
 

@@ -5,6 +5,14 @@ from storlab_cli.lab import agent
 
 GUEST_DIR = "/usr/lib/storlab/profiles"
 STEP_TIMEOUT_S = 900
+# A step that builds many items at once (a node's volumes) gets this much
+# more for each item after the first: what one step of one item took before.
+ITEM_TIMEOUT_S = 300
+
+
+def step_timeout_s(items):
+    """The time a step building `items` items may take."""
+    return STEP_TIMEOUT_S + ITEM_TIMEOUT_S * max(0, items - 1)
 
 
 def run_step(domain, node, script, args, timeout_s=STEP_TIMEOUT_S):

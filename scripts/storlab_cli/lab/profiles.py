@@ -47,7 +47,7 @@ Mechanisms, and why (see also README "Storage profiles"):
 
 from storlab_cli.lab import snapshots
 from storlab_cli.lab.each_node import each_node
-from storlab_cli.lab.guest_scripts import run_step
+from storlab_cli.lab.guest_scripts import run_step, step_timeout_s
 from storlab_cli.schema import topology, volumes as volume_schema
 from storlab_cli.schema.capacity_layout import component_lv, replica_lv
 from storlab_cli.schema.profile_common import linked
@@ -102,7 +102,8 @@ def _local_stack(topo, domain, node):
             names = [name for home, _, name in v.names() if home == node]
             run_step(domain, node, "volumes.sh",
                      [v.units, v.per_unit, v.size_mib, v.prefix, v.base_mib()]
-                     + [_placement(profile, node, name) for name in names])
+                     + [_placement(profile, node, name) for name in names],
+                     timeout_s=step_timeout_s(len(names)))
         entry["volumes"] += [v.guest_path(name) for home, _, name in v.names() if home == node]
     return entry
 
@@ -185,12 +186,19 @@ def _policy_volumes(topo, domains, names, say):
         say(f"  volumes {v.prefix}u*v*: policy {v.method}, ftt {v.ftt}"
             f"{', checksummed' if v.checksum else ''}, on "
             f"{', '.join(sorted({n for h in v.holders.values() for n in h}))}")
-    each_node(names, lambda node: [_component(topo, domains, x, node)
-                                    for x in volumes if node in x["holders"]])
-    homes = sorted({x["home"] for x in volumes})
-    each_node(homes, lambda home: [_policy_array(topo, domains, x, say)
-                                    for x in volumes if x["home"] == home])
+    each_node(names, lambda node: _components(
+        topo, domains, [x for x in volumes if node in x["holders"]], node))
+    by_home = _by_home(volumes)
+    each_node(list(by_home), lambda home: _policy_arrays(topo, domains, by_home[home], say))
     return volumes
+
+
+def _by_home(volumes):
+    """{home: its volumes, in order}."""
+    result = {}
+    for volume in volumes:
+        result.setdefault(volume["home"], []).append(volume)
+    return result
 
 
 def _set_of(topo, volume):
@@ -201,47 +209,72 @@ def _component_nqn(topo, volume, holder):
     return nqn(topo.name, component_lv(volume["home"], volume["volume"]), holder)
 
 
-def _component(topo, domains, volume, holder):
-    """holder's component of volume; the home's own is its array's first leg."""
-    v, lv = _set_of(topo, volume), component_lv(volume["home"], volume["volume"])
-    exported = _component_nqn(topo, volume, holder) if holder != volume["home"] else "-"
-    out = run_step(domains[holder], holder, "component.sh",
-                   [volume["home"], volume["volume"], v.component_lv_mib(),
-                    int(v.checksum), exported, _placement(topo.profile, holder, lv)])
-    if holder == volume["home"]:
-        volume["local"] = out["device"][0]
+def _components(topo, domains, volumes, holder):
+    """holder's components of volumes, in one guest step; the home's own is
+    its array's first leg."""
+    specs = []
+    for volume in volumes:
+        v, lv = _set_of(topo, volume), component_lv(volume["home"], volume["volume"])
+        exported = _component_nqn(topo, volume, holder) if holder != volume["home"] else "-"
+        specs.append(_spec([volume["home"], volume["volume"], v.component_lv_mib(),
+                            int(v.checksum), exported, _placement(topo.profile, holder, lv)]))
+    if not specs:
+        return
+    out = run_step(domains[holder], holder, "components.sh", specs,
+                   timeout_s=step_timeout_s(len(specs)))
+    devices = dict(line.split(" ", 1) for line in out.get("device", []))
+    for volume in volumes:
+        if holder == volume["home"]:
+            volume["local"] = devices[component_lv(volume["home"], volume["volume"])]
 
 
-def _policy_array(topo, domains, volume, say):
-    """The md on the volume's home over its own component (when it holds
-    one) and every running holder's it has a link to."""
-    v, home = _set_of(topo, volume), volume["home"]
-    legs, unreachable = [], []
-    for holder in volume["holders"]:
-        if holder == home:
-            continue
-        if holder in domains and linked(topo, home, holder):
-            legs.append(f"{_component_nqn(topo, volume, holder)}@"
-                        f"{_link_addr(topo, holder, home)}")
-        else:
-            unreachable.append(holder)
+def _spec(fields):
+    """One item of a batched guest step: its fields in one argument."""
+    return " ".join(str(f) for f in fields)
+
+
+def _policy_arrays(topo, domains, volumes, say):
+    """The md of each of volumes (all on one home, in one guest step) over
+    its own component (when it holds one) and every running holder's it
+    has a link to."""
+    if not volumes:
+        return
+    home = volumes[0]["home"]
+    specs, unreachable = [], {}
     chunk_kib = volume_schema.VOLUME_CHUNK_BYTES // 1024
-    out = run_step(domains[home], home, "policy-volume.sh",
-                   [v.base_path(volume["volume"]), POLICY_MD_FIRST + volume["index"],
-                    MD_LEVELS[v.method], chunk_kib, v.size_mib, volume["local"]] + legs)
-    volume["missing"] = unreachable + [m.split("@")[0].rsplit(":", 1)[-1]
-                                       for m in out.get("missing", [])]
-    if volume["missing"]:
-        say(f"  volume {volume['volume']} on {home} runs without the components on "
-            f"{', '.join(volume['missing'])}")
+    for volume in volumes:
+        v, legs = _set_of(topo, volume), []
+        path = v.base_path(volume["volume"])
+        unreachable[path] = []
+        for holder in volume["holders"]:
+            if holder == home:
+                continue
+            if holder in domains and linked(topo, home, holder):
+                legs.append(f"{_component_nqn(topo, volume, holder)}@"
+                            f"{_link_addr(topo, holder, home)}")
+            else:
+                unreachable[path].append(holder)
+        specs.append(_spec([path, POLICY_MD_FIRST + volume["index"], MD_LEVELS[v.method],
+                            chunk_kib, v.size_mib, volume["local"]] + legs))
+    out = run_step(domains[home], home, "policy-volumes.sh", specs,
+                   timeout_s=step_timeout_s(len(specs)))
+    # "missing PATH NQN@[ADDR]:PORT": the holder is the NQN's last field
+    for line in out.get("missing", []):
+        path, _, leg = line.partition(" ")
+        unreachable[path].append(leg.split("@")[0].rsplit(":", 1)[-1])
+    for volume in volumes:
+        volume["missing"] = unreachable[_set_of(topo, volume).base_path(volume["volume"])]
+        if volume["missing"]:
+            say(f"  volume {volume['volume']} on {home} runs without the components on "
+                f"{', '.join(volume['missing'])}")
 
 
 def _policy_failover(topo, state, domains, node, say):
     """node went down: the arrays on running homes drop its components
-    (I/O goes on degraded)."""
-    for volume in (state or {}).get("policy_volumes", []):
-        if node in volume["holders"] and volume["home"] in domains and volume["home"] != node:
-            _policy_array(topo, domains, volume, say)
+    (I/O goes on degraded; homes at once)."""
+    by_home = _by_home([x for x in (state or {}).get("policy_volumes", [])
+                        if node in x["holders"] and x["home"] in domains and x["home"] != node])
+    each_node(list(by_home), lambda home: _policy_arrays(topo, domains, by_home[home], say))
 
 
 def _policy_rejoin(topo, state, domains, node, say):
@@ -249,15 +282,11 @@ def _policy_rejoin(topo, state, domains, node, say):
     arrays reassembled, and every running home re-adds what node holds (the
     bitmap resyncs only what it missed)."""
     volumes = (state or {}).get("policy_volumes", [])
-    for volume in volumes:
-        if node in volume["holders"]:
-            _component(topo, domains, volume, node)
-    arrays = [x for x in volumes if x["home"] in domains
-              and (x["home"] == node or node in x["holders"])]
-    homes = sorted({x["home"] for x in arrays})
-    each_node(homes, lambda home: [_policy_array(topo, domains, x, say) for x in arrays
-                                    if x["home"] == home])
-    if homes:
+    _components(topo, domains, [x for x in volumes if node in x["holders"]], node)
+    by_home = _by_home([x for x in volumes if x["home"] in domains
+                        and (x["home"] == node or node in x["holders"])])
+    each_node(list(by_home), lambda home: _policy_arrays(topo, domains, by_home[home], say))
+    if by_home:
         say(f"  {node}: its volume components re-added; resync runs in the background")
 
 

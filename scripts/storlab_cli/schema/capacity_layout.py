@@ -29,7 +29,7 @@ PE_START_BYTES = MIB
 
 def component_lv(home, volume):
     """The LV of a component of volume (homed on home) on the node holding
-    it, as scripts/profiles/component.sh names it."""
+    it, as scripts/profiles/components.sh names it."""
     return f"c-{home}-{volume}"
 
 

@@ -1,0 +1,74 @@
+#!/bin/sh
+# The components of workload volumes' storage policies held on this node,
+# all of them in one call: for each SPEC (one argument, space-separated
+#   "HOME VOLUME SIZE_MIB CHECKSUM NQN|- PLACEMENT"
+# CHECKSUM 0 or 1, PLACEMENT lib.sh new_lv's) the LV storlab/c-HOME-VOLUME
+# (a copy, or a RAID-5/6 piece), under dm-integrity when the policy
+# checksums, exported over NVMe/TCP as NQN unless the volume's home is this
+# node ("-"). Prints "device c-HOME-VOLUME PATH" for each.
+#   components.sh SPEC...
+# One call a node, not one a component: under TCG a command's start costs a
+# guest about a second, and a node of a study at lab scale holds 128.
+# dm-integrity runs in bitmap mode (no journal: the data is written once,
+# as a hyperconverged cluster's checksums cost no second write) with crc32c
+# per 4 KiB block; it is set up with dmsetup alone, as the kernel's
+# dm-integrity.rst says: a zeroed superblock is formatted by the first
+# load, whose status then gives the data sectors the device provides.
+# A new component is zeroed once, through dm-integrity when there, so every
+# tag is valid and the copies (or data and parity) agree before md is
+# created over them with --assume-clean. A node that came back keeps its
+# components' data and reopens them.
+. /usr/lib/storlab/profiles/lib.sh
+. /usr/lib/storlab/profiles/nvme.sh
+[ $# -ge 1 ] || die "usage: components.sh 'HOME VOLUME SIZE_MIB CHECKSUM NQN|- PLACEMENT'..."
+
+# The device of component $1 on LV $2, under dm-integrity when $3 is 1
+# (set up, or found from before).
+integrity_device() {
+    _id_name=$1 _id_lv=$2
+    [ "$3" = 1 ] || { echo "$_id_lv"; return 0; }
+    need_modules dm_integrity crc32c_generic
+    _id_device=/dev/mapper/i-$_id_name
+    if [ ! -e "$_id_device" ]; then
+        _id_options="2 block_size:4096 internal_hash:crc32c"
+        run dmsetup create --noudevsync "i-$_id_name" \
+            --table "0 8 integrity $_id_lv 0 4 B $_id_options"
+        # status: mismatches, provided data sectors, recalculation point
+        # shellcheck disable=SC2046
+        set -- $(dmsetup status "i-$_id_name")
+        run dmsetup remove --noudevsync "i-$_id_name"
+        run dmsetup create --noudevsync "i-$_id_name" \
+            --table "0 $5 integrity $_id_lv 0 4 B $_id_options"
+    fi
+    # Without udev, dmsetup leaves the /dev/mapper node to us.
+    [ -b "$_id_device" ] || run dmsetup mknodes "i-$_id_name"
+    echo "$_id_device"
+}
+
+# shellcheck disable=SC2046
+existing=" $(echo $(lvs --noheadings -o lv_name storlab 2>/dev/null)) "
+for spec in "$@"; do
+    # shellcheck disable=SC2086
+    set -- $spec
+    [ $# -eq 6 ] || die "component '$spec': not 'HOME VOLUME SIZE_MIB CHECKSUM NQN|- PLACEMENT'"
+    name=c-$1-$2 size_mib=$3 checksum=$4 nqn=$5 placement=$6
+    new=0
+    case $existing in
+        *" $name "*) ;;
+        # -Zy zeroes the first 4 KiB: dm-integrity's superblock, unformatted
+        *) new_lv "$name" "$size_mib" y "$placement"; new=1 ;;
+    esac
+    device=$(integrity_device "$name" "/dev/storlab/$name" "$checksum") || exit 1
+    if [ "$new" = 1 ]; then
+        # BLKZEROOUT: the disk's own write-zeroes where the stack passes it
+        # (an LV on an emulated disk: the model charges a write of that
+        # length, the data crosses no guest memory), else the kernel writes
+        # zero pages (dm-integrity, which computes each block's tag). The
+        # whole device: a block never written reads as a checksum error,
+        # and mdadm and blkid probe a device's end (so --force: blkdiscard's
+        # own safety probe for a filesystem would read such blocks).
+        run blkdiscard --force --zeroout "$device"
+    fi
+    [ "$nqn" = - ] || nvmet_export "$nqn" "$device" >/dev/null
+    echo "device $name $device"
+done
