@@ -3,6 +3,7 @@ table; every seed scenario has one; a bad [study] table is refused in one
 line naming the key."""
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -29,6 +30,8 @@ def test_every_study_file_is_listed_with_what_it_reproduces():
         assert study["file"] == f"topologies/studies/{study['name']}.toml"
         assert study["points"] >= 1 and study["figure"]
         assert study["sim_wall_s"] is None or study["sim_wall_s"] >= 1
+        # what its lab needs of a host: only where a lab can run it
+        assert (study["lab_memory_mib"] is None) == (study["lab_scale"] is None)
     assert sorted({s["scenario"] for s in listed}) == [1, 2, 3, 4, 5, 6]
     # scenario 2's families, each a file of its own
     swept = {s["name"]: s["swept"] for s in listed if s["scenario"] == 2}
@@ -46,8 +49,10 @@ def test_the_table_gives_scenario_points_wall_time_and_lab_scale():
     assert lines[0].split()[:3] == ["study", "scenario", "figure"]
     row = next(line for line in lines if line.startswith("hybrid-cluster-size "))
     assert row.split()[1] == "2" and row.rstrip().endswith("no")   # 64 nodes: no lab
+    # a lab's memory at its scale (lab/memory_fit.py): 7 nodes at ftt 3
     row = next(line for line in lines if line.startswith("hybrid-ftt "))
-    assert row.rstrip().endswith("scale 500")
+    assert re.search(r"scale 500, [0-9]+ GiB$", row.rstrip())
+    assert any(line.startswith("this host has ") for line in lines)
 
 
 BAD_STUDIES = [

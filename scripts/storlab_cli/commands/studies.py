@@ -8,6 +8,7 @@ import os
 
 from storlab_cli import paths
 from storlab_cli.common import cli_args, text_table
+from storlab_cli.lab import memory_fit
 from storlab_cli.schema import sweep as sweep_schema
 
 STUDIES_DIR = os.path.join(paths.SOURCE_DIR, "topologies", "studies")
@@ -26,19 +27,27 @@ def wall_text(seconds):
     return f"{seconds} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
-def lab_text(study):
+def lab_memory_mib(sweep):
+    """The memory the study's lab needs at its scale under TCG (lab/memory_fit.py), or None."""
+    if not sweep.study.lab_scale:
+        return None
+    return memory_fit.sweep_need_mib(sweep_schema.load(sweep.path, backend="lab"))
+
+
+def lab_text(study, memory_mib):
     if not study.lab_scale:
         return "no"
-    return f"scale {study.lab_scale:g}" + (f", {wall_text(study.lab_wall_s)}"
-                                           if study.lab_wall_s else "")
+    return (f"scale {study.lab_scale:g}, {memory_mib / 1024:.0f} GiB"
+            + (f", {wall_text(study.lab_wall_s)}" if study.lab_wall_s else ""))
 
 
-def as_json(sweep):
+def as_json(sweep, memory_mib):
     study = sweep.study
     return {"name": sweep.name, "file": os.path.relpath(sweep.path, paths.SOURCE_DIR),
             "scenario": study.scenario, "figure": study.figure, "points": len(sweep.points),
             "swept": sweep.swept, "sim_wall_s": study.sim_wall_s,
             "lab_scale": study.lab_scale, "lab_wall_s": study.lab_wall_s,
+            "lab_memory_mib": memory_mib,
             "deviation": study.deviation,
             "description": sweep.description}
 
@@ -50,16 +59,24 @@ def run(argv):
     p.add_argument("--json", action="store_true", help="one JSON document instead of a table")
     a = p.parse_args(argv)
     sweeps = [s for s in load_all() if s.study]
+    memory = {s.name: lab_memory_mib(s) for s in sweeps}
     if a.json:
-        print(json.dumps([as_json(s) for s in sweeps], indent=2))
+        print(json.dumps([as_json(s, memory[s.name]) for s in sweeps], indent=2))
         return 0
     rows = [(s.name, str(s.study.scenario), s.study.figure, str(len(s.points)),
              wall_text(s.study.sim_wall_s),
-             lab_text(s.study))
+             lab_text(s.study, memory[s.name]))
             for s in sweeps]
     for line in text_table.lines(("study", "scenario", "figure", "points", "sim (full size)",
-                                  "lab (its scale, wall time)"), rows, align="lrlrrl"):
+                                  "lab (its scale, memory, wall time)"), rows, align="lrlrrl"):
         print(line)
+    available = memory_fit.local_available_mib()
+    if available is not None:
+        too_big = [s.name for s in sweeps if (memory[s.name] or 0)
+                   > available - memory_fit.HOST_RESERVE_MIB]
+        print(f"\nthis host has {available / 1024:.0f} GiB available: "
+              + (f"{', '.join(too_big)} would not fit in a lab here (a larger --scale, "
+                 "or a host with more memory)" if too_big else "every lab fits"))
     print(f"\nrun one: storlab sweep {os.path.relpath(STUDIES_DIR)}/NAME.toml "
           "(simulator, full size; --backend lab: a lab at its scale)")
     deviations = [s for s in sweeps if s.study.deviation]

@@ -17,7 +17,8 @@ import sys
 import time
 
 from storlab_cli import build, deps
-from storlab_cli.lab import (accel, agent, appliance, hosts as lab_hosts, libvirt_conn, nbdkit,
+from storlab_cli.lab import (accel, agent, appliance, hosts as lab_hosts, libvirt_conn, memory_fit,
+                             nbdkit,
                              profile_status, profiles, render, snapshots, state as lab_state)
 from storlab_cli.lab.each_node import each_node
 from storlab_cli.schema import device_check, topology
@@ -227,6 +228,7 @@ def up(topology_path, requested_accel=None):
                 for h in hosts.values()))
         gids = _prepare_hosts(state, hosts, image, gid)
         _choose_accels(state, hosts, image, requested)     # each host's, its appliance there
+        memory_fit.check(topo, hosts, {h: a["accel"] for h, a in state.accels.items()})
         _say(f"starting {sum(len(n.devices) for n in topo.nodes)} emulated devices")
         _start_devices(topo, state, hosts, gids)
         for node in topo.nodes:

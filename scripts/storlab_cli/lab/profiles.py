@@ -45,6 +45,8 @@ Mechanisms, and why (see also README "Storage profiles"):
   out over the links and md's RAID-5/6 read-modify-write as the studies'.
 """
 
+import time
+
 from storlab_cli.lab import snapshots
 from storlab_cli.lab.each_node import each_node
 from storlab_cli.lab.guest_scripts import run_step, step_timeout_s
@@ -186,11 +188,23 @@ def _policy_volumes(topo, domains, names, say):
         say(f"  volumes {v.prefix}u*v*: policy {v.method}, ftt {v.ftt}"
             f"{', checksummed' if v.checksum else ''}, on "
             f"{', '.join(sorted({n for h in v.holders.values() for n in h}))}")
-    each_node(names, lambda node: _components(
-        topo, domains, [x for x in volumes if node in x["holders"]], node))
+    held = {node: [x for x in volumes if node in x["holders"]] for node in names}
+    each_node(names, lambda node: _timed(
+        say, f"{node}: {len(held[node])} volume components made",
+        lambda: _components(topo, domains, held[node], node)) if held[node] else None)
     by_home = _by_home(volumes)
-    each_node(list(by_home), lambda home: _policy_arrays(topo, domains, by_home[home], say))
+    each_node(list(by_home), lambda home: _timed(
+        say, f"{home}: {len(by_home[home])} policy volumes built and written once",
+        lambda: _policy_arrays(topo, domains, by_home[home], say)))
     return volumes
+
+
+def _timed(say, done, work):
+    """work(), then "done (N s)": a node's batched step at a study's lab
+    scale takes minutes, and `up` should not look stuck meanwhile."""
+    started = time.monotonic()
+    work()
+    say(f"  {done} ({time.monotonic() - started:.1f} s)")
 
 
 def _by_home(volumes):

@@ -63,7 +63,7 @@ def region_extents(topo, group, node, device):
     return per_device - 1
 
 
-def _lvs_of(profile, node):
+def lvs_of(profile, node):
     """(LV name, MiB, stripe width) of every LV on node, in the lab's order."""
     lvs = []
     for v in profile.all_volume_sets():
@@ -89,7 +89,7 @@ def layout(loader, profile, topo):
         devices = group.capacity[node]
         free = {d: region_extents(topo, group, node, d) for d in devices}
         placed = {}
-        for name, mib, width in _lvs_of(profile, node):
+        for name, mib, width in lvs_of(profile, node):
             extents = -(-mib * MIB // EXTENT_BYTES)
             per_stripe = -(-extents // width)
             picked = sorted(devices, key=lambda d: (-free[d], devices.index(d)))[:width]

@@ -6,6 +6,7 @@ import dataclasses
 import os
 
 from storlab_cli.errors import UserError
+from storlab_cli.lab import memory_fit
 from storlab_cli.results import directory as results
 from storlab_cli.schema import device_check, topology_variants
 from storlab_cli.schema.sizes import binary_text
@@ -42,9 +43,14 @@ def split(sweep, backend):
     runs."""
     parts = [Part(sweep, variant, points) for variant, points in topology_variants.variants(sweep)]
     for part in parts:
-        if backend == "lab" and part.topo.lab_refusal():
-            raise UserError(part.topo.lab_refusal() + (f" ({part.variant.describe()})"
-                                                       if part.variant.needs_file else ""))
+        if backend == "lab":
+            which = f" ({part.variant.describe()})" if part.variant.needs_file else ""
+            if part.topo.lab_refusal():
+                raise UserError(part.topo.lab_refusal() + which)
+            try:
+                memory_fit.check_before_sweep(part.topo)
+            except UserError as e:
+                raise UserError(f"{e}{which}") from None
         part.plan = sweep_plan.make(part.sweep, part.topo, backend)
     # every device of every part as the C library would build it, before any runs
     device_check.check([(p.topo, p.topo.path + (f" with {p.variant.describe()}"

@@ -1,0 +1,127 @@
+"""Whether a lab fits in its hosts' memory: `up` asks before a guest starts.
+
+Every emulated device keeps the data written to it in its nbdkit's memory
+(unless the device has file=), and every guest's RAM and, under TCG,
+QEMU's cache of translated code are host memory too. A lab that outgrows a
+host is not slowed down but killed, a guest at a time, by the host's OOM
+killer, half-way through `up` or a sweep: an all-flash study at scale 1/500
+on this 24 GiB host lost a guest after 32 minutes of provisioning (16
+devices holding 1.1 GiB each, 4 guests 1.6 GiB each).
+
+What counts, per host:
+- each guest: memory_mib, QEMU itself, and under TCG its code cache;
+- what `up` itself writes to the devices: every LV of the profile (a
+  volume is written once end to end, a policy's component zeroed in full,
+  so all of it resident: schema/capacity_layout.lvs_of) and each disk
+  group's share of its cache device (a write buffer fills with dirty data,
+  a read cache with what is read).
+What a workload writes later is bounded by the volumes, so is counted too;
+a lab without a profile writes nothing at `up`, and only its guests count.
+"""
+from storlab_cli.errors import UserError
+from storlab_cli.lab import hosts as lab_hosts
+from storlab_cli.schema import topology_variants
+from storlab_cli.schema.capacity_layout import lvs_of
+
+# QEMU's own memory beside the guest's RAM (devices, I/O buffers, libraries).
+QEMU_OWN_MIB = 128
+# QEMU's translated-code buffer under TCG: 1 GiB by default on a 64-bit
+# host, and a guest that runs long enough fills it (1.6 GiB resident seen
+# for a 768 MiB guest after 30 minutes of provisioning).
+TCG_CODE_CACHE_MIB = 1024
+# Left to the host itself, its daemons and storlab.
+HOST_RESERVE_MIB = 1024
+
+
+def _device_data_mib(topo, node):
+    """(MiB, what) the profile writes to node's memory-backed devices."""
+    profile = topo.profile
+    devices = topo.node(node).devices
+    if profile is None or all("file" in d.params for d in devices):
+        return 0, ""
+    lvs = lvs_of(profile, node)
+    parts, mib = [], sum(m for _, m, _ in lvs)
+    if lvs:
+        parts.append(f"{len(lvs)} volumes and components {mib} MiB")
+    group = profile.disk_group
+    if group is not None and node in group.members:
+        caches = [g.cache for g in group.members[node]]
+        if not all("file" in d.params for d in devices if d.name in caches):
+            cache_mib = group.cache_mib[node] * len(caches)
+            mib += cache_mib
+            parts.append(f"cache tier {cache_mib} MiB")
+    return mib, ", ".join(parts)
+
+
+def guest_mib(node, accel):
+    """What a node's guest takes of its host at most."""
+    return node.memory_mib + QEMU_OWN_MIB + (TCG_CODE_CACHE_MIB if accel != "kvm" else 0)
+
+
+def need_mib(topo, nodes, accel):
+    """(total MiB, guests' MiB, device data MiB, [(node, MiB, what)]) for
+    nodes (names) of topo under accel."""
+    guests = sum(guest_mib(topo.node(n), accel) for n in nodes)
+    data = [(n, *_device_data_mib(topo, n)) for n in nodes]
+    device_mib = sum(mib for _, mib, _ in data)
+    return guests + device_mib, guests, device_mib, data
+
+
+def sweep_need_mib(sweep, accel="tcg"):
+    """The most one of a lab sweep's topologies needs, every node on one host."""
+    return max(need_mib(v.topology, [n.name for n in v.topology.nodes], accel)[0]
+               for v, _ in topology_variants.variants(sweep))
+
+
+def local_available_mib():
+    """This host's MemAvailable in MiB (None when unknown)."""
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as f:
+            return mem_available_mib(f.read())
+    except OSError:
+        return None
+
+
+def mem_available_mib(meminfo_text):
+    """MemAvailable of a /proc/meminfo text, in MiB (None when absent)."""
+    for line in meminfo_text.splitlines():
+        key, _, value = line.partition(":")
+        if key == "MemAvailable":
+            return int(value.split()[0]) // 1024
+    return None
+
+
+def check_before_sweep(topo):
+    """check() for a lab sweep's topology before any of its labs comes up:
+    with each guest as under KVM (the accelerator is chosen at `up`), what
+    the lab needs at the least."""
+    hosts = lab_hosts.from_topology(topo)
+    check(topo, hosts, {name: "kvm" for name in hosts}, at_least=True)
+
+
+def check(topo, hosts, accels, at_least=False):
+    """A UserError when a host's nodes need more memory than it has
+    available (hosts: name -> LabHost; accels: host name -> accelerator)."""
+    for name, host in hosts.items():
+        nodes = [n.name for n in topo.nodes if n.host.name == name]
+        if not nodes:
+            continue
+        available = mem_available_mib(host.read_text("/proc/meminfo", 65536) or "")
+        if available is None:
+            continue                  # not Linux's /proc: nothing to compare with
+        accel = accels[name]
+        total, guests, device_mib, data = need_mib(topo, nodes, accel)
+        if total <= available - HOST_RESERVE_MIB:
+            continue
+        heaviest = max(data, key=lambda d: d[1])
+        where = "this host" if host.local and len(hosts) == 1 else f"host '{name}'"
+        code_cache = f" + {TCG_CODE_CACHE_MIB} MiB of TCG code cache" if accel != "kvm" else ""
+        detail = (f"; device data the profile writes {device_mib / 1024:.1f} GiB "
+                  f"({heaviest[0]}: {heaviest[2]})" if device_mib else "")
+        raise UserError(
+            f"lab '{topo.name}' needs {'at least' if at_least else 'about'} {total / 1024:.1f} GiB "
+            f"of memory; {where} has {available / 1024:.1f} GiB available, of which "
+            f"{HOST_RESERVE_MIB} MiB are kept for itself: "
+            f"{len(nodes)} guests {guests / 1024:.1f} GiB (memory_mib + {QEMU_OWN_MIB} MiB of "
+            f"QEMU{code_cache} each){detail}; emulated devices keep their data in memory: "
+            "a larger sweep scale (--scale), smaller or fewer volumes, or devices with file=")
