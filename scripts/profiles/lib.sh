@@ -82,6 +82,17 @@ new_lv() {
     run lvcreate -y -Wy -Z"$3" -n "$1" -L "${2}m" $_nl_stripes storlab $_nl_pvs
 }
 
+# Writes new workload volumes once end to end, with random data (fio's
+# default buffers, not zeros), so a later read never returns never-written
+# zeros; one fio run for all of them, one volume after another (stonewall).
+# $@: "--name=N --filename=F [--size=S]" for each volume; options before
+# the first --name (a common --size) apply to all.
+write_once() {
+    _wo_out=$(fio --rw=write --bs=1M --ioengine=libaio --direct=1 --iodepth=4 --stonewall \
+        --output-format=terse "$@" 2>&1) ||
+        die "writing the new volumes once failed: $(echo "$_wo_out" | tail -n 3 | tr '\n' ' ')"
+}
+
 # This node's copy of replicated volume $1: the LV storlab/replica-$1 of $2
 # MiB, placed as $3 says (new_lv's PLACEMENT).
 ensure_replica_lv() {

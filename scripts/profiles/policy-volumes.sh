@@ -87,10 +87,5 @@ for spec in "$@"; do
         echo "missing $path $leg"
     done
 done
-# fio's default buffers are random, not zeros.
-if [ -n "$jobs" ]; then
-    # shellcheck disable=SC2086
-    out=$(fio --rw=write --bs=1M --ioengine=libaio --direct=1 --iodepth=4 --stonewall \
-        --output-format=terse $jobs 2>&1) ||
-        die "writing the new volumes once failed: $(echo "$out" | tail -n 3 | tr '\n' ' ')"
-fi
+# shellcheck disable=SC2086
+[ -z "$jobs" ] || write_once $jobs

@@ -32,10 +32,5 @@ for unit in $(seq 1 "$units"); do
         echo "volume /dev/storlab/$name"
     done
 done
-# fio's default buffers are random, not zeros.
-if [ -n "$jobs" ]; then
-    # shellcheck disable=SC2086
-    out=$(fio --rw=write --bs=1M --ioengine=libaio --direct=1 --iodepth=4 \
-        --size="${size_mib}M" --stonewall --output-format=terse $jobs 2>&1) ||
-        die "writing the new volumes once failed: $(echo "$out" | tail -n 3 | tr '\n' ' ')"
-fi
+# shellcheck disable=SC2086
+[ -z "$jobs" ] || write_once --size="${size_mib}M" $jobs

@@ -18,8 +18,8 @@ import time
 
 from storlab_cli import build, deps
 from storlab_cli.lab import (accel, agent, appliance, hosts as lab_hosts, libvirt_conn, memory_fit,
-                             nbdkit,
-                             profile_status, profiles, render, snapshots, state as lab_state)
+                             nbdkit, profile_status, profiles, render, snapshots,
+                             state as lab_state)
 from storlab_cli.lab.each_node import each_node
 from storlab_cli.schema import device_check, topology
 from storlab_cli.errors import UserError

@@ -192,7 +192,7 @@ def _policy_volumes(topo, domains, names, say):
     each_node(names, lambda node: _timed(
         say, f"{node}: {len(held[node])} volume components made",
         lambda: _components(topo, domains, held[node], node)) if held[node] else None)
-    by_home = _by_home(volumes)
+    by_home = _by_node(volumes, "home")
     each_node(list(by_home), lambda home: _timed(
         say, f"{home}: {len(by_home[home])} policy volumes built and written once",
         lambda: _policy_arrays(topo, domains, by_home[home], say)))
@@ -207,12 +207,19 @@ def _timed(say, done, work):
     say(f"  {done} ({time.monotonic() - started:.1f} s)")
 
 
-def _by_home(volumes):
-    """{home: its volumes, in order}."""
+def _by_node(volumes, key):
+    """{node: its volumes, in order}; key: "home" (a policy volume's) or
+    "primary" (the node serving a replicated volume)."""
     result = {}
     for volume in volumes:
-        result.setdefault(volume["home"], []).append(volume)
+        result.setdefault(volume[key], []).append(volume)
     return result
+
+
+def _holder_of_missing(leg):
+    """The holder a guest step's "missing NQN@[ADDR]:PORT" names: the NQN's
+    last field."""
+    return leg.split("@")[0].rsplit(":", 1)[-1]
 
 
 def _set_of(topo, volume):
@@ -254,11 +261,12 @@ def _policy_arrays(topo, domains, volumes, say):
     if not volumes:
         return
     home = volumes[0]["home"]
-    specs, unreachable = [], {}
+    specs, paths, unreachable = [], [], {}
     chunk_kib = volume_schema.VOLUME_CHUNK_BYTES // 1024
     for volume in volumes:
         v, legs = _set_of(topo, volume), []
         path = v.base_path(volume["volume"])
+        paths.append(path)
         unreachable[path] = []
         for holder in volume["holders"]:
             if holder == home:
@@ -272,12 +280,11 @@ def _policy_arrays(topo, domains, volumes, say):
                             chunk_kib, v.size_mib, volume["local"]] + legs))
     out = run_step(domains[home], home, "policy-volumes.sh", specs,
                    timeout_s=step_timeout_s(len(specs)))
-    # "missing PATH NQN@[ADDR]:PORT": the holder is the NQN's last field
-    for line in out.get("missing", []):
+    for line in out.get("missing", []):                # "missing PATH NQN@[ADDR]:PORT"
         path, _, leg = line.partition(" ")
-        unreachable[path].append(leg.split("@")[0].rsplit(":", 1)[-1])
-    for volume in volumes:
-        volume["missing"] = unreachable[_set_of(topo, volume).base_path(volume["volume"])]
+        unreachable[path].append(_holder_of_missing(leg))
+    for volume, path in zip(volumes, paths):
+        volume["missing"] = unreachable[path]
         if volume["missing"]:
             say(f"  volume {volume['volume']} on {home} runs without the components on "
                 f"{', '.join(volume['missing'])}")
@@ -286,8 +293,9 @@ def _policy_arrays(topo, domains, volumes, say):
 def _policy_failover(topo, state, domains, node, say):
     """node went down: the arrays on running homes drop its components
     (I/O goes on degraded; homes at once)."""
-    by_home = _by_home([x for x in (state or {}).get("policy_volumes", [])
-                        if node in x["holders"] and x["home"] in domains and x["home"] != node])
+    by_home = _by_node([x for x in (state or {}).get("policy_volumes", [])
+                        if node in x["holders"] and x["home"] in domains and x["home"] != node],
+                       "home")
     each_node(list(by_home), lambda home: _policy_arrays(topo, domains, by_home[home], say))
 
 
@@ -297,8 +305,8 @@ def _policy_rejoin(topo, state, domains, node, say):
     bitmap resyncs only what it missed)."""
     volumes = (state or {}).get("policy_volumes", [])
     _components(topo, domains, [x for x in volumes if node in x["holders"]], node)
-    by_home = _by_home([x for x in volumes if x["home"] in domains
-                        and (x["home"] == node or node in x["holders"])])
+    by_home = _by_node([x for x in volumes if x["home"] in domains
+                        and (x["home"] == node or node in x["holders"])], "home")
     each_node(list(by_home), lambda home: _policy_arrays(topo, domains, by_home[home], say))
     if by_home:
         say(f"  {node}: its volume components re-added; resync runs in the background")
@@ -316,9 +324,7 @@ def _volume_state(topo, volume):
 
 def _each_volume(volumes, work):
     """work(volume) for volumes served by different nodes at once."""
-    by_node = {}
-    for v in volumes:
-        by_node.setdefault(v["primary"], []).append(v)
+    by_node = _by_node(volumes, "primary")
     each_node(list(by_node), lambda node: [work(v) for v in by_node[node]])
 
 
@@ -343,9 +349,7 @@ def _mirror(topo, domains, volume, say):
     out = run_step(domains[primary], primary, "replica-mirror.sh",
                    [volume["volume"], volume["index"], topo.profile.replicas.size_mib,
                     _placement(topo.profile, primary, replica_lv(volume["volume"]))] + legs)
-    # "missing NQN@[ADDR]:PORT": the holder is the NQN's last field
-    volume["missing"] = unreachable + [m.split("@")[0].rsplit(":", 1)[-1]
-                                       for m in out.get("missing", [])]
+    volume["missing"] = unreachable + [_holder_of_missing(m) for m in out.get("missing", [])]
     if volume["missing"]:
         say(f"  volume {volume['volume']} on {primary} runs without the copies of "
             f"{', '.join(volume['missing'])}")
