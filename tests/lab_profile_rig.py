@@ -13,7 +13,7 @@ import time
 import pytest
 
 from storlab_cli import paths
-from storlab_cli.lab import libvirt_conn
+from storlab_cli.lab import libvirt_conn, state as lab_state
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STORLAB = os.path.join(ROOT, "scripts", "storlab")
@@ -104,6 +104,7 @@ class Lab:
         libvirt_conn.stop_daemons(self.daemons)
         assert down.returncode == 0 or "no lab named" in down.stderr, down.stderr
         assert not os.path.exists(os.path.join(RUN_BASE, self.name))
+        assert not os.path.exists(lab_state.data_dir(self.name))   # device_data = "disk"
 
 
 def md_arrays(lab):

@@ -11,6 +11,8 @@ import time
 
 import pytest
 
+from storlab_cli.lab import state as lab_state
+
 from lab_profile_rig import (STORLAB, TOPOLOGIES, Lab, at_once, device_writes, disk_ops,
                              fio_verify, guest, md_arrays, replica_md, resynced_and_checked,
                              short_sweep, storlab, verify_only)
@@ -24,6 +26,27 @@ def policy_lab():
         yield lab.name
 
 
+
+
+def test_the_devices_keep_their_data_in_the_labs_files(policy_lab):
+    """device_data = "disk": each device serves a sparse file of its own in
+    the lab's data directory, root's only, with file-sync=off; what the
+    profile wrote is in the files, not in nbdkit's memory."""
+    data_dir = lab_state.data_dir(policy_lab)
+    assert os.stat(data_dir).st_mode & 0o777 == 0o700
+    state = json.loads(open(lab_state.state_path(policy_lab), encoding="utf-8").read())
+    assert state["data_dirs"] == {"local": data_dir}
+    for device in state["devices"]:
+        path = os.path.join(data_dir, f"{device['node']}-{device['device']}.data")
+        assert os.path.getsize(path) == 256 << 20
+        assert os.stat(path).st_blocks * 512 >= 8 << 20, path    # its volumes' pieces
+        pid = int(open(device["pidfile"], encoding="ascii").read())
+        argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+        assert f"file={path}".encode() in argv and b"file-sync=off" in argv
+        resident_kib = next(int(line.split()[1]) for line in
+                            open(f"/proc/{pid}/status", encoding="ascii")
+                            if line.startswith("VmRSS:"))
+        assert resident_kib < 64 * 1024, (device, resident_kib)
 
 
 def test_policy_volumes_are_raid5_over_a_piece_on_every_node(policy_lab):

@@ -115,6 +115,55 @@ def test_a_second_controller_on_the_same_ctl_socket_is_refused(tmp_path):
             pytest.fail("the new controller never answered on the stale socket's path")
 
 
+# ---- file-sync= ----
+
+def fdatasyncs_during_a_flush(workdir, kind, params):
+    """fdatasync calls nbdkit makes while a client writes and flushes
+    (strace attached to the running server), and the data read back."""
+    with Nbdkit(str(workdir), kind, params) as server:
+        log = workdir / "strace.log"
+        tracer = subprocess.Popen(["strace", "-f", "-qq", "-e", "trace=fdatasync", "-o",
+                                   str(log), "-p", str(server.process.pid)],
+                                  stderr=subprocess.PIPE)
+        try:
+            time.sleep(1.0)         # attached to every thread before the client comes
+            result = subprocess.run(
+                ["/usr/bin/python3", "-m", "nbd", "-u", server.uri, "-c",
+                 "h.pwrite(b'x' * 65536, 1 << 20); h.flush(); "
+                 "assert h.pread(65536, 1 << 20) == b'x' * 65536"],
+                capture_output=True, text=True, timeout=30, check=False)
+            assert result.returncode == 0, result.stderr
+        finally:
+            tracer.terminate()
+            tracer.wait(timeout=10)
+        return log.read_text().count("fdatasync(")
+
+
+@pytest.mark.parametrize("kind, params", [("hdd", ["size=64M"]), ("raid", RAID)])
+def test_file_sync_off_keeps_flushes_off_the_host_disk(tmp_path, kind, params):
+    """A lab's data files are scratch: with file-sync=off a flush does not
+    wait for the host's disk, by default it does; the data is there either
+    way, and still there when the device is started again on the file."""
+    (tmp_path / "on").mkdir()
+    (tmp_path / "off").mkdir()
+    image = tmp_path / "disk.img"
+    assert fdatasyncs_during_a_flush(tmp_path / "on", kind, params + [f"file={image}"]) >= 1
+    assert fdatasyncs_during_a_flush(tmp_path / "off", kind,
+                                     params + [f"file={image}", "file-sync=off"]) == 0
+    with Nbdkit(str(tmp_path / "off"), kind, params + [f"file={image}", "file-sync=off"]) as again:
+        result = subprocess.run(
+            ["/usr/bin/python3", "-m", "nbd", "-u", again.uri, "-c",
+             "assert h.pread(65536, 1 << 20) == b'x' * 65536"],
+            capture_output=True, text=True, timeout=30, check=False)
+        assert result.returncode == 0, result.stderr
+
+
+def test_file_sync_takes_on_or_off(tmp_path):
+    message = refused(tmp_path, "hdd", ["size=64M", f"file={tmp_path / 'd.img'}",
+                                        "file-sync=maybe"])
+    assert "file-sync=maybe" in message and "on or off" in message
+
+
 # ---- links and other users' files ----
 
 @pytest.mark.parametrize("key", ["stats", "file"])

@@ -49,7 +49,7 @@ def test_the_table_gives_scenario_points_wall_time_and_lab_scale():
     assert lines[0].split()[:3] == ["study", "scenario", "figure"]
     row = next(line for line in lines if line.startswith("hybrid-cluster-size "))
     assert row.split()[1] == "2" and row.rstrip().endswith("no")   # 64 nodes: no lab
-    # a lab's memory at its scale (lab/memory_fit.py): 7 nodes at ftt 3
+    # a lab's memory at its scale (lab/host_fit.py): 7 nodes at ftt 3
     row = next(line for line in lines if line.startswith("hybrid-ftt "))
     assert re.search(r"scale 500, [0-9]+ GiB$", row.rstrip())
     assert any(line.startswith("this host has ") for line in lines)

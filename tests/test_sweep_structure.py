@@ -324,11 +324,11 @@ def test_a_shipped_study_builds_every_topology_it_sweeps(name, monkeypatch):
     """Every combination of a shipped study is a topology the sweep can
     run (checked as `storlab sweep` does before anything starts), at full
     size and at its lab scale; it says what it reproduces. (Whether this
-    host's memory holds the lab is the host's matter: test_memory_fit.py.)"""
-    from storlab_cli.lab import memory_fit
+    host's memory holds the lab is the host's matter: test_host_fit.py.)"""
+    from storlab_cli.lab import host_fit
     from storlab_cli.schema import sweep as sweep_schema
     from storlab_cli.sweep import parts as sweep_parts
-    monkeypatch.setattr(memory_fit, "check_before_sweep", lambda topo: None)
+    monkeypatch.setattr(host_fit, "check_before_sweep", lambda topo: None)
     sweep = sweep_schema.load(os.path.join(STUDIES, name))
     assert sweep.study is not None and 1 <= sweep.study.scenario <= 6 and sweep.study.figure
     parts = sweep_parts.split(sweep, sweep.backend)

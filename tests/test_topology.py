@@ -476,7 +476,7 @@ def test_size_grammar(text, size):
 
 # ---- validation errors --------------------------------------------------------------
 
-TOP_KNOWN = "name, description, accel, boot_timeout_s, defaults, nodes, node, links, hosts, profile, sim"
+TOP_KNOWN = "name, description, accel, boot_timeout_s, device_data, defaults, nodes, node, links, hosts, profile, sim"
 
 
 ERROR_CASES = [

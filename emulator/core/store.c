@@ -56,6 +56,7 @@ struct radix {
 struct sl_store {
   uint64_t size_bytes;
   int fd;                       /* -1 for memory backing */
+  bool file_sync;               /* persist and close fdatasync fd */
   char *path;
   pthread_rwlock_t lock;
   struct radix pages;           /* memory backing: page index -> data page */
@@ -772,7 +773,14 @@ sl_store_open_file (const char *path, uint64_t size_bytes,
     return NULL;
   }
   s->fd = fd;
+  s->file_sync = true;
   return s;
+}
+
+void
+sl_store_set_file_sync (struct sl_store *s, bool sync_to_disk)
+{
+  s->file_sync = sync_to_disk;
 }
 
 int
@@ -783,7 +791,7 @@ sl_store_close (struct sl_store *s)
   int rc = 0;
   int saved = 0;
   if (is_file (s)) {
-    if (fdatasync (s->fd) < 0) {
+    if (s->file_sync && fdatasync (s->fd) < 0) {
       rc = -1;
       saved = errno;
     }
@@ -875,7 +883,7 @@ sl_store_persist_all (struct sl_store *s)
   pthread_rwlock_unlock (&s->lock);
 
   int rc = 0;
-  if (is_file (s))
+  if (is_file (s) && s->file_sync)
     rc = fdatasync (s->fd);
   int saved = errno;
   radix_free (&detached, free_shadow);

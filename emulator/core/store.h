@@ -33,7 +33,11 @@ struct sl_store *sl_store_new_memory (uint64_t size_bytes);
  * data).  NULL with a one-line reason in err on failure. */
 struct sl_store *sl_store_open_file (const char *path, uint64_t size_bytes,
                                      char *err, size_t err_bytes);
-/* Flushes a file store (fdatasync) and frees everything. Returns 0 or -1. */
+/* Whether persisting (and closing) a file store waits for the host's disk
+ * (fdatasync); true when opened.  A memory store ignores it. */
+void sl_store_set_file_sync (struct sl_store *s, bool sync_to_disk);
+/* Flushes a file store (fdatasync unless turned off) and frees everything.
+ * Returns 0 or -1. */
 int sl_store_close (struct sl_store *s);
 
 uint64_t sl_store_size_bytes (const struct sl_store *s);
@@ -47,7 +51,8 @@ int sl_store_write (struct sl_store *s, const void *buf, uint64_t length_bytes,
 int sl_store_zero (struct sl_store *s, uint64_t length_bytes,
                    uint64_t offset_bytes, bool volatile_write);
 
-/* Makes every volatile write durable (drops shadows; fdatasync for files). */
+/* Makes every volatile write durable (drops shadows; fdatasync for files
+ * unless turned off). */
 int sl_store_persist_all (struct sl_store *s);
 /* Simulated power cut: every volatile write is lost. */
 int sl_store_power_loss (struct sl_store *s);

@@ -8,6 +8,8 @@
 const struct sl_driver_key sl_driver_keys[] = {
   { "preset", "NAME", "device preset from the catalog (storlab-sim --list-presets)", true },
   { "file", "PATH", "keep the data in PATH (sparse file) instead of host memory", false },
+  { "file-sync", "on|off",
+    "off: a flush does not wait for file= data to reach the host's disk (scratch data)", false },
   { "stats", "PATH", "live statistics file (read it with storlab-stats PATH)", true },
   { "latency-offset-us", "auto|US",
     "subtract the NBD transport floor from every delay (auto: measured from idle gaps)", false },
@@ -31,7 +33,8 @@ sl_driver_key_find (const char *key)
 void
 sl_driver_settings_defaults (struct sl_driver_settings *s)
 {
-  *s = (struct sl_driver_settings) { .latency_offset_auto = true, .timing = true };
+  *s = (struct sl_driver_settings) { .latency_offset_auto = true, .timing = true,
+                                     .file_sync = true };
 }
 
 static int
@@ -61,6 +64,13 @@ sl_driver_settings_set (struct sl_driver_settings *s, const char *key,
       s->file_path = value;
     else
       s->stats_path = value;
+    return 0;
+  }
+  if (strcmp (key, "file-sync") == 0) {
+    if (parse_on_off (value, &s->file_sync) == -1) {
+      snprintf (err, err_bytes, "file-sync=%s: expected on or off", value);
+      return -1;
+    }
     return 0;
   }
   if (strcmp (key, "latency-offset-us") == 0) {

@@ -26,6 +26,10 @@ const struct sl_driver_key *sl_driver_key_find (const char *key);
 /* Driver settings parsed from those keys. */
 struct sl_driver_settings {
   const char *file_path;       /* NULL: sparse memory */
+  /* false: a flush does not fdatasync file_path.  For data nobody keeps
+   * (a lab's devices): the host disk's own latency would otherwise be
+   * added to every flush the model times. */
+  bool file_sync;
   const char *stats_path;      /* NULL: no stats file */
   bool latency_offset_auto;
   uint64_t latency_offset_ns;

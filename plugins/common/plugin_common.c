@@ -151,6 +151,7 @@ storlab_plugin_config_complete (void)
       nbdkit_error ("file=%s: %s", dev.settings.file_path, err);
       return -1;
     }
+    sl_store_set_file_sync (dev.store, dev.settings.file_sync);
   }
   else if ((dev.store = sl_store_new_memory (capacity)) == NULL) {
     model.ops->destroy (model.self);

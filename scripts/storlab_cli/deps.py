@@ -22,6 +22,8 @@ REPORT_CHECK_PACKAGES = ["chromium"]
 # The multi-host lab test's second host: this machine again, through an sshd
 # the test starts on loopback (openssh-server; the client is a lab package).
 MULTIHOST_CHECK_PACKAGES = ["openssh-server"]
+# The plugins' file-sync= test counts a server's fdatasync calls with strace.
+TRACE_CHECK_PACKAGES = ["strace"]
 
 
 def missing_packages(packages):

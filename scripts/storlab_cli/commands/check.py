@@ -31,9 +31,9 @@ def run(args):
         raise UserError("check builds and tests a source checkout; this storlab is installed "
                         f"({paths.SOURCE_DIR}): run scripts/storlab check in a checkout")
     # the lab tests need what `up` needs (the multi-host one an sshd); the
-    # plot and report tests gnuplot and a headless browser
+    # plot and report tests gnuplot and a headless browser, a plugin test strace
     deps.ensure_packages(lifecycle.UP_PACKAGES + deps.PLOT_PACKAGES + deps.REPORT_CHECK_PACKAGES
-                         + deps.MULTIHOST_CHECK_PACKAGES)
+                         + deps.MULTIHOST_CHECK_PACKAGES + deps.TRACE_CHECK_PACKAGES)
     build.build()
     cmd = ["meson", "test", "-C", paths.BUILD_DIR, "--print-errorlogs"] + list(args)
     code = subprocess.run(cmd, check=False).returncode

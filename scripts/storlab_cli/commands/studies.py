@@ -8,7 +8,7 @@ import os
 
 from storlab_cli import paths
 from storlab_cli.common import cli_args, text_table
-from storlab_cli.lab import memory_fit
+from storlab_cli.lab import host_fit
 from storlab_cli.schema import sweep as sweep_schema
 
 STUDIES_DIR = os.path.join(paths.SOURCE_DIR, "topologies", "studies")
@@ -28,10 +28,10 @@ def wall_text(seconds):
 
 
 def lab_memory_mib(sweep):
-    """The memory the study's lab needs at its scale under TCG (lab/memory_fit.py), or None."""
+    """The memory the study's lab needs at its scale under TCG (lab/host_fit.py), or None."""
     if not sweep.study.lab_scale:
         return None
-    return memory_fit.sweep_need_mib(sweep_schema.load(sweep.path, backend="lab"))
+    return host_fit.sweep_need_mib(sweep_schema.load(sweep.path, backend="lab"))
 
 
 def lab_text(study, memory_mib):
@@ -70,10 +70,10 @@ def run(argv):
     for line in text_table.lines(("study", "scenario", "figure", "points", "sim (full size)",
                                   "lab (its scale, memory, wall time)"), rows, align="lrlrrl"):
         print(line)
-    available = memory_fit.local_available_mib()
+    available = host_fit.local_available_mib()
     if available is not None:
         too_big = [s.name for s in sweeps if (memory[s.name] or 0)
-                   > available - memory_fit.HOST_RESERVE_MIB]
+                   > available - host_fit.HOST_RESERVE_MIB]
         print(f"\nthis host has {available / 1024:.0f} GiB available: "
               + (f"{', '.join(too_big)} would not fit in a lab here (a larger --scale, "
                  "or a host with more memory)" if too_big else "every lab fits"))

@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -71,6 +72,13 @@ class LabHost:
         if self.local:
             return lab_state.run_dir(self.lab)
         return os.path.join(lab_state.RUN_BASE, f"{lab_state.check_lab_name(self.lab)}.{self.name}")
+
+    @property
+    def data_dir(self):
+        """Where the lab's device data files go on this host (device_data = "disk")."""
+        if self.local:
+            return lab_state.data_dir(self.lab)
+        return os.path.join(lab_state.DATA_BASE, f"{lab_state.check_lab_name(self.lab)}.{self.name}")
 
     def describe(self):
         return f"host '{self.name}' ({self.uri})"
@@ -318,9 +326,44 @@ class LabHost:
 
     def remove_run_dir(self):
         """The lab's run directory on this (remote) host, if it is one."""
-        directory = shlex.quote(self.run_dir)
-        self.shell(f"if [ -L {directory} ]; then echo '{self.run_dir}: a symbolic link: left "
-                   f"alone' >&2; exit 1; fi; rm -rf {directory}", "removing the run directory")
+        self._remove_dir(self.run_dir, "the run directory")
+
+    def make_data_dir(self):
+        """Makes the lab's device data directory on this host (root's only:
+        the data is the guests'), replacing one an earlier lab of this name
+        left (its `up` has checked no such lab is up here); returns the MiB
+        free there."""
+        base, directory = lab_state.DATA_BASE, self.data_dir
+        if self.local:
+            os.makedirs(base, mode=0o755, exist_ok=True)
+            self._remove_dir(directory, "an earlier lab's device data")
+            os.mkdir(directory, mode=0o700)
+            stat = os.statvfs(directory)
+            return stat.f_bavail * stat.f_frsize // (1024 * 1024)
+        quoted = shlex.quote(directory)
+        out = self.shell(
+            f"if [ -L {quoted} ]; then echo '{directory}: a symbolic link: left alone' >&2; "
+            f"exit 1; fi; rm -rf {quoted} && mkdir -p {shlex.quote(base)} && "
+            f"mkdir -m 0700 {quoted} && df -Pk {quoted} | tail -n 1",
+            "making the lab's device data directory")
+        return int(out.split()[3]) // 1024
+
+    def remove_data_dir(self):
+        """The lab's device data directory on this host, if it is one."""
+        self._remove_dir(self.data_dir, "the device data directory")
+
+    def _remove_dir(self, directory, what):
+        """Removes directory (one of the lab's) here or there; a symbolic
+        link is left alone, an error."""
+        if self.local:
+            if os.path.islink(directory):
+                raise UserError(f"{directory}: a symbolic link, not {what}: left alone")
+            if os.path.isdir(directory):
+                shutil.rmtree(directory)
+            return
+        quoted = shlex.quote(directory)
+        self.shell(f"if [ -L {quoted} ]; then echo '{directory}: a symbolic link: left "
+                   f"alone' >&2; exit 1; fi; rm -rf {quoted}", f"removing {what}")
 
 
 def _udp_port_free(port):

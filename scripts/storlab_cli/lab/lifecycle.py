@@ -17,7 +17,7 @@ import sys
 import time
 
 from storlab_cli import build, deps
-from storlab_cli.lab import (accel, agent, appliance, hosts as lab_hosts, libvirt_conn, memory_fit,
+from storlab_cli.lab import (accel, agent, appliance, hosts as lab_hosts, libvirt_conn, host_fit,
                              nbdkit, profile_status, profiles, render, snapshots,
                              state as lab_state)
 from storlab_cli.lab.each_node import each_node
@@ -94,12 +94,27 @@ def _console_tail(host, node):
     return "\n".join("    " + line for line in lines) or "(console log is empty)"
 
 
+def _make_data_dirs(topo, state, hosts):
+    """Each host's device data directory (device_data = "disk"), listed in
+    lab.json before it is made (a rollback or `down` removes it), and
+    checked for room."""
+    for host in hosts.values():
+        if any(n.host.name == host.name for n in topo.nodes):
+            state.data_dirs[host.name] = host.data_dir
+            _save_state(state)
+            host_fit.check_disk(topo, hosts, host, host.make_data_dir())
+
+
 def _start_devices(topo, state, hosts, gids):
     for node in topo.nodes:
         host = hosts[node.host.name]
         for device in node.devices:
             stem = os.path.join(host.run_dir, f"{node.name}-{device.name}")
             params = [f"{k}={v}" for k, v in device.params.items()]
+            if "file" not in device.params and host_fit.on_disk(topo, device):
+                # the lab's scratch data: a flush need not wait for the host's disk
+                data = os.path.join(host.data_dir, f"{node.name}-{device.name}.data")
+                params += [f"file={data}", "file-sync=off"]
             if device.plugin in nbdkit.STORLAB_PLUGINS:
                 params.append(f"stats={stem}.stats")
             # ctl: the raid plugin's control socket (it makes it 0600, root's:
@@ -228,7 +243,9 @@ def up(topology_path, requested_accel=None):
                 for h in hosts.values()))
         gids = _prepare_hosts(state, hosts, image, gid)
         _choose_accels(state, hosts, image, requested)     # each host's, its appliance there
-        memory_fit.check(topo, hosts, {h: a["accel"] for h, a in state.accels.items()})
+        host_fit.check(topo, hosts, {h: a["accel"] for h, a in state.accels.items()})
+        if topo.device_data == "disk":
+            _make_data_dirs(topo, state, hosts)
         _say(f"starting {sum(len(n.devices) for n in topo.nodes)} emulated devices")
         _start_devices(topo, state, hosts, gids)
         for node in topo.nodes:
@@ -420,6 +437,8 @@ def _teardown_host(state, host, stopped):
     for pidfile in nbdkit.stop_all_on(host, lab_state.own_files(state, "pidfile", host.name,
                                                                 host.run_dir)):
         stopped["devices"].append(os.path.basename(pidfile)[:-len(".pid")])
+    if host.name in state.data_dirs:                    # its servers are gone: their data too
+        host.remove_data_dir()
     if not host.local and host.name in state.bundles:   # made by this lab's `up`
         host.remove_run_dir()
 

@@ -19,6 +19,10 @@ from storlab_cli.schema.topology import LAB_NAME_RE, LAB_NAME_RULE, NODE_NAME_RE
 from storlab_cli.errors import UserError
 
 RUN_BASE = os.environ.get("STORLAB_RUN_DIR", "/run/storlab")
+# A lab's device data files (device_data = "disk"): DATA_BASE/<lab>, on a
+# remote host DATA_BASE/<lab>.<host> (lab/hosts.py). On disk, not under
+# RUN_BASE: /run is usually a tmpfs, memory again.
+DATA_BASE = os.environ.get("STORLAB_DATA_DIR", "/var/lib/storlab/labs")
 DOMAIN_PREFIX = "storlab-"
 STATE_FILE = "lab.json"
 
@@ -51,6 +55,7 @@ class LabState:
     placement: dict = field(default_factory=dict)        # node -> host name
     bundles: dict = field(default_factory=dict)          # remote host -> its plugin bundle dir
     accels: dict = field(default_factory=dict)           # host -> {accel, reason}; {}: all accel
+    data_dirs: dict = field(default_factory=dict)        # host -> its device data directory
     ready_after_s: float | None = None
     provisioned_after_s: float | None = None
 
@@ -96,6 +101,10 @@ def check_node_name(node):
 
 def run_dir(lab):
     return os.path.join(RUN_BASE, check_lab_name(lab))
+
+
+def data_dir(lab):
+    return os.path.join(DATA_BASE, check_lab_name(lab))
 
 
 def state_path(lab):

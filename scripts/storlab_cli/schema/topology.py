@@ -113,8 +113,12 @@ DEVICE_NAME_RE = re.compile(r"[a-z][a-z0-9]{0,11}")
 # XML 1.0 cannot carry these even escaped; argv should not either.
 CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
-TOP_KEYS = ("name", "description", "accel", "boot_timeout_s", "defaults", "nodes", "node",
-            "links", "hosts", "profile", "sim")
+TOP_KEYS = ("name", "description", "accel", "boot_timeout_s", "device_data", "defaults",
+            "nodes", "node", "links", "hosts", "profile", "sim")
+# Where a lab's storlab devices keep the data written to them: the host's
+# memory, or a file each in the lab's data directory on its host (labs
+# whose volumes outgrow memory; lab/host_fit.py counts either).
+DEVICE_DATA = ("memory", "disk")
 DEFAULTS_KEYS = ("vcpus", "memory_mib", "devices")
 NODE_KEYS = DEFAULTS_KEYS + ("host",)
 NODES_KEYS = ("count", "names")
@@ -203,6 +207,7 @@ class Topology:
     accel: str           # "auto" | "kvm" | "tcg"
     boot_timeout_s: int
     description: str = ""
+    device_data: str = "memory"      # DEVICE_DATA
     profile: object = None   # profile_schema.Profile: the storage stack `up` builds, or None
     sim: SimHost | None = None   # the [sim] table, or None
     hosts: list = field(default_factory=lambda: [hosts_schema.local_host()])  # [[hosts]]
@@ -422,6 +427,8 @@ class _TopologyLoader(Loader):
         accel = self.choice(data.get("accel", "auto"), "accel", ACCELS, "accelerator")
         boot_timeout_s = self.integer(data.get("boot_timeout_s", DEFAULT_BOOT_TIMEOUT_S),
                                       "boot_timeout_s", BOOT_TIMEOUT_S_RANGE)
+        device_data = self.choice(data.get("device_data", "memory"), "device_data",
+                                  DEVICE_DATA, "place for device data")
         self.sim = self.sim_host(data["sim"]) if "sim" in data else None
 
         defaults = self.table(data.get("defaults", {}), "defaults")
@@ -465,6 +472,7 @@ class _TopologyLoader(Loader):
                  in enumerate(zip(pairs, link_ports(name, pairs, machine_of)))]
         topo = Topology(name=name, path=os.path.abspath(self.path), nodes=nodes, links=links,
                         accel=accel, boot_timeout_s=boot_timeout_s, description=description,
+                        device_data=device_data,
                         sim=self.sim, hosts=hosts)
         if "profile" in data:
             topo.profile = profile_schema.parse(self, data["profile"], topo)

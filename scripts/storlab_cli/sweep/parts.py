@@ -6,7 +6,7 @@ import dataclasses
 import os
 
 from storlab_cli.errors import UserError
-from storlab_cli.lab import memory_fit
+from storlab_cli.lab import host_fit
 from storlab_cli.results import directory as results
 from storlab_cli.schema import device_check, topology_variants
 from storlab_cli.schema.sizes import binary_text
@@ -48,7 +48,7 @@ def split(sweep, backend):
             if part.topo.lab_refusal():
                 raise UserError(part.topo.lab_refusal() + which)
             try:
-                memory_fit.check_before_sweep(part.topo)
+                host_fit.check_before_sweep(part.topo)
             except UserError as e:
                 raise UserError(f"{e}{which}") from None
         part.plan = sweep_plan.make(part.sweep, part.topo, backend)
