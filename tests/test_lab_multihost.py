@@ -23,7 +23,7 @@ import time
 
 import pytest
 
-from storlab_cli.lab import libvirt_conn
+from storlab_cli.lab import libvirt_conn, state as lab_state
 
 from lab_profile_rig import (RUN_BASE, Lab, device_writes, fio_verify, guest, replica_md,
                              resynced_and_checked, short_sweep, status, storlab)
@@ -101,6 +101,7 @@ TOPOLOGY = '''
 name = "{name}"
 description = "two hosts: node1 here, node2 on the second one; each volume's copy on the other"
 boot_timeout_s = 180
+device_data = "disk"
 
 [[hosts]]
 name = "here"
@@ -166,6 +167,8 @@ def lab(topology_path):
         yield up.name
     # nothing of the lab is left on either host, nor a shared ssh master
     assert not os.path.exists(os.path.join(RUN_BASE, f"{LAB}.far"))
+    assert not os.path.exists(lab_state.data_dir(LAB))
+    assert not os.path.exists(lab_state.data_dir(LAB) + ".far")
     assert not lab_processes()
 
 
@@ -206,6 +209,12 @@ def test_each_node_runs_on_its_host(lab, second_host):
     bundles = os.path.join(second_host.cache_dir, "bundle") + "/"
     commands = [c for c in lab_processes() if c.startswith("nbdkit") and "node2-" in c]
     assert len(commands) == 1 and all(bundles in c for c in commands), commands
+    # device_data = "disk": each host's devices keep their data in its own
+    # directory there (made over ssh for the second host)
+    far_data = lab_state.data_dir(LAB) + ".far"
+    assert f"file={far_data}/node2-lun0.data file-sync=off" in commands[0], commands
+    assert os.listdir(far_data) == ["node2-lun0.data"]
+    assert os.listdir(lab_state.data_dir(LAB)) == ["node1-disk0.data"]
     # node2 boots the appliance copied whole into the second host's cache_dir
     with open(os.path.join(RUN_BASE, LAB, "lab.json"), encoding="utf-8") as f:
         copy = os.path.join(second_host.cache_dir, "appliance", json.load(f)["appliance"])
