@@ -110,9 +110,12 @@ def test_device_data_on_disk_moves_the_devices_share_to_the_disk(tmp_path):
     assert data[0][2].startswith("16 volumes and components")
 
 
-class DataHost:
-    """A LabHost as check_disk uses it."""
-    local, name, data_dir = True, "local", "/var/lib/storlab/labs/fit"
+class DataHost(Host):
+    """A LabHost as check_disk uses it (and check, with 16 GiB available)."""
+    name, data_dir = "local", "/var/lib/storlab/labs/fit"
+
+    def __init__(self):
+        super().__init__(16 * 1024)
 
 
 def test_up_refuses_device_data_its_disk_cannot_hold(tmp_path):
@@ -168,18 +171,30 @@ def test_each_host_holds_its_own_nodes(tmp_path):
 
 
 def test_a_lab_sweep_is_refused_before_any_lab_comes_up(tmp_path, monkeypatch):
-    """An all-flash study at scale 500 (64 mirrored volumes a node) on a host
-    with 16 GiB: refused while the sweep is split into parts, naming the
-    scale, before a results directory or a lab exists."""
+    """A hybrid study at scale 500 (7 nodes at ftt 3, its devices' data in
+    memory) on a host with 16 GiB, and an all-flash one (data on disk) on a
+    host with 8 GiB of free disk: refused while the sweep is split into
+    parts, naming the scale, before a results directory or a lab exists."""
     monkeypatch.setattr(host_fit.lab_hosts, "from_topology",
                         lambda topo: {"local": Host(16 * 1024)})
+    sweep = sweep_schema.load(os.path.join(STUDIES, "hybrid-ftt.toml"),
+                              backend="lab", scale_override=500)
+    with pytest.raises(UserError) as info:
+        sweep_parts.split(sweep, "lab")
+    message = str(info.value)
+    assert message.startswith("lab 'hybrid-4node-full' needs at least ")
+    assert "TCG" not in message and message.endswith(", scale 500)")
+
+    monkeypatch.setattr(host_fit.lab_hosts, "from_topology",
+                        lambda topo: {"local": DataHost()})
+    monkeypatch.setattr(host_fit, "local_free_disk_mib", lambda: 8 * 1024)
     sweep = sweep_schema.load(os.path.join(STUDIES, "allflash-write-buffer.toml"),
                               backend="lab", scale_override=500)
     with pytest.raises(UserError) as info:
         sweep_parts.split(sweep, "lab")
     message = str(info.value)
-    assert message.startswith("lab 'allflash-4node-full' needs at least ")
-    assert "TCG" not in message and message.endswith("(scale 500)")
+    assert message.startswith("lab 'allflash-4node-full' keeps about ")
+    assert 'in files (device_data = "disk"' in message and message.endswith("(scale 500)")
     # the simulator needs no lab
     sweep_parts.split(sweep_schema.load(os.path.join(STUDIES, "allflash-write-buffer.toml"),
                                         backend="sim"), "sim")

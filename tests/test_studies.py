@@ -32,6 +32,11 @@ def test_every_study_file_is_listed_with_what_it_reproduces():
         assert study["sim_wall_s"] is None or study["sim_wall_s"] >= 1
         # what its lab needs of a host: only where a lab can run it
         assert (study["lab_memory_mib"] is None) == (study["lab_scale"] is None)
+        assert (study["lab_disk_mib"] is None) == (study["lab_scale"] is None)
+    # the all-flash labs keep their device data on disk (device_data = "disk")
+    by_name = {s["name"]: s for s in listed}
+    assert by_name["allflash-write-buffer"]["lab_disk_mib"] > 8 * 1024
+    assert by_name["hybrid-read-cache"]["lab_disk_mib"] == 0
     assert sorted({s["scenario"] for s in listed}) == [1, 2, 3, 4, 5, 6]
     # scenario 2's families, each a file of its own
     swept = {s["name"]: s["swept"] for s in listed if s["scenario"] == 2}
@@ -52,6 +57,8 @@ def test_the_table_gives_scenario_points_wall_time_and_lab_scale():
     # a lab's memory at its scale (lab/host_fit.py): 7 nodes at ftt 3
     row = next(line for line in lines if line.startswith("hybrid-ftt "))
     assert re.search(r"scale 500, [0-9]+ GiB$", row.rstrip())
+    row = next(line for line in lines if line.startswith("allflash-write-buffer "))
+    assert re.search(r"scale 500, [0-9]+ GiB \+ [0-9]+ GiB on disk$", row.rstrip())
     assert any(line.startswith("this host has ") for line in lines)
 
 

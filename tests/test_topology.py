@@ -22,7 +22,7 @@ SOURCE = os.path.dirname(TESTS)
 STORLAB = os.path.join(SOURCE, "scripts", "storlab")
 
 from storlab_cli import catalog, paths
-from storlab_cli.lab import render, state
+from storlab_cli.lab import host_fit, render, state
 from storlab_cli.schema import sizes, topology
 from storlab_cli.errors import UserError
 
@@ -750,10 +750,14 @@ def test_domain_xml_structure(topo, node, accel):
     assert root.findtext("os/initrd") == APPLIANCE.initrd_path
     assert root.findtext("on_poweroff") == "destroy"
     cpus = root.findall("cpu")
+    tb_cache = root.find("features/tcg/tb-cache")
     if accel == "kvm":
         assert [c.get("mode") for c in cpus] == ["host-passthrough"]
+        assert tb_cache is None
     else:
         assert cpus == []
+        # QEMU's code cache a guest, as host_fit counts it (not QEMU's 1 GiB)
+        assert (tb_cache.get("unit"), int(tb_cache.text)) == ("MiB", host_fit.TCG_CODE_CACHE_MIB)
 
     ends = topology.link_ends(topo, node)
     args = root.findtext("os/cmdline").split()

@@ -22,18 +22,19 @@ What counts, per host:
 What a workload writes later is bounded by the volumes, so is counted too;
 a lab without a profile writes nothing at `up`, and only its guests count.
 """
+import os
+
 from storlab_cli.errors import UserError
-from storlab_cli.lab import hosts as lab_hosts
+from storlab_cli.lab import hosts as lab_hosts, render, state as lab_state
 from storlab_cli.lab.nbdkit import STORLAB_PLUGINS
 from storlab_cli.schema import topology_variants
 from storlab_cli.schema.capacity_layout import lvs_of
 
 # QEMU's own memory beside the guest's RAM (devices, I/O buffers, libraries).
 QEMU_OWN_MIB = 128
-# QEMU's translated-code buffer under TCG: 1 GiB by default on a 64-bit
-# host, and a guest that runs long enough fills it (1.6 GiB resident seen
-# for a 768 MiB guest after 30 minutes of provisioning).
-TCG_CODE_CACHE_MIB = 1024
+# QEMU's translated-code buffer under TCG: what the domain is given (QEMU
+# fills it, then flushes it and starts again).
+TCG_CODE_CACHE_MIB = render.TCG_CODE_CACHE_MIB
 # Left to the host itself, its daemons and storlab.
 HOST_RESERVE_MIB = 1024
 # Left free on the disk that holds a lab's device data files.
@@ -105,9 +106,25 @@ def disk_need_mib(topo, nodes):
 
 
 def sweep_need_mib(sweep, accel="tcg"):
-    """The most one of a lab sweep's topologies needs, every node on one host."""
-    return max(need_mib(v.topology, [n.name for n in v.topology.nodes], accel)[0]
-               for v, _ in topology_variants.variants(sweep))
+    """(memory MiB, disk MiB): the most one of a lab sweep's topologies
+    needs of each, every node on one host."""
+    needs = [(need_mib(v.topology, names, accel)[0], disk_need_mib(v.topology, names)[0])
+             for v, _ in topology_variants.variants(sweep)
+             for names in [[n.name for n in v.topology.nodes]]]
+    return max(m for m, _ in needs), max(d for _, d in needs)
+
+
+def local_free_disk_mib():
+    """MiB free where this host's labs keep device data files (the nearest
+    directory of lab_state.DATA_BASE that exists), or None."""
+    directory = lab_state.DATA_BASE
+    while not os.path.isdir(directory) and os.path.dirname(directory) != directory:
+        directory = os.path.dirname(directory)
+    try:
+        stat = os.statvfs(directory)
+    except OSError:
+        return None
+    return stat.f_bavail * stat.f_frsize // (1024 * 1024)
 
 
 def local_available_mib():
@@ -131,9 +148,13 @@ def mem_available_mib(meminfo_text):
 def check_before_sweep(topo):
     """check() for a lab sweep's topology before any of its labs comes up:
     with each guest as under KVM (the accelerator is chosen at `up`), what
-    the lab needs at the least."""
+    the lab needs at the least; and check_disk() for this host."""
     hosts = lab_hosts.from_topology(topo)
     check(topo, hosts, {name: "kvm" for name in hosts}, at_least=True)
+    free_mib = local_free_disk_mib() if topo.device_data == "disk" else None
+    for host in hosts.values():
+        if host.local and free_mib is not None:     # a remote host's disk: at its `up`
+            check_disk(topo, hosts, host, free_mib)
 
 
 def check(topo, hosts, accels, at_least=False):
