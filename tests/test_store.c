@@ -585,6 +585,52 @@ test_file_reopen (void **state)
   assert_null (sl_store_open_file (bad, size, NULL, 0));
 }
 
+/* A write of zero pages keeps a file sparse (as memory keeps no zero page),
+ * and stays a write: a volatile one is reverted by a power loss. */
+static void
+test_file_zero_writes_stay_sparse (void **state)
+{
+  (void) state;
+  const uint64_t size = 1024 * KIB;
+  struct dev d;
+  dev_open (&d, BACKING_FILE, size);
+  static uint8_t data[256 * KIB], zeroes[256 * KIB], got[256 * KIB];
+  fill_pattern (data, sizeof data, 31);
+  struct stat st;
+
+  /* zeroes over never-written space allocate nothing */
+  write_ok (d.s, zeroes, sizeof zeroes, 0, false);
+  assert_int_equal (stat (d.path, &st), 0);
+  assert_int_equal (st.st_blocks, 0);
+
+  /* zeroes over data free its blocks and read back as zeroes */
+  write_ok (d.s, data, sizeof data, 256 * KIB, false);
+  assert_int_equal (stat (d.path, &st), 0);
+  assert_true ((uint64_t) st.st_blocks * 512 >= sizeof data);
+  write_ok (d.s, zeroes, sizeof zeroes, 256 * KIB, false);
+  assert_int_equal (sl_store_read (d.s, got, sizeof got, 256 * KIB), 0);
+  assert_true (all_zero (got, sizeof got));
+  assert_int_equal (stat (d.path, &st), 0);
+  assert_int_equal (st.st_blocks, 0);
+
+  /* a volatile zero write over durable data is lost in a power cut;
+   * part of a page zeroed keeps the rest of the page */
+  write_ok (d.s, data, sizeof data, 512 * KIB, false);
+  write_ok (d.s, zeroes, sizeof zeroes, 512 * KIB, true);
+  assert_int_equal (sl_store_volatile_bytes (d.s), sizeof zeroes);
+  assert_int_equal (sl_store_read (d.s, got, sizeof got, 512 * KIB), 0);
+  assert_true (all_zero (got, sizeof got));
+  assert_int_equal (sl_store_power_loss (d.s), 0);
+  assert_int_equal (sl_store_read (d.s, got, sizeof got, 512 * KIB), 0);
+  assert_memory_equal (got, data, sizeof data);
+  write_ok (d.s, zeroes, 100, 512 * KIB + 1000, false);
+  assert_int_equal (sl_store_read (d.s, got, PAGE, 512 * KIB), 0);
+  assert_memory_equal (got, data, 1000);
+  assert_true (all_zero (got + 1000, 100));
+  assert_memory_equal (got + 1100, data + 1100, PAGE - 1100);
+  dev_close (&d);
+}
+
 /* ---- range checks ------------------------------------------------------- */
 
 static void
@@ -754,6 +800,7 @@ main (void)
     cmocka_unit_test (test_power_loss_range),
     cmocka_unit_test (test_memory_resident_counts_shadows),
     cmocka_unit_test (test_file_reopen),
+    cmocka_unit_test (test_file_zero_writes_stay_sparse),
     cmocka_unit_test (test_out_of_range),
     cmocka_unit_test (test_threads_disjoint_regions),
   };

@@ -842,8 +842,13 @@ sl_store_write (struct sl_store *s, const void *buf, uint64_t length_bytes,
     return 0;
   if (check_range (s, length_bytes, offset_bytes) < 0)
     return -1;
+  /* Zero pages cost a file nothing either, as they cost memory nothing: a
+   * guest zeroing a range through a layer that writes zero pages
+   * (dm-writecache, dm-integrity) punches holes, not blocks of zeroes. */
   if (is_file (s))
-    return file_write (s, buf, length_bytes, offset_bytes, volatile_write);
+    return is_all_zero (buf, length_bytes)
+      ? file_zero (s, length_bytes, offset_bytes, volatile_write)
+      : file_write (s, buf, length_bytes, offset_bytes, volatile_write);
   pthread_rwlock_wrlock (&s->lock);
   int rc = shadows_before_write (s, buf, length_bytes, offset_bytes, volatile_write);
   if (rc == 0)
