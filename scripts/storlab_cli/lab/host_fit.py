@@ -121,10 +121,9 @@ def local_free_disk_mib():
     while not os.path.isdir(directory) and os.path.dirname(directory) != directory:
         directory = os.path.dirname(directory)
     try:
-        stat = os.statvfs(directory)
+        return lab_hosts.free_disk_mib(directory)
     except OSError:
         return None
-    return stat.f_bavail * stat.f_frsize // (1024 * 1024)
 
 
 def local_available_mib():

@@ -67,18 +67,20 @@ class LabHost:
         self._conn = None
         self._conn_lock = threading.Lock()    # nodes of a host looked at at once
 
+    def _lab_dir(self, base):
+        """The lab's directory under base on this host: <lab> here,
+        <lab>.<host> on a remote host."""
+        lab = lab_state.check_lab_name(self.lab)
+        return os.path.join(base, lab if self.local else f"{lab}.{self.name}")
+
     @property
     def run_dir(self):
-        if self.local:
-            return lab_state.run_dir(self.lab)
-        return os.path.join(lab_state.RUN_BASE, f"{lab_state.check_lab_name(self.lab)}.{self.name}")
+        return self._lab_dir(lab_state.RUN_BASE)
 
     @property
     def data_dir(self):
         """Where the lab's device data files go on this host (device_data = "disk")."""
-        if self.local:
-            return lab_state.data_dir(self.lab)
-        return os.path.join(lab_state.DATA_BASE, f"{lab_state.check_lab_name(self.lab)}.{self.name}")
+        return self._lab_dir(lab_state.DATA_BASE)
 
     def describe(self):
         return f"host '{self.name}' ({self.uri})"
@@ -338,8 +340,7 @@ class LabHost:
             os.makedirs(base, mode=0o755, exist_ok=True)
             self._remove_dir(directory, "an earlier lab's device data")
             os.mkdir(directory, mode=0o700)
-            stat = os.statvfs(directory)
-            return stat.f_bavail * stat.f_frsize // (1024 * 1024)
+            return free_disk_mib(directory)
         quoted = shlex.quote(directory)
         out = self.shell(
             f"if [ -L {quoted} ]; then echo '{directory}: a symbolic link: left alone' >&2; "
@@ -364,6 +365,12 @@ class LabHost:
         quoted = shlex.quote(directory)
         self.shell(f"if [ -L {quoted} ]; then echo '{directory}: a symbolic link: left "
                    f"alone' >&2; exit 1; fi; rm -rf {quoted}", f"removing {what}")
+
+
+def free_disk_mib(directory):
+    """MiB free to an unprivileged writer on directory's filesystem, here."""
+    stat = os.statvfs(directory)
+    return stat.f_bavail * stat.f_frsize // (1024 * 1024)
 
 
 def _udp_port_free(port):
