@@ -68,10 +68,8 @@ class LabHost:
         self._conn_lock = threading.Lock()    # nodes of a host looked at at once
 
     def _lab_dir(self, base):
-        """The lab's directory under base on this host: <lab> here,
-        <lab>.<host> on a remote host."""
-        lab = lab_state.check_lab_name(self.lab)
-        return os.path.join(base, lab if self.local else f"{lab}.{self.name}")
+        """The lab's directory under base on this host."""
+        return lab_state.lab_dir(base, self.lab, None if self.local else self.name)
 
     @property
     def run_dir(self):

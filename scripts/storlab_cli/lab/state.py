@@ -99,12 +99,19 @@ def check_node_name(node):
     return node
 
 
+def lab_dir(base, lab, host=None):
+    """The lab's directory under base: <lab> on the local host, <lab>.<host>
+    on a remote one (lab/hosts.py)."""
+    lab = check_lab_name(lab)
+    return os.path.join(base, lab if host is None else f"{lab}.{host}")
+
+
 def run_dir(lab):
-    return os.path.join(RUN_BASE, check_lab_name(lab))
+    return lab_dir(RUN_BASE, lab)
 
 
 def data_dir(lab):
-    return os.path.join(DATA_BASE, check_lab_name(lab))
+    return lab_dir(DATA_BASE, lab)
 
 
 def state_path(lab):
