@@ -33,7 +33,10 @@ def test_a_small_write_updates_data_p_and_q(raid6_lab):
     """2000 random 4 KiB writes: whether md reads the old data, P and Q
     (read-modify-write) or the stripe's other three data chunks
     (reconstruct-write), it reads 3 chunks (fewer when its stripe cache
-    holds them) and writes 3: data, P and Q. md's own bitmap adds a few."""
+    holds them) and writes 3: data, P and Q. md's own bitmap adds a few;
+    two writes in flight together in one stripe share its P and Q, and the
+    guest's block layer may merge adjacent parity pages, which saves a few
+    (CI once saw 5999), so the count may fall 2 % short of 3 a write."""
     before = disk_ops(raid6_lab, NODES)
     guest(raid6_lab, "node1", "fio", "--name=rmw", f"--filename={VOLUME}",
           "--ioengine=libaio", "--direct=1", "--rw=randwrite", "--bs=4k", "--size=32M",
@@ -42,7 +45,7 @@ def test_a_small_write_updates_data_p_and_q(raid6_lab):
     reads = sum(after[n][0] - before[n][0] for n in after)
     writes = sum(after[n][1] - before[n][1] for n in after)
     print(f"\nRAID-6 4+2: 2000 guest writes -> {writes} device writes, {reads} device reads")
-    assert 3 * 2000 <= writes <= 3 * 2000 * 1.05, writes
+    assert 3 * 2000 * 0.98 <= writes <= 3 * 2000 * 1.05, writes
     assert 2000 <= reads <= 3 * 2000, reads
     assert all(after[n][1] > before[n][1] for n in after)
 
