@@ -100,3 +100,15 @@ def test_device_window_reads_the_windows_queue_depth_and_lateness():
     after = snapshot(2_000_000_000, 1100, 1_000_000, [[50, 1080], [1187, 20]])
     assert device_window.window_between(before, after, window_s=1.0).release_late_p99_us == \
         pytest.approx(latency_buckets.bucket_midpoint(1187) / 1000)
+
+
+def test_io_slower_than_the_way_to_the_window_is_long_io():
+    """A closed loop is steady once a round of its queue has completed:
+    fio's mean latency beyond ramp_s + start_skew_s (5 s by default) means
+    the window began inside the start. Seen: 256 KiB reads at 64 in flight
+    a thread on a TCG guest, 5.7 s mean, no completion in the window."""
+    assert host_limit.long_io(5.69e6, 5) and not host_limit.long_io(3.48e6, 5)
+    assert not host_limit.long_io(None, 5)               # nothing completed: fio says no mean
+    assert host_limit.point_reasons([], late_start=True, long_io=True) == "late-start+long-io"
+    assert host_limit.point_reasons([DeviceLoad(4, 3.9, 1000.0, 1.0)], long_io=True) == "long-io"
+    assert "ramp_s + start_skew_s" in host_limit.explain("long-io")[0]

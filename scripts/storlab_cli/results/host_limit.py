@@ -3,7 +3,7 @@
 A TCG guest and the path from it to the plugin (the guest's block layer,
 QEMU's NBD client, the host's CPU) can hold I/O back from an emulated
 device, and then the point shows the host's limit, not the model's figures.
-Four signs, each read from the point's own measurements:
+Five signs, each read from the point's own measurements:
 
   nbd-16        more I/Os outstanding per device than QEMU's NBD client keeps
                 in flight (block/nbd.c MAX_NBD_REQUESTS): the rest wait in the
@@ -18,6 +18,12 @@ Four signs, each read from the point's own measurements:
                 began (later than the phases' start_skew_s after its node's
                 gate): the guest could not start its threads in time, and the
                 window holds less than the whole load
+  long-io       fio's mean latency over its run longer than the time from the
+                gate to the window (ramp_s + start_skew_s): a closed loop is
+                steady only once a round of its queue has completed, so the
+                window began inside the start (a 4-node hybrid lab at 256 KiB,
+                64 I/Os a thread in flight, took 12-15 s for its first
+                completions and had none in its 14 s window)
 
 The simulator has no host path: its points are never flagged.
 """
@@ -45,6 +51,10 @@ REASONS = {
     "late-start": "a fio thread began its I/O after the measured window had begun (later "
                   "than phases.start_skew_s after its node's gate): the window holds less "
                   "than the whole load",
+    "long-io": "the I/Os took longer than the time from the gate to the window (fio's mean "
+               "latency above phases.ramp_s + start_skew_s): the window began before the "
+               "threads' first I/Os had completed, so it measured the load's start, not a "
+               "steady state",
 }
 
 
@@ -72,10 +82,17 @@ def reasons(load):
     return found
 
 
-def point_reasons(loads, late_start=False):
+def long_io(fio_mean_latency_us, window_start_s):
+    """Whether fio's mean latency over its run (None: no I/O completed)
+    outlasted the time from the gate to the window."""
+    return fio_mean_latency_us is not None and fio_mean_latency_us > window_start_s * 1e6
+
+
+def point_reasons(loads, late_start=False, long_io=False):
     """The union over a point's devices (and late-start when a thread
-    started late), in REASONS order; "" when none."""
-    seen = {"late-start"} if late_start else set()
+    started late, long-io when its I/Os outlasted the ramp), in REASONS
+    order; "" when none."""
+    seen = ({"late-start"} if late_start else set()) | ({"long-io"} if long_io else set())
     for load in loads:
         seen.update(reasons(load))
     return "+".join(r for r in REASONS if r in seen)

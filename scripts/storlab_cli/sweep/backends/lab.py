@@ -522,17 +522,18 @@ def _lab_device_windows(directory, duration_s):
     return windows
 
 
-def _host_limit(sweep, workload, windows, late_start):
+def _host_limit(sweep, workload, windows, late_start, long_io):
     """The point's host_limit (host_limit.REASONS codes joined by '+', "" for
     none): the target device gets units x workers x iodepth outstanding I/Os;
     devices under the guests' stack get what the stack makes of it (unknown);
-    late_start: a fio thread started after the window began."""
+    late_start: a fio thread started after the window began; long_io: fio's
+    I/Os outlasted the time from the gate to the window."""
     offered = workload["units"] * workload["workers"] * workload["iodepth"]
     loads = [host_limit.DeviceLoad(
         offered_depth=offered if sweep.target_is_device and device == workload["target"] else None,
         mean_queue_depth=w.mean_queue_depth, mean_latency_us=w.dev_lat_mean_us,
         release_late_p99_us=w.release_late_p99_us) for device, w in windows]
-    return host_limit.point_reasons(loads, late_start)
+    return host_limit.point_reasons(loads, late_start, long_io)
 
 
 def _unit_logs(directory):
@@ -617,6 +618,9 @@ def read_point(directory, sweep, point):
     phases = sweep.phases
     named = _lab_device_windows(directory, phases["duration_s"])
     summary = fio_merge.merge_docs(docs) if docs else {}
+    # fio's own mean over each thread's run: the window's may have no I/O at all
+    long_io = bool(docs) and host_limit.long_io(summary.total.lat_mean_us,
+                                                fio_jobfile.window_start_s(phases))
     unit_logs = _unit_logs(directory)
     windows, late_start = None, False
     if unit_logs and docs and _logged_in_window(directory):
@@ -630,8 +634,8 @@ def read_point(directory, sweep, point):
     return RawPoint(
         sources=sources, summary=summary,
         windows=[w for _, w in named],
-        host_limit=(_host_limit(sweep, point.workload(sweep.workload), named, late_start)
-                    if named else host_limit.point_reasons([], late_start) or None),
+        host_limit=(_host_limit(sweep, point.workload(sweep.workload), named, late_start, long_io)
+                    if named else host_limit.point_reasons([], late_start, long_io) or None),
         samples=(_lab_timeline(unit_logs, interval_ms, windows, phases["duration_s"])
                  if interval_ms else []),
         events=_lab_events(directory), nodes=_nodes_of(sources),
