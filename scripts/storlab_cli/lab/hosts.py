@@ -355,14 +355,24 @@ class LabHost:
         """Removes directory (one of the lab's) here or there; a symbolic
         link is left alone, an error."""
         if self.local:
-            if os.path.islink(directory):
-                raise UserError(f"{directory}: a symbolic link, not {what}: left alone")
-            if os.path.isdir(directory):
-                shutil.rmtree(directory)
+            remove_local_dir(directory, what)
             return
         quoted = shlex.quote(directory)
         self.shell(f"if [ -L {quoted} ]; then echo '{directory}: a symbolic link: left "
                    f"alone' >&2; exit 1; fi; rm -rf {quoted}", f"removing {what}")
+
+
+def check_not_a_link(directory, what):
+    """A lab never follows a symbolic link where its own directory should be."""
+    if os.path.islink(directory):
+        raise UserError(f"{directory}: a symbolic link, not {what}: left alone")
+
+
+def remove_local_dir(directory, what):
+    """Removes directory (one of a lab's, on this machine), if it is one."""
+    check_not_a_link(directory, what)
+    if os.path.isdir(directory):
+        shutil.rmtree(directory)
 
 
 def free_disk_mib(directory):

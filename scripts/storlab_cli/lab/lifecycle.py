@@ -12,7 +12,6 @@ control socket in the state's device entries.
 import grp
 import json
 import os
-import shutil
 import sys
 import time
 
@@ -468,20 +467,15 @@ def _teardown(state):
     return stopped
 
 
-def _check_not_a_link(directory):
-    if os.path.islink(directory):
-        raise UserError(f"{directory}: a symbolic link, not a lab's run directory: left alone")
+_RUN_DIR = "a lab's run directory"
 
 
 def _remove_run_dir(lab):
-    directory = run_dir(lab)                    # the name was checked: RUN_BASE/<lab>
-    _check_not_a_link(directory)
-    if os.path.isdir(directory):
-        shutil.rmtree(directory)
+    lab_hosts.remove_local_dir(run_dir(lab), _RUN_DIR)   # the name was checked: RUN_BASE/<lab>
 
 
 def down(lab):
-    _check_not_a_link(run_dir(lab))
+    lab_hosts.check_not_a_link(run_dir(lab), _RUN_DIR)
     state = load_state(lab)
     if state is None:
         if os.path.isdir(run_dir(lab)):
