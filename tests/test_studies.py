@@ -54,9 +54,13 @@ def test_the_table_gives_scenario_points_wall_time_and_lab_scale():
     assert lines[0].split()[:3] == ["study", "scenario", "figure"]
     row = next(line for line in lines if line.startswith("hybrid-cluster-size "))
     assert row.split()[1] == "2" and row.rstrip().endswith("no")   # 64 nodes: no lab
-    # a lab's memory at its scale (lab/host_fit.py): 7 nodes at ftt 3
+    # a lab's memory at its scale (lab/host_fit.py), and its disk where the
+    # devices keep their data there: hybrid-ftt's 7 nodes at ftt 3 sweep it
+    row = next(line for line in lines if line.startswith("hybrid-vms "))
+    assert re.search(r"scale 1000, [0-9]+ GiB(, [0-9]+ (s|min))?$", row.rstrip())
     row = next(line for line in lines if line.startswith("hybrid-ftt "))
-    assert re.search(r"scale 500, [0-9]+ GiB$", row.rstrip())
+    assert re.search(r"scale 500, [0-9]+ GiB \+ [0-9]+ GiB on disk(, [0-9]+ (s|min))?$",
+                     row.rstrip())
     row = next(line for line in lines if line.startswith("allflash-write-buffer "))
     assert re.search(r"scale 500, [0-9]+ GiB \+ [0-9]+ GiB on disk(, [0-9]+ (s|min))?$", row.rstrip())
     assert any(line.startswith("this host has ") for line in lines)
