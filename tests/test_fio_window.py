@@ -188,6 +188,43 @@ def test_percentiles_over_the_window_from_histogram_logs(tmp_path):
     assert kept.read.bins == whole.read.bins
 
 
+def test_a_starved_iops_log_does_not_count_the_histograms_do(tmp_path):
+    """fio writes its IOPS log from a helper thread, which a busy guest
+    starves: here one IOPS line for a thread that completed 100 I/Os a
+    second all through the 4 s window (one at 3 ms, the rest at 1 ms), and
+    none at all for a second thread. The histogram lines, written as I/Os
+    complete, count both: 800 in the window; the mean from the bins. The
+    second thread is on time by its histogram log."""
+    window = fio_window.Window(10_000, 14_000)
+    steady = [hist_line(t, 0, {BIN_1MS: 99, BIN_3MS: 1}) for t in range(11_000, 16_000, 1000)]
+    jobs = []
+    for name, iops_lines in (("a", ["15000, 100, 0, 4096, 0"]), ("b", [])):
+        jobs.append((write(tmp_path / f"{name}_iops.1.log", iops_lines),
+                     write(tmp_path / f"{name}_clat.1.log", []),
+                     write(tmp_path / f"{name}_clat_hist.1.log", steady), window))
+    whole = fio_merge.Summary(units=1, read=fio_merge._direction([(1000, 1000 * 4096, 10000, 0, 0, {})]),
+                              write=fio_merge._direction([(0, 0, 10000, 0, 0, {})]),
+                              total=fio_merge._direction([(1000, 1000 * 4096, 10000, 0, 0, {})]))
+    over = fio_window.over_window(whole, jobs, 1000, 4)
+    assert over.read.iops == pytest.approx(200)
+    assert over.read.lat_mean_us == pytest.approx((99 * 1003.52 + 2998.272) / 100)
+    assert dict(over.read.bins) == {1003520: 792, 2998272: 8}
+    # by its IOPS log, thread a began 4 s into the window and b never did
+    assert fio_window.started_late(jobs[0][0], 1000, window)
+    assert fio_window.late_starters(jobs, 1000) == 0
+    # the same lines interval by interval: 100 IOPS a thread in each second
+    samples = fio_window.hist_samples(jobs[1][2], 1000, window.start_ms, 4000)
+    rows = timeline.rows(samples)
+    assert [(r["t_s"], round(r["iops"], 6), r["write_iops"]) for r in rows] == \
+        [(1.0, 100, 0), (2.0, 100, 0), (3.0, 100, 0), (4.0, 100, 0)]
+    assert rows[0]["read_lat_mean_us"] == pytest.approx(over.read.lat_mean_us)
+    # a line spanning 2.5 s (from the last at 11 s to 13.5 s) spreads over it
+    spread = write(tmp_path / "c_clat_hist.1.log", [hist_line(11_000, 0, {BIN_1MS: 10}),
+                                                    hist_line(13_500, 0, {BIN_1MS: 250})])
+    assert [round(r["iops"], 6) for r in timeline.rows(
+        fio_window.hist_samples(spread, 1000, window.start_ms, 4000))] == [10, 100, 100, 50]
+
+
 @pytest.mark.parametrize("line, needle", [
     ("1000, 0, 4096, 1, 2, 3", "line 1: not a fio histogram log line"),          # too few bins
     ("1000, 0, 4096, 5:1, 1856:2", "line 1: not a fio histogram log line"),     # no such bin
@@ -256,6 +293,11 @@ def test_real_fio_through_the_gate_one_thread_late(tmp_path, busybox_path):
     assert set(dict(over.total.bins)) <= set(dict(whole.total.bins)), report
     # the timeline in the window: w1 from the first interval, w2 from the third
     rows = timeline.rows(timeline.fio_samples(pairs, 1000, start_ms=window.start_ms, end_ms=4000))
+    assert [r["t_s"] for r in rows] == [1, 2, 3, 4], report
+    assert [round(r["iops"], -2) for r in rows] == [400, 400, 800, 800], report
+    # and from the histogram logs, as a lab's timeline is counted
+    rows = timeline.rows([s for _, _, hist, _ in jobs
+                          for s in fio_window.hist_samples(hist, 1000, window.start_ms, 4000)])
     assert [r["t_s"] for r in rows] == [1, 2, 3, 4], report
     assert [round(r["iops"], -2) for r in rows] == [400, 400, 800, 800], report
     # the lab fetches the histogram logs sparse, with the guest's busybox

@@ -87,3 +87,4 @@ def read(path):
         if ddir in timeline.DIRECTIONS:
             entries.append(Entry(t_ms, timeline.DIRECTIONS[ddir], bins))
     return entries
+

@@ -564,14 +564,20 @@ def _node_windows(directory, phases, nodes):
 
 def _lab_timeline(unit_logs, interval_ms, windows, duration_s):
     """The point's timeline: in each node's window (0 at its start) when
-    its fio logged in the gate's clock, else from each thread's start."""
+    its fio logged in the gate's clock, from the histogram logs where every
+    thread has one (results/fio_window.py says why), else from each
+    thread's start."""
     if windows is None:
         pairs = [pair for pairs in unit_logs.values() for pair in pairs]
         return timeline.fio_samples(pairs, interval_ms) if pairs else []
     samples = []
     for node, window in windows.items():
         pairs = [pair for (n, _), pairs in unit_logs.items() if n == node for pair in pairs]
-        if pairs:
+        hists = [fio_hist_log.path_beside(clat) for _, clat in pairs]
+        if pairs and all(hists):
+            samples += [s for hist in hists for s in fio_window.hist_samples(
+                hist, interval_ms, window.start_ms, duration_s * 1000)]
+        elif pairs:
             samples += timeline.fio_samples(pairs, interval_ms, start_ms=window.start_ms,
                                             end_ms=duration_s * 1000)
     return samples
