@@ -194,3 +194,42 @@ active_nodes = [1, 3]
     ratio = float(three["iops"]) / float(one["iops"])
     assert 2.7 < ratio < 3.3, ratio
     assert abs(float(three["lat_mean_us"]) / float(one["lat_mean_us"]) - 1) < 0.1
+
+
+def test_plot_reread_reads_every_point_again_from_its_raw_files(tmp_path):
+    """`storlab plot DIR --reread`: each finished point's row and timeline
+    again from the raw files it kept, as this storlab counts them (here
+    the simulator's JSON: the same figures). The sweep is the results'
+    copy, its relative topology found where the original file was; a
+    point without its row gets one back. Not a results directory: one
+    line, nothing written."""
+    studies = tmp_path / "studies"
+    studies.mkdir()
+    (tmp_path / "vsa-raid.toml").write_text(open(TOPOLOGY, encoding="utf-8").read())
+    sweep_file = studies / "short.toml"
+    sweep_file.write_text(SWEEP.replace(f'topology = "{TOPOLOGY}"', 'topology = "../vsa-raid.toml"')
+                          .replace("duration_s = 20", "duration_s = 4")
+                          .replace('"device.battery" = ["ok", "failed"]', "")
+                          .split("[[sweep.points]]")[0])
+    out = tmp_path / "results"
+    result = storlab("sweep", str(sweep_file), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    table, timeline = (out / "points.csv").read_text(), (out / "points" / "001" / "timeline.csv").read_text()
+    os.unlink(out / "points" / "001" / "row.json")
+    os.unlink(out / "points" / "001" / "timeline.csv")
+    result = storlab("plot", str(out), "--reread")
+    assert result.returncode == 0, result.stderr
+    assert "2 of 2 points read again from their raw files" in result.stdout
+    assert (out / "points.csv").read_text() == table
+    assert (out / "points" / "001" / "timeline.csv").read_text() == timeline
+    assert os.path.exists(out / "plots" / "iops-latency.svg")
+
+    for bad, needle in ((tmp_path, "manifest.json: no such file"),
+                        (studies, "manifest.json: no such file")):
+        result = storlab("plot", str(bad), "--reread")
+        assert result.returncode == 1 and needle in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    (out / "sweep.toml").unlink()
+    result = storlab("plot", str(out), "--reread")
+    assert result.returncode == 1 and "sweep.toml: no such file" in result.stderr, result.stderr
+    assert (out / "points.csv").read_text() == table

@@ -223,9 +223,14 @@ class Sweep:
         return self.workload["target"] not in PROFILE_TARGETS
 
 
-def load(path, backend=None, scale_override=None):
+def load(path, backend=None, scale_override=None, topology_dir=None):
+    """The sweep file at path. topology_dir: where its relative topology
+    path starts, when not beside it (a results directory's copy of the
+    file: where the original was)."""
     path = os.fspath(path)
-    sweep = _SweepLoader(path).sweep(toml_file.read(path))
+    loader = _SweepLoader(path)
+    loader.topology_dir = topology_dir
+    sweep = loader.sweep(toml_file.read(path))
     if backend is not None:
         if backend not in BACKENDS:
             raise UserError(f"--backend {backend}: unknown backend (known: lab, sim)")
@@ -256,9 +261,10 @@ def check_backend(sweep):
                                 "(raid devices); other device keys need backend sim")
 
 
-def resolve_topology(sweep_path, value):
-    """A topology path relative to the sweep file, else a name in topologies/."""
-    candidates = [os.path.join(os.path.dirname(os.path.abspath(sweep_path)), value)]
+def resolve_topology(sweep_path, value, directory=None):
+    """A topology path relative to the sweep file (or directory), else a
+    name in topologies/."""
+    candidates = [os.path.join(directory or os.path.dirname(os.path.abspath(sweep_path)), value)]
     if "/" not in value:
         name = value if value.endswith(".toml") else value + ".toml"
         candidates.append(os.path.join(paths.SOURCE_DIR, "topologies", name))
@@ -270,6 +276,7 @@ def resolve_topology(sweep_path, value):
 
 
 class _SweepLoader(Loader):
+    topology_dir = None
     def boolean(self, value, key_path):
         if not isinstance(value, bool):
             self.fail(key_path, "must be true or false", value)
@@ -357,7 +364,7 @@ class _SweepLoader(Loader):
         if "topology" not in data:
             self.fail("topology", "missing (the lab topology file the sweep runs on)")
         topology_value = self.path_string(data["topology"], "topology")
-        topology_path = resolve_topology(self.path, topology_value)
+        topology_path = resolve_topology(self.path, topology_value, self.topology_dir)
         predict = self.boolean(data.get("predict", True), "predict")
         factor = self.number(data.get("scale", 1), "scale", *SCALE_RANGE)
         workload = self.workload(self.table(data.get("workload", {}), "workload"))
