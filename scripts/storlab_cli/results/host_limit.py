@@ -14,10 +14,11 @@ Five signs, each read from the point's own measurements:
   release-late  the plugin released its replies late: the p99 of its release
                 lateness above RELEASE_LATE_SHARE_MAX of the device's mean
                 latency (the host's CPU could not keep the model's timing)
-  late-start    a fio thread's first logged I/O came after the measured window
+  late-start    a fio thread's first completion came after the measured window
                 began (later than the phases' start_skew_s after its node's
-                gate): the guest could not start its threads in time, and the
-                window holds less than the whole load
+                gate): the guest did not start its threads in time, or their
+                first I/Os took that long (long-io says which), and the window
+                holds less than the whole load
   long-io       fio's mean latency over its run longer than the time from the
                 gate to the window (ramp_s + start_skew_s): a closed loop is
                 steady only once a round of its queue has completed, so the
@@ -48,9 +49,9 @@ REASONS = {
     "release-late": "the plugin released replies late (release lateness p99 above "
                     f"{RELEASE_LATE_SHARE_MAX:.0%} of the device's mean latency): the host's "
                     "CPU could not keep the model's timing",
-    "late-start": "a fio thread began its I/O after the measured window had begun (later "
-                  "than phases.start_skew_s after its node's gate): the window holds less "
-                  "than the whole load",
+    "late-start": "a fio thread's first I/O completed after the measured window had begun "
+                  "(later than phases.start_skew_s after its node's gate: it started late, or "
+                  "its first I/Os took that long): the window holds less than the whole load",
     "long-io": "the I/Os took longer than the time from the gate to the window (fio's mean "
                "latency above phases.ramp_s + start_skew_s): the window began before the "
                "threads' first I/Os had completed, so it measured the load's start, not a "
