@@ -87,4 +87,3 @@ def read(path):
         if ddir in timeline.DIRECTIONS:
             entries.append(Entry(t_ms, timeline.DIRECTIONS[ddir], bins))
     return entries
-
