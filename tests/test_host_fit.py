@@ -172,13 +172,18 @@ def test_each_host_holds_its_own_nodes(tmp_path):
 
 def test_a_lab_sweep_is_refused_before_any_lab_comes_up(tmp_path, monkeypatch):
     """A hybrid study at scale 500 (7 nodes at ftt 3, its devices' data in
-    memory) on a host with 16 GiB, and an all-flash one (data on disk) on a
+    memory, as hybrid-ftt without its device_data axis) on a host with
+    16 GiB, and an all-flash one (data on disk) on a
     host with 8 GiB of free disk: refused while the sweep is split into
     parts, naming the scale, before a results directory or a lab exists."""
     monkeypatch.setattr(host_fit.lab_hosts, "from_topology",
                         lambda topo: {"local": Host(16 * 1024)})
-    sweep = sweep_schema.load(os.path.join(STUDIES, "hybrid-ftt.toml"),
-                              backend="lab", scale_override=500)
+    study = open(os.path.join(STUDIES, "hybrid-ftt.toml"), encoding="utf-8").read()
+    in_memory = tmp_path / "hybrid-ftt.toml"
+    in_memory.write_text(study.replace('"topology.device_data" = ["disk"]\n', "").replace(
+        'topology = "../', f'topology = "{os.path.dirname(STUDIES)}/'))
+    assert '"topology.device_data"' not in in_memory.read_text()
+    sweep = sweep_schema.load(in_memory, backend="lab", scale_override=500)
     with pytest.raises(UserError) as info:
         sweep_parts.split(sweep, "lab")
     message = str(info.value)
