@@ -148,16 +148,27 @@ def late_starters(jobs, interval_ms):
                for iops_log, _, hist_log, window in jobs)
 
 
-def count_hist(hist_log, interval_ms, window, bins):
-    """Adds one job's histogram lines inside the window to bins {direction:
-    {bin value: completions}}: a line holds the completions since its
-    direction's last line (interval_ms before, for the first), and counts
-    by the part of that span inside the window."""
+def _line_spans(hist_log, interval_ms):
+    """(entry, span_ms) of each line of one job's histogram log: a line
+    holds the completions since its direction's last line (interval_ms
+    before, for the first)."""
     last_ms = {}
     for entry in fio_hist_log.read(hist_log):
-        start_ms = last_ms.get(entry.direction, entry.t_ms - interval_ms)
+        yield entry, entry.t_ms - last_ms.get(entry.direction, entry.t_ms - interval_ms)
         last_ms[entry.direction] = entry.t_ms
-        share = _share_in_window(entry.t_ms, entry.t_ms - start_ms, window)
+
+
+def _latency_sum_ns(bins):
+    """{bin value ns: completions} -> the completions' latencies summed."""
+    return sum(value * count for value, count in bins.items())
+
+
+def count_hist(hist_log, interval_ms, window, bins):
+    """Adds one job's histogram lines inside the window to bins {direction:
+    {bin value: completions}}: each line by the part of its span
+    (_line_spans) inside the window."""
+    for entry, span_ms in _line_spans(hist_log, interval_ms):
+        share = _share_in_window(entry.t_ms, span_ms, window)
         if share <= 0:
             continue
         into = bins[entry.direction]
@@ -175,12 +186,9 @@ def hist_samples(hist_log, interval_ms, start_ms, duration_ms):
              for k in range(1, round(duration_ms / interval_ms) + 1)}
     ios = {(k, d): 0.0 for k in slots for d in DIRECTIONS}
     latency_ns = dict.fromkeys(ios, 0.0)
-    last_ms = {}
-    for entry in fio_hist_log.read(hist_log):
-        span_ms = entry.t_ms - last_ms.get(entry.direction, entry.t_ms - interval_ms)
-        last_ms[entry.direction] = entry.t_ms
+    for entry, span_ms in _line_spans(hist_log, interval_ms):
         completions = sum(entry.bins.values())
-        weighted_ns = sum(value * count for value, count in entry.bins.items())
+        weighted_ns = _latency_sum_ns(entry.bins)
         for k, slot in slots.items():
             share = _share_in_window(entry.t_ms, span_ms, slot)
             ios[(k, entry.direction)] += completions * share
@@ -205,7 +213,7 @@ def _window_bins(jobs, interval_ms):
 def _counts_of_bins(bins):
     """{direction: _Count} of the window's histograms, each bin at its value."""
     return {d: _Count(ios=sum(bins[d].values()),
-                      clat_sum_ns=sum(value * count for value, count in bins[d].items()),
+                      clat_sum_ns=_latency_sum_ns(bins[d]),
                       clat_ios=sum(bins[d].values()))
             for d in DIRECTIONS}
 

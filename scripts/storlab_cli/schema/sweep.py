@@ -228,9 +228,7 @@ def load(path, backend=None, scale_override=None, topology_dir=None):
     path starts, when not beside it (a results directory's copy of the
     file: where the original was)."""
     path = os.fspath(path)
-    loader = _SweepLoader(path)
-    loader.topology_dir = topology_dir
-    sweep = loader.sweep(toml_file.read(path))
+    sweep = _SweepLoader(path, topology_dir).sweep(toml_file.read(path))
     if backend is not None:
         if backend not in BACKENDS:
             raise UserError(f"--backend {backend}: unknown backend (known: lab, sim)")
@@ -276,7 +274,10 @@ def resolve_topology(sweep_path, value, directory=None):
 
 
 class _SweepLoader(Loader):
-    topology_dir = None
+    def __init__(self, path, topology_dir=None):
+        super().__init__(path)
+        self.topology_dir = topology_dir
+
     def boolean(self, value, key_path):
         if not isinstance(value, bool):
             self.fail(key_path, "must be true or false", value)
