@@ -23,7 +23,7 @@ disk_by_serial() {
     for dir in /sys/block/*; do
         serial=
         if [ -r "$dir/serial" ]; then
-            serial=$(cat "$dir/serial")
+            read -r serial < "$dir/serial" || serial=
         elif [ -r "$dir/device/vpd_pg80" ]; then
             serial=$(tail -c +5 "$dir/device/vpd_pg80" | tr -d '\000 ')
         fi
@@ -48,8 +48,16 @@ disks_by_serial() {
 }
 
 # Loads modules, dying with a clear message when one is missing.
+# Those already loaded are left alone: under TCG a modprobe costs a guest
+# most of a second, and a step building 64 volumes asks once a volume.
 need_modules() {
-    modprobe -a "$@" 2>/dev/null || die "cannot load kernel modules: $*"
+    _nm_missing=
+    for _nm_module in "$@"; do
+        [ -d "/sys/module/$_nm_module" ] || _nm_missing="$_nm_missing $_nm_module"
+    done
+    [ -z "$_nm_missing" ] && return 0
+    # shellcheck disable=SC2086
+    modprobe -a $_nm_missing 2>/dev/null || die "cannot load kernel modules:$_nm_missing"
 }
 
 mounted() {
@@ -156,8 +164,20 @@ md_set_legs() {
             *) echo faulty > "$_ml_dev/state" 2>/dev/null || true ;;
         esac
     done
-    mdadm "/dev/$_ml_md" --remove failed >/dev/null 2>&1 || true
-    mdadm "/dev/$_ml_md" --remove detached >/dev/null 2>&1 || true
+    # mdadm only where a member failed or its device is gone: each call
+    # costs a TCG guest a few tenths of a second, and a new array has none.
+    _ml_stale=
+    for _ml_dev in /sys/block/"$_ml_md"/md/dev-*; do
+        [ -e "$_ml_dev" ] || continue
+        _ml_state=
+        [ -r "$_ml_dev/state" ] && read -r _ml_state < "$_ml_dev/state"
+        case ",$_ml_state," in *,faulty,*) _ml_stale=1 ;; esac
+        [ -e "$_ml_dev/block" ] || _ml_stale=1
+    done
+    if [ -n "$_ml_stale" ]; then
+        mdadm "/dev/$_ml_md" --remove failed >/dev/null 2>&1 || true
+        mdadm "/dev/$_ml_md" --remove detached >/dev/null 2>&1 || true
+    fi
     for _ml_leg in $2; do
         [ -e "/sys/block/$_ml_md/md/dev-${_ml_leg#/dev/}" ] && continue
         mdadm "/dev/$_ml_md" --re-add "$_ml_leg" >/dev/null 2>&1 ||

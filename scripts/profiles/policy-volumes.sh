@@ -53,7 +53,8 @@ for spec in "$@"; do
     legs=${legs# }
     first=${legs%% *}
 
-    state=$(cat "/sys/block/$md/md/array_state" 2>/dev/null || echo absent)
+    state=absent
+    [ -r "/sys/block/$md/md/array_state" ] && read -r state < "/sys/block/$md/md/array_state"
     if [ "$state" = absent ] || [ "$state" = clear ] || [ "$state" = inactive ]; then
         [ "$state" = inactive ] && mdadm --stop "/dev/$md" >/dev/null 2>&1
         if mdadm --examine "$first" >/dev/null 2>&1; then

@@ -34,7 +34,8 @@ for peer in "$@"; do
     fi
 done
 
-state=$(cat "/sys/block/$md/md/array_state" 2>/dev/null || echo absent)
+state=absent
+[ -r "/sys/block/$md/md/array_state" ] && read -r state < "/sys/block/$md/md/array_state"
 if [ "$state" = absent ] || [ "$state" = clear ] || [ "$state" = inactive ]; then
     [ "$state" = inactive ] && mdadm --stop "/dev/$md" >/dev/null 2>&1
     # shellcheck disable=SC2086
