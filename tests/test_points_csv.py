@@ -1,6 +1,7 @@
 """pytest for scripts/storlab_cli/results/points_csv.py (and common/csv_out.py): the
 contract's points.csv, written from the merge modules' figures and read
 back the way the plots read it."""
+import json
 import os
 
 import pytest
@@ -201,3 +202,18 @@ def test_a_labs_units_end_spread_is_how_far_apart_their_fio_ended(tmp_path):
     docs = fio_merge.load_files(sources)
     assert lab._units_end_spread_s(docs) == 10.7
     assert lab._units_end_spread_s(docs[:1]) is None
+
+
+def test_a_labs_events_are_one_mark_per_event_fired(tmp_path):
+    """events.json holds a record per node or volume an event reached, each
+    with the time the event was sent: three snapshots of two volumes are
+    three marks, a device command to two nodes one."""
+    from storlab_cli.sweep.backends import lab
+    sent = [{"t_s": t_s, "node": "node1", "volume": volume, "command": "snapshot"}
+            for t_s in (10.01, 20.054, 30.106) for volume in ("redo-u1v1", "redo-u1v2")]
+    sent += [{"t_s": 5.0, "node": node, "device": "disk0", "command": "battery fail"}
+             for node in ("node1", "node2")]
+    (tmp_path / "events.json").write_text(json.dumps(sent))
+    assert lab._lab_events(str(tmp_path)) == [
+        (5.0, "battery fail"), (10.01, "snapshot"), (20.054, "snapshot"), (30.106, "snapshot")]
+    assert lab._lab_events(str(tmp_path / "none")) == []

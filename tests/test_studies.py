@@ -5,6 +5,7 @@ import json
 import os
 import re
 import subprocess
+import tomllib
 
 import pytest
 
@@ -45,6 +46,14 @@ def test_every_study_file_is_listed_with_what_it_reproduces():
     assert "topology.devices.disk.count" in swept["hybrid-hdds-per-disk-group"]
     assert "topology.profile.volumes.ftt" in swept["hybrid-ftt"]
     assert "topology.profile.disk_group.groups" in swept["hybrid-disk-groups"]
+
+
+def test_every_study_runs_in_the_simulator_unless_told_otherwise():
+    """`storlab sweep topologies/studies/NAME.toml` is the simulator at full
+    size, as `storlab studies` says; a lab only with --backend lab."""
+    for name in sorted(f for f in os.listdir(STUDIES) if f.endswith(".toml")):
+        with open(os.path.join(STUDIES, name), "rb") as f:
+            assert tomllib.load(f).get("backend") == "sim", name
 
 
 def test_the_table_gives_scenario_points_wall_time_and_lab_scale():

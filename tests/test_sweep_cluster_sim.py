@@ -598,6 +598,10 @@ def test_snapshot_events_in_the_simulator(tmp_path, mechanism):
             assert counters["copy_reads"] > 10 and counters["copy_writes"] == counters["copy_reads"]
     events = json.loads((out / "points" / "001" / "sim-cluster.json").read_text())
     assert events["storlab"]["events"] == [{"t_ms": 1000.0, "command": "snapshot", "reply": "ok"}]
+    # the point's marks, as a lab's (its timeline's figure draws them)
+    assert (out / "points" / "001" / "events.csv").read_text().splitlines() == \
+        ["t_s,what", "1,snapshot"]
+    assert not (out / "points" / "000" / "events.csv").exists()
 
 
 def test_stripe_width_spreads_a_volumes_misses_over_its_disks(tmp_path):

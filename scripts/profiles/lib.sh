@@ -23,7 +23,8 @@ disk_by_serial() {
     for dir in /sys/block/*; do
         serial=
         if [ -r "$dir/serial" ]; then
-            read -r serial < "$dir/serial" || serial=
+            # (virtio-blk's serial has no newline: read's status is 1)
+            read -r serial < "$dir/serial" || true
         elif [ -r "$dir/device/vpd_pg80" ]; then
             serial=$(tail -c +5 "$dir/device/vpd_pg80" | tr -d '\000 ')
         fi

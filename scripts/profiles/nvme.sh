@@ -18,7 +18,8 @@ load_nvme_host() {
 nvme_controller_of() {
     for dir in /sys/class/nvme/nvme*; do
         [ -r "$dir/subsysnqn" ] || continue
-        read -r _nc_nqn < "$dir/subsysnqn" || continue
+        _nc_nqn=
+        read -r _nc_nqn < "$dir/subsysnqn" || true
         if [ "$_nc_nqn" = "$1" ]; then
             echo "${dir##*/}"
             return 0
@@ -53,7 +54,8 @@ nvme_connect() {
     nqn=$1 addr=$2
     load_nvme_host
     if ctrl=$(nvme_controller_of "$nqn"); then
-        read -r _nc_state < /sys/class/nvme/"$ctrl"/state || _nc_state=
+        _nc_state=
+        read -r _nc_state < /sys/class/nvme/"$ctrl"/state || true
         if [ "$_nc_state" = live ] &&
             nvme_namespace_of "$nqn"; then
             return 0

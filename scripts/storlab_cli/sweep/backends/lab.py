@@ -589,10 +589,9 @@ def _lab_events(directory):
         return []
     with open(path, encoding="utf-8") as f:
         sent = json.load(f)
-    first = {}
-    for event in sent:                 # one mark per command, when the first node got it
-        first.setdefault(event["command"], event["t_s"])
-    return [(t_s, command) for command, t_s in first.items()]
+    # one mark per event fired: its records (a node or volume each) share the
+    # time it was sent; the same command fired again is another mark
+    return sorted({(event["t_s"], event["command"]) for event in sent})
 
 
 def _units_end_spread_s(docs):

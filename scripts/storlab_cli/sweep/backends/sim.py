@@ -177,6 +177,12 @@ def _cluster_windows(doc, source):
             for record in layers if record.get("layer") == "device"]
 
 
+def _events(doc):
+    """[(t_s, command)] of the events storlab-sim applied (its JSON's
+    storlab.events: every node's sim JSON has the same ones)."""
+    return [(e["t_ms"] / 1000.0, e["command"]) for e in doc.get("storlab", {}).get("events", [])]
+
+
 def _read_cluster(directory, sweep, path):
     doc = fio_results.load(path)
     summary = fio_merge.merge_docs([(doc, path)])
@@ -188,7 +194,7 @@ def _read_cluster(directory, sweep, path):
                     nodes=len({node for node, _ in units}),
                     windows=_cluster_windows(doc, path), host_limit=None,
                     samples=timeline.sim_samples(doc, path) if sweep.phases["interval_s"] else [],
-                    events=[], extra=cluster_layers.metrics(doc, path))
+                    events=_events(doc), extra=cluster_layers.metrics(doc, path))
 
 
 def read_point(directory, sweep, point):
@@ -204,8 +210,7 @@ def read_point(directory, sweep, point):
     if sweep.phases["interval_s"]:
         for doc, source in docs:
             samples += timeline.sim_samples(doc, source)
-    events = [(e["t_ms"] / 1000.0, e["command"])
-              for e in (docs[0][0].get("storlab", {}).get("events", []) if docs else [])]
     return RawPoint(sources=sources, summary=fio_merge.merge_docs(docs) if docs else {},
                     windows=_sim_device_windows(docs), host_limit=None, samples=samples,
-                    events=events, nodes=len(sources))      # sim-NODE.json: one a node
+                    events=_events(docs[0][0]) if docs else [],
+                    nodes=len(sources))      # sim-NODE.json: one a node
