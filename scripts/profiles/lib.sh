@@ -10,6 +10,16 @@ die() {
     exit 1
 }
 
+# Sets variable $1 to the first line of file $2 (a sysfs value), empty when
+# it cannot be read; the shell's own read, no command started (under TCG a
+# `cat` costs a guest tens of ms, and a step reads hundreds). A value without
+# a trailing newline (virtio-blk's serial) is kept: read returns 1 for it.
+read_value() {
+    eval "$1="
+    [ -r "$2" ] || return 0
+    read -r "$1" < "$2" || true
+}
+
 # Runs a command quietly; on failure shows its output and dies.
 run() {
     out=$("$@" 2>&1) || die "$* failed: $(echo "$out" | tail -n 3 | tr '\n' ' ')"
@@ -23,8 +33,7 @@ disk_by_serial() {
     for dir in /sys/block/*; do
         serial=
         if [ -r "$dir/serial" ]; then
-            # (virtio-blk's serial has no newline: read's status is 1)
-            read -r serial < "$dir/serial" || true
+            read_value serial "$dir/serial"
         elif [ -r "$dir/device/vpd_pg80" ]; then
             serial=$(tail -c +5 "$dir/device/vpd_pg80" | tr -d '\000 ')
         fi
@@ -158,20 +167,18 @@ md_set_legs() {
     for _ml_leg in $2; do
         _ml_wanted="$_ml_wanted ${_ml_leg#/dev/}"
     done
+    # mdadm removes only where a member is failed (or failed here) or its
+    # device is gone: each call costs a TCG guest a few tenths of a second,
+    # and a new array has none.
+    _ml_stale=
     for _ml_dev in /sys/block/"$_ml_md"/md/dev-*; do
         [ -e "$_ml_dev" ] || continue
         case "$_ml_wanted " in
             *" ${_ml_dev##*/dev-} "*) ;;
-            *) echo faulty > "$_ml_dev/state" 2>/dev/null || true ;;
+            *) echo faulty > "$_ml_dev/state" 2>/dev/null || true
+               _ml_stale=1 ;;
         esac
-    done
-    # mdadm only where a member failed or its device is gone: each call
-    # costs a TCG guest a few tenths of a second, and a new array has none.
-    _ml_stale=
-    for _ml_dev in /sys/block/"$_ml_md"/md/dev-*; do
-        [ -e "$_ml_dev" ] || continue
-        _ml_state=
-        [ -r "$_ml_dev/state" ] && read -r _ml_state < "$_ml_dev/state"
+        read_value _ml_state "$_ml_dev/state"
         case ",$_ml_state," in *,faulty,*) _ml_stale=1 ;; esac
         [ -e "$_ml_dev/block" ] || _ml_stale=1
     done

@@ -17,9 +17,7 @@ load_nvme_host() {
 # cat each under TCG made a scan cost 1.5 s, several scans a volume.
 nvme_controller_of() {
     for dir in /sys/class/nvme/nvme*; do
-        [ -r "$dir/subsysnqn" ] || continue
-        _nc_nqn=
-        read -r _nc_nqn < "$dir/subsysnqn" || true
+        read_value _nc_nqn "$dir/subsysnqn"
         if [ "$_nc_nqn" = "$1" ]; then
             echo "${dir##*/}"
             return 0
@@ -54,8 +52,7 @@ nvme_connect() {
     nqn=$1 addr=$2
     load_nvme_host
     if ctrl=$(nvme_controller_of "$nqn"); then
-        _nc_state=
-        read -r _nc_state < /sys/class/nvme/"$ctrl"/state || true
+        read_value _nc_state /sys/class/nvme/"$ctrl"/state
         if [ "$_nc_state" = live ] &&
             nvme_namespace_of "$nqn"; then
             return 0

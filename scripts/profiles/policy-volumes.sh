@@ -53,8 +53,8 @@ for spec in "$@"; do
     legs=${legs# }
     first=${legs%% *}
 
-    state=absent
-    [ -r "/sys/block/$md/md/array_state" ] && read -r state < "/sys/block/$md/md/array_state"
+    read_value state "/sys/block/$md/md/array_state"
+    [ -n "$state" ] || state=absent
     if [ "$state" = absent ] || [ "$state" = clear ] || [ "$state" = inactive ]; then
         [ "$state" = inactive ] && mdadm --stop "/dev/$md" >/dev/null 2>&1
         if mdadm --examine "$first" >/dev/null 2>&1; then

@@ -34,8 +34,8 @@ for peer in "$@"; do
     fi
 done
 
-state=absent
-[ -r "/sys/block/$md/md/array_state" ] && read -r state < "/sys/block/$md/md/array_state"
+read_value state "/sys/block/$md/md/array_state"
+[ -n "$state" ] || state=absent
 if [ "$state" = absent ] || [ "$state" = clear ] || [ "$state" = inactive ]; then
     [ "$state" = inactive ] && mdadm --stop "/dev/$md" >/dev/null 2>&1
     # shellcheck disable=SC2086
