@@ -636,6 +636,36 @@ test_steady_precondition_immediate (void **state)
   free (stats);
 }
 
+/* A drive scaled down to a few dozen large blocks (a lab's 1/1000 of a
+ * 960 GB SSD: one die of 44 blocks of 48 MiB, 129 % spare) still gets its
+ * steady state: the spread's freshest blocks are full, so the data the cap
+ * cuts from them has to go to the blocks below it. */
+static void
+test_steady_precondition_few_large_blocks (void **state)
+{
+  (void) state;
+  static const double ops[] = { 129, 50 };
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+    struct sl_ssd_config c = wa_config (ops[i], SL_SSD_STEADY);
+    c.channels = 1;
+    c.dies_per_channel = 1;
+    c.planes_per_die = 2;
+    c.page_bytes = 16 * KIB;
+    c.pages_per_block = 1536;
+    c.capacity_bytes = 915 * MIB;
+    struct sl_device_stats *stats;
+    struct sl_engine *e = new_engine (&c, &stats);
+    struct sl_ssd_status status;
+    sl_ssd_model_status (sl_engine_model (e), &status);
+    assert_true (status.steady_victim_valid_fraction > 0);
+    model_check_ok (e);
+    random_write_wa (e, stats, c.capacity_bytes, c.capacity_bytes / 4096 / 4);
+    model_check_ok (e);
+    sl_engine_free (e);
+    free (stats);
+  }
+}
+
 /* ------------------------------------------------------ buffer & flush -- */
 
 static void
@@ -1335,6 +1365,7 @@ main (void)
     cmocka_unit_test (test_gc_reclaims_never_loses),
     cmocka_unit_test (test_wa_rises_as_op_falls),
     cmocka_unit_test (test_steady_precondition_immediate),
+    cmocka_unit_test (test_steady_precondition_few_large_blocks),
     cmocka_unit_test (test_flush_semantics),
     cmocka_unit_test (test_buffer_throttles),
     cmocka_unit_test (test_read_hits_buffer),

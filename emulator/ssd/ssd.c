@@ -1008,7 +1008,13 @@ sl_ssd_model_new (const struct sl_ssd_config *c, char *err, size_t err_bytes)
   if (c->precondition == SL_SSD_STEADY) {
     m->steady_u = ssd_ftl_precondition_steady (m->ftl);
     if (m->steady_u <= 0) {
-      snprintf (err, err_bytes, "ssd: out of memory");
+      if (m->steady_u < 0)
+        snprintf (err, err_bytes, "ssd: out of memory");
+      else
+        snprintf (err, err_bytes, "precondition=steady: the %" PRIu32 " blocks of each die "
+                  "outside garbage collection's reserve cannot hold size=%" PRIu64 " bytes: "
+                  "raise over-provisioning-pct or use smaller blocks", g->blocks_per_die,
+                  c->capacity_bytes);
       ssd_destroy (m);
       return none;
     }

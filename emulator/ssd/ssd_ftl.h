@@ -104,7 +104,8 @@ void ssd_ftl_free (struct ssd_ftl *f);
 /* Synthesised steady state after long uniform random overwrite (greedy GC):
  * every logical unit mapped, free blocks at the low watermark, the other
  * blocks' valid counts spread as in ssd_precondition.c.  Only on a fresh
- * FTL.  Returns the victim valid fraction u of the state. */
+ * FTL.  Returns the victim valid fraction u of the state; 0 when the full
+ * blocks cannot hold every logical unit, -1 out of memory. */
 double ssd_ftl_precondition_steady (struct ssd_ftl *f);
 
 /* Where a unit's data is for a read: false when unmapped; else its die and

@@ -155,8 +155,38 @@ population_greedy (uint32_t b, double alpha, uint32_t n, double *sorted, uint64_
 
 /* ------------------------------------------------------- the drive's state -- */
 
+/* exact[] times scale, no block above units_per_block: what the cap cuts
+ * from the fullest goes to the blocks below it, in proportion (a drive of
+ * a few dozen blocks has its freshest blocks full, and growing them to hold
+ * the data would cut a good part of it). Each pass caps at least one more
+ * block or is the last. */
+static void
+scale_capped (double *exact, uint32_t n, uint32_t units_per_block, double scale, uint64_t total)
+{
+  for (uint32_t i = 0; i < n; i++)
+    exact[i] *= scale;
+  for (uint32_t pass = 0; pass < n; pass++) {
+    double capped = 0, below = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      if (exact[i] >= units_per_block) {
+        exact[i] = units_per_block;
+        capped += units_per_block;
+      }
+      else
+        below += exact[i];
+    }
+    double grow = below > 0 ? ((double) total - capped) / below : 1;
+    if (grow <= 1 + 1e-12)
+      return;
+    for (uint32_t i = 0; i < n; i++)
+      if (exact[i] < units_per_block)
+        exact[i] *= grow;
+  }
+}
+
 /* Integer valid counts for the drive's n full blocks from the population's
- * sorted fractions (quantiles), scaled to sum to exactly total units. */
+ * sorted fractions (quantiles), scaled to sum to exactly total units; -1
+ * when the blocks cannot hold them. */
 static int
 spread_valid_counts (uint32_t *counts, uint32_t n, uint32_t units_per_block,
                      const double *sorted, uint32_t population, uint64_t total)
@@ -173,10 +203,13 @@ spread_valid_counts (uint32_t *counts, uint32_t n, uint32_t units_per_block,
     exact[i] = units_per_block * (sorted[lo] * (1 - w) + sorted[hi] * w);
     sum += exact[i];
   }
-  double scale = (double) total / sum;
+  if ((double) total > (double) n * units_per_block) {
+    free (exact);
+    return -1;
+  }
+  scale_capped (exact, n, units_per_block, (double) total / sum, total);
   uint64_t assigned = 0;
   for (uint32_t i = 0; i < n; i++) {
-    exact[i] = fmin (exact[i] * scale, units_per_block);
     counts[i] = (uint32_t) exact[i];
     assigned += counts[i];
   }
@@ -211,8 +244,13 @@ ssd_ftl_precondition_steady (struct ssd_ftl *f)
   double u = -1;
   if (sorted != NULL && counts != NULL)
     u = population_greedy (f->units_per_block, alpha, population, sorted, f->rng ^ 0x5eedull);
-  if (u < 0 || spread_valid_counts (counts, full, f->units_per_block, sorted, population,
-                                    f->logical_units) < 0) {
+  if (u < 0) {
+    free (sorted);
+    free (counts);
+    return -1;
+  }
+  if (spread_valid_counts (counts, full, f->units_per_block, sorted, population,
+                           f->logical_units) < 0) {
     free (sorted);
     free (counts);
     return 0;
