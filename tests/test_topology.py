@@ -1264,3 +1264,23 @@ def test_a_sim_cluster_past_a_labs_size_is_refused_as_a_lab(tmp_path):
     assert topo.lab_refusal().endswith(": 65 nodes: a lab holds at most 64, 16 a host (a "
                                        "topology this large is for the simulator: storlab "
                                        "sweep --backend sim)")
+
+
+def test_a_guest_too_small_for_its_checksummed_components_is_refused_as_a_lab(tmp_path):
+    """Each checksummed component is a dm-integrity device, 17 MiB of its
+    guest's memory: a lab whose node would run out building them is refused
+    before anything starts, naming the node, memory_mib and what it needs."""
+    with open(os.path.join(SOURCE, "topologies", "profile-policy.toml"), encoding="utf-8") as f:
+        text = f.read()
+    assert text.count("memory_mib = 512") == 1
+    topo = load_text(tmp_path, text)
+    # a piece of node1's and of node2's RAID-5 volume on every node
+    assert [topo.profile.checksummed_components(n) for n in ("node1", "node4")] == [2, 2]
+    assert topo.lab_refusal() is None
+    topo = load_text(tmp_path, text.replace("memory_mib = 512", "memory_mib = 400"))
+    assert topo.lab_refusal() == (
+        f"{topo.path}: node node1: memory_mib = 400 is too little for its 2 checksummed "
+        "components (dm-integrity takes 17 MiB of the guest's memory each): give it at "
+        "least 418 ([defaults] memory_mib)")
+    assert load_text(tmp_path, text.replace("memory_mib = 512", "memory_mib = 418")
+                     ).lab_refusal() is None

@@ -11,7 +11,7 @@
 # A mirror's remote legs are write-mostly, so reads stay local. The write-
 # intent bitmap makes a component that comes back resync only what it
 # missed. Three cases, as replica-mirror.sh's:
-# - new: every component was just zeroed (components.sh), equal already:
+# - new: every component reads as zeros (components.sh), equal already:
 #   created clean (--assume-clean), every peer reachable, then written once
 #   end to end with fio like every workload volume (one fio run for all the
 #   new ones, one volume after another);

@@ -173,6 +173,11 @@ class Profile:
         group is its local volume as it is: capacity_layout.py)."""
         return self.lv_devices.get(node, {}).get(lv)
 
+    def checksummed_components(self, node):
+        """How many of node's components are under dm-integrity (a policy
+        with checksum = true)."""
+        return sum(v.held_by(node) for v in self.all_volume_sets() if v.checksum)
+
     def needs_volume_group(self, node):
         """Whether node holds a replica copy or workload volumes (LVs)."""
         return bool((self.replicas is not None and self.replicas.held_by(node))

@@ -67,6 +67,10 @@ MEMORY_PLUGIN_KEYS = ("size", "allocator")
 
 DEFAULT_VCPUS = 1
 DEFAULT_MEMORY_MIB = 768
+# What a guest needs besides its dm-integrity devices (its root file system
+# in memory, 118 MiB, the kernel, fio's threads), and each of those.
+GUEST_BASE_MIB = 384
+INTEGRITY_DEVICE_MIB = 17
 DEFAULT_BOOT_TIMEOUT_S = 120
 VCPUS_RANGE = (1, 8)
 MEMORY_MIB_RANGE = (256, 16384)
@@ -217,6 +221,9 @@ class Topology:
         size = lab_size_refusal(self)
         if size:
             return f"{self.path}: {size}"
+        memory = guest_memory_refusal(self)
+        if memory:
+            return f"{self.path}: {memory}"
         group = self.profile.disk_group if self.profile else None
         if group is not None and group.space_efficiency:
             return (f"{self.path}: profile.disk_group.space_efficiency = "
@@ -397,6 +404,26 @@ def lab_size_refusal(topo):
         return f"{refusal[0]}: {refusal[2]}{for_sim}"
     reason = ports_refusal(topo.hosts, {node.name: node.host for node in topo.nodes}, pairs)
     return f"hosts: {reason}" if reason else None
+
+
+def guest_memory_refusal(topo):
+    """Why a node's guest would run out of memory building its profile, or
+    None: each checksummed component is a dm-integrity device, which in the
+    appliance's kernel (Debian 12's 6.1) holds a 16 MiB recalculation
+    buffer whether it recalculates or not (measured in a guest: 16.2-16.6
+    MiB of vmalloc a device); 64 of them took a 768 MiB guest's agent down
+    half-way through its components."""
+    if topo.profile is None:
+        return None
+    for node in topo.nodes:
+        count = topo.profile.checksummed_components(node.name)
+        need_mib = GUEST_BASE_MIB + count * INTEGRITY_DEVICE_MIB
+        if count and node.memory_mib < need_mib:
+            return (f"node {node.name}: memory_mib = {node.memory_mib} is too little for its "
+                    f"{count} checksummed components (dm-integrity takes "
+                    f"{INTEGRITY_DEVICE_MIB} MiB of the guest's memory each): give it at least "
+                    f"{need_mib} ([defaults] memory_mib)")
+    return None
 
 
 def load(path):
