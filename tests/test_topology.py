@@ -1267,8 +1267,8 @@ def test_a_sim_cluster_past_a_labs_size_is_refused_as_a_lab(tmp_path):
 
 
 def test_a_guest_too_small_for_its_checksummed_components_is_refused_as_a_lab(tmp_path):
-    """Each checksummed component is a dm-integrity device, 17 MiB of its
-    guest's memory: a lab whose node would run out building them is refused
+    """Each checksummed component is a dm-integrity device, about 20 MiB of
+    its guest's memory with its export and md member: a lab whose node would run out building them is refused
     before anything starts, naming the node, memory_mib and what it needs."""
     with open(os.path.join(SOURCE, "topologies", "profile-policy.toml"), encoding="utf-8") as f:
         text = f.read()
@@ -1280,7 +1280,7 @@ def test_a_guest_too_small_for_its_checksummed_components_is_refused_as_a_lab(tm
     topo = load_text(tmp_path, text.replace("memory_mib = 512", "memory_mib = 400"))
     assert topo.lab_refusal() == (
         f"{topo.path}: node node1: memory_mib = 400 is too little for its 2 checksummed "
-        "components (dm-integrity takes 17 MiB of the guest's memory each): give it at "
-        "least 418 ([defaults] memory_mib)")
-    assert load_text(tmp_path, text.replace("memory_mib = 512", "memory_mib = 418")
+        "components (20 MiB of the guest's memory each, most of it dm-integrity's): give "
+        "it at least 424 ([defaults] memory_mib)")
+    assert load_text(tmp_path, text.replace("memory_mib = 512", "memory_mib = 424")
                      ).lab_refusal() is None
