@@ -185,8 +185,8 @@ scale_capped (double *exact, uint32_t n, uint32_t units_per_block, double scale,
 }
 
 /* Integer valid counts for the drive's n full blocks from the population's
- * sorted fractions (quantiles), scaled to sum to exactly total units; -1
- * when the blocks cannot hold them. */
+ * sorted fractions (quantiles), scaled to sum to exactly total units (which
+ * the n blocks can hold). */
 static int
 spread_valid_counts (uint32_t *counts, uint32_t n, uint32_t units_per_block,
                      const double *sorted, uint32_t population, uint64_t total)
@@ -202,10 +202,6 @@ spread_valid_counts (uint32_t *counts, uint32_t n, uint32_t units_per_block,
     double w = q <= 0 ? 0 : q - lo;
     exact[i] = units_per_block * (sorted[lo] * (1 - w) + sorted[hi] * w);
     sum += exact[i];
-  }
-  if ((double) total > (double) n * units_per_block) {
-    free (exact);
-    return -1;
   }
   scale_capped (exact, n, units_per_block, (double) total / sum, total);
   uint64_t assigned = 0;
@@ -238,22 +234,19 @@ ssd_ftl_precondition_steady (struct ssd_ftl *f)
   uint32_t full_per_die = f->blocks_per_die - f->gc_low_blocks - SL_SSD_OPEN_BLOCKS_PER_DIE;
   uint32_t full = full_per_die * f->dies;
   double alpha = (double) full * f->units_per_block / (double) f->logical_units;
+  if ((uint64_t) full * f->units_per_block < f->logical_units)
+    return 0;
   uint32_t population = full < POPULATION_BLOCKS ? full : POPULATION_BLOCKS;
   double *sorted = malloc (population * sizeof *sorted);
   uint32_t *counts = malloc (full * sizeof *counts);
   double u = -1;
   if (sorted != NULL && counts != NULL)
     u = population_greedy (f->units_per_block, alpha, population, sorted, f->rng ^ 0x5eedull);
-  if (u < 0) {
+  if (u < 0 || spread_valid_counts (counts, full, f->units_per_block, sorted, population,
+                                    f->logical_units) < 0) {
     free (sorted);
     free (counts);
     return -1;
-  }
-  if (spread_valid_counts (counts, full, f->units_per_block, sorted, population,
-                           f->logical_units) < 0) {
-    free (sorted);
-    free (counts);
-    return 0;
   }
   free (sorted);
   /* quantiles interleave over the dies: each die holds the same spread */
