@@ -4,6 +4,7 @@ taken down, fio verify, a short sweep, and md's state read from
 `storlab status`. Each test_lab_profile_*.py file brings up its labs
 (module-scoped: down when the file's tests are done)."""
 import concurrent.futures
+import contextlib
 import csv
 import json
 import os
@@ -124,6 +125,23 @@ def at_once(*calls):
     with concurrent.futures.ThreadPoolExecutor(len(calls)) as pool:
         futures = [pool.submit(call) for call in calls]
     return [f.result() for f in futures]
+
+
+@contextlib.contextmanager
+def kernel_log_on_failure(lab, nodes):
+    """A failure inside says what the nodes' kernels said about their
+    storage (md, NVMe/TCP, dm-integrity): a CI run keeps only the failure's
+    text, and a lab's flake is rarely reproduced by hand."""
+    try:
+        yield
+    except AssertionError as failure:
+        said = []
+        for node in nodes:
+            log = storlab("exec", lab, node, "--", "sh", "-c",
+                          "dmesg | grep -E 'md/|md:|nvme|integrity|I/O error|transport' "
+                          "| tail -15", timeout=60)
+            said.append(f"--- {node}'s kernel:\n{log.stdout}{log.stderr}")
+        raise AssertionError(f"{failure}\n" + "\n".join(said)) from None
 
 
 def _wait_for(lab, arrays, done, deadline, what):

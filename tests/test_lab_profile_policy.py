@@ -14,8 +14,8 @@ import pytest
 from storlab_cli.lab import state as lab_state
 
 from lab_profile_rig import (STORLAB, TOPOLOGIES, Lab, at_once, device_writes, disk_ops,
-                             fio_verify, guest, md_arrays, replica_md, resynced_and_checked,
-                             short_sweep, storlab, verify_only)
+                             fio_verify, guest, kernel_log_on_failure, md_arrays, replica_md,
+                             resynced_and_checked, short_sweep, storlab, verify_only)
 
 
 # ------------------------------------------------------------ storage policies
@@ -273,8 +273,9 @@ def test_a_node_down_degrades_the_arrays_and_io_goes_on(policy_lab, tmp_path):
     # md sees a leg gone when I/O to it fails: after the writes, on the three homes at once
     volumes = (("node1", "md100", 4, "u1v1"), ("node2", "md100", 4, "u1v1"),
                ("node3", "md101", 2, "mirror-u1v1"))
-    at_once(*(lambda h=home, v=volume: fio_verify(policy_lab, h, f"/dev/storlab-policy/{v}")
-              for home, _, _, volume in volumes))
+    with kernel_log_on_failure(policy_lab, [home for home, *_ in volumes]):
+        at_once(*(lambda h=home, v=volume: fio_verify(policy_lab, h, f"/dev/storlab-policy/{v}")
+                  for home, _, _, volume in volumes))
     state = md_arrays(policy_lab)
     assert [state[(home, md)]["degraded"] for home, md, _, _ in volumes] == [1, 1, 1], state
     # a sweep measures the whole lab: refused while a node is down
