@@ -25,8 +25,9 @@ import pytest
 
 from storlab_cli.lab import libvirt_conn, state as lab_state
 
-from lab_profile_rig import (RUN_BASE, Lab, device_writes, fio_verify, guest, replica_md,
-                             resynced_and_checked, short_sweep, status, storlab)
+from lab_profile_rig import (RUN_BASE, Lab, device_writes, fio_verify, guest,
+                             kernel_log_on_failure, replica_md, resynced_and_checked,
+                             short_sweep, status, storlab)
 
 LAB = "multihost"
 PRIVSEP_DIR = "/run/sshd"
@@ -269,7 +270,8 @@ def test_remote_node_down_and_back(lab):
     assert "volume node2 failed over from node2 to node1" in result.stdout
     assert [n["state"] for n in status(lab)["nodes"]] == ["running", "absent"]
     assert device_entry(lab, "node2", "lun0")["server"] == "running"     # its disks stay up
-    fio_verify(lab, "node1", "/mnt/storlab/node2/node1-degraded.fio")
+    with kernel_log_on_failure(lab, ["node1"]):
+        fio_verify(lab, "node1", "/mnt/storlab/node2/node1-degraded.fio")
     result = storlab("node", lab, "node2", "up")
     assert result.returncode == 0, result.stdout + result.stderr
     # every copy back (a controller still reconnecting to node2 must not

@@ -11,8 +11,8 @@ import pytest
 from storlab_cli.lab import libvirt_conn
 
 from lab_profile_rig import (TOPOLOGIES, Lab, at_once, device_writes, fio_verify, guest,
-                             replica_md, resynced_and_checked, short_sweep, status, storage,
-                             storlab, verify_only)
+                             kernel_log_on_failure, replica_md, resynced_and_checked,
+                             short_sweep, status, storage, storlab, verify_only)
 
 
 # ----------------------------------------------------------- replicas and NFS
@@ -122,8 +122,9 @@ def test_primary_failover_and_rejoin(replica_lab):
     # what was written through node1 is all there, and the share takes new writes; volume
     # node2 lost a copy (node1's) and keeps serving its share (both shares' I/O at once)
     verify_only(replica_lab, "node3", "/mnt/storlab/node1/node2.fio")
-    at_once(lambda: fio_verify(replica_lab, "node3", "/mnt/storlab/node1/failover.fio"),
-            lambda: fio_verify(replica_lab, "node3", "/mnt/storlab/node2/degraded.fio"))
+    with kernel_log_on_failure(replica_lab, ["node2", "node3"]):
+        at_once(lambda: fio_verify(replica_lab, "node3", "/mnt/storlab/node1/failover.fio"),
+                lambda: fio_verify(replica_lab, "node3", "/mnt/storlab/node2/degraded.fio"))
     assert replica_md(replica_lab, "node2", "md2")["degraded"] == 1
     text = storlab("status", replica_lab).stdout
     assert "replicated volume node1: /dev/md1 served by node2, home node1" in text
