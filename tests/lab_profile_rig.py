@@ -137,10 +137,15 @@ def kernel_log_on_failure(lab, nodes):
     except AssertionError as failure:
         said = []
         for node in nodes:
-            log = storlab("exec", lab, node, "--", "sh", "-c",
-                          "dmesg | grep -E 'md/|md:|nvme|integrity|I/O error|transport' "
-                          "| tail -15", timeout=60)
-            said.append(f"--- {node}'s kernel:\n{log.stdout}{log.stderr}")
+            # a guest that no longer answers must not hide the failure itself
+            try:
+                log = storlab("exec", lab, node, "--", "sh", "-c",
+                              "dmesg | grep -E 'md/|md:|nvme|integrity|I/O error|transport' "
+                              "| tail -15", timeout=60)
+                text = log.stdout + log.stderr
+            except subprocess.TimeoutExpired:
+                text = "(no answer in 60 s)\n"
+            said.append(f"--- {node}'s kernel:\n{text}")
         raise AssertionError(f"{failure}\n" + "\n".join(said)) from None
 
 
