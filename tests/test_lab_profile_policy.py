@@ -79,8 +79,17 @@ def test_every_block_of_a_new_component_reads_back_and_the_copies_agree(policy_l
                   "iflag=direct")
             status = guest(policy_lab, node, "dmsetup", "status", name).split()
             assert status[2] == "integrity" and status[3] == "0", (node, name, status)
+    # a new mirror's copies were written where they lie (the same bytes on
+    # each holder), not left as zeros: every MiB of node3's volume holds
+    # data, and md's check below finds its copies (and node4's) equal
+    zero_mib, *sums = guest(policy_lab, "node3", "sh", "-c", (
+        "head -c 1048576 /dev/zero | md5sum; i=0; while [ $i -lt 16 ]; do "
+        "dd if=/dev/md101 bs=1M skip=$i count=1 iflag=direct 2>/dev/null | md5sum; "
+        "i=$((i + 1)); done")).split("\n")[:17]
+    assert len(sums) == 16 and zero_mib not in sums, (zero_mib, sums)
     resynced_and_checked(policy_lab, [("node1", "md100", 4), ("node2", "md100", 4),
-                                      ("node3", "md101", 2)], time.monotonic() + 300)
+                                      ("node3", "md101", 2), ("node4", "md102", 2)],
+                         time.monotonic() + 300)
 
 
 def test_a_second_set_beside_it_is_a_mirror(policy_lab):

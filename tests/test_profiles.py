@@ -691,7 +691,7 @@ def test_the_lab_puts_each_lv_where_the_layout_says(tmp_path, monkeypatch):
                   for spec in a]
     assert len(components) == 12       # 3 nodes x 2 volumes x 2 copies
     for node, a in components:
-        assert a[-1] == "64:" + ",".join(placed[node][f"c-{a[0]}-{a[1]}"])
+        assert a[-2] == "64:" + ",".join(placed[node][f"c-{a[0]}-{a[1]}"])
         assert len(placed[node][f"c-{a[0]}-{a[1]}"]) == 2
     assert args[("node1", "replica-mirror.sh")][3] == "64:" + placed["node1"]["replica-node1"][0]
     assert args[("node2", "replica-export.sh")][3] == "64:" + placed["node2"]["replica-node1"][0]
@@ -711,11 +711,21 @@ def test_policy_volumes_are_built_in_one_step_a_node(tmp_path, monkeypatch):
     assert sorted(per_node) == sorted((f"node{i}", s) for i in (1, 2, 3)
                                       for s in ("components.sh", "policy-volumes.sh"))
     arrays = {n: a for n, s, a in steps.calls if s == "policy-volumes.sh"}
-    assert [spec.split()[:6] for spec in arrays["node1"]] == [
-        ["/dev/storlab-policy/u1v1", "100", "1", "512", "8", "/dev/mapper/x"],
-        ["/dev/storlab-policy/u1v2", "101", "1", "512", "8", "/dev/mapper/x"]]
+    # md's data 5 MiB into each 8 MiB copy (8/8 + 4 MiB), the copies filled where they lie
+    assert [spec.split()[:8] for spec in arrays["node1"]] == [
+        ["/dev/storlab-policy/u1v1", "100", "1", "512", "8", "5120", "copies", "/dev/mapper/x"],
+        ["/dev/storlab-policy/u1v2", "101", "1", "512", "8", "5120", "copies", "/dev/mapper/x"]]
     volumes = state["policy_volumes"]
     assert all(v["local"] == "/dev/mapper/x" and v["missing"] == [] for v in volumes)
+    # every holder of a copy fills it with the same bytes (one seed a volume), at md's offset
+    fills = {}
+    for node, script, specs in steps.calls:
+        for spec in specs if script == "components.sh" else []:
+            home, volume, *_, fill = spec.split()
+            fills.setdefault((home, volume), set()).add(fill)
+    assert len(fills) == 6 and all(len(f) == 1 for f in fills.values()), fills
+    assert all(f.startswith("5120:8:") for (f,) in fills.values())
+    assert len({f for (f,) in fills.values()}) == 6
 
     lost = [v for v in volumes if v["home"] == "node1" and "node2" in v["holders"]]
     assert lost
@@ -779,6 +789,9 @@ def test_named_volume_sets_each_with_its_policy(tmp_path):
     assert ec.holders[("node2", 0)] == ["node2", "node3", "node4", "node1"]
     assert mirror.guest_path("mirror-u1v1") == "/dev/storlab-policy/mirror-u1v1"
     assert mirror.key_path == "profile.volume_sets.mirror"
+    # a mirror's copies are written where they lie; RAID-5's parity needs the array
+    assert mirror.fills_copies and not ec.fills_copies
+    assert (mirror.md_data_offset_kib(), ec.md_data_offset_kib()) == (5 * 1024, 5 * 1024)
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -1,11 +1,13 @@
 #!/bin/sh
 # The components of workload volumes' storage policies held on this node,
 # all of them in one call: for each SPEC (one argument, space-separated
-#   "HOME VOLUME SIZE_MIB CHECKSUM NQN|- PLACEMENT"
+#   "HOME VOLUME SIZE_MIB CHECKSUM NQN|- PLACEMENT FILL"
 # CHECKSUM 0 or 1, PLACEMENT lib.sh new_lv's) the LV storlab/c-HOME-VOLUME
 # (a copy, or a RAID-5/6 piece), under dm-integrity when the policy
 # checksums, exported over NVMe/TCP as NQN unless the volume's home is this
-# node ("-"). Prints "device c-HOME-VOLUME PATH" for each.
+# node ("-"). FILL "OFFSET_KIB:MIB:SEED": a new copy's data written here
+# (lib.sh fill_copy), the same in every copy; "-": left for the array.
+# Prints "device c-HOME-VOLUME PATH" for each.
 #   components.sh SPEC...
 # One call a node, not one a component: under TCG a command's start costs a
 # guest about a second, and a node of a study at lab scale holds 128.
@@ -23,10 +25,11 @@
 # dm-integrity (allow_discards) marks in the tags alone, as blocks read
 # without a check until written, and passes to the disk as a TRIM (no
 # write of the component's length). A node that came back keeps its
-# components' data and reopens them.
+# components' data and reopens them. A new copy is filled before it is
+# exported: no array is built over it before then.
 . /usr/lib/storlab/profiles/lib.sh
 . /usr/lib/storlab/profiles/nvme.sh
-[ $# -ge 1 ] || die "usage: components.sh 'HOME VOLUME SIZE_MIB CHECKSUM NQN|- PLACEMENT'..."
+[ $# -ge 1 ] || die "usage: components.sh 'HOME VOLUME SIZE_MIB CHECKSUM NQN|- PLACEMENT FILL'..."
 
 # The device of component $1 on LV $2, under dm-integrity when $3 is 1
 # (set up, or found from before).
@@ -56,8 +59,8 @@ existing=" $(echo $(lvs --noheadings -o lv_name storlab 2>/dev/null)) "
 for spec in "$@"; do
     # shellcheck disable=SC2086
     set -- $spec
-    [ $# -eq 6 ] || die "component '$spec': not 'HOME VOLUME SIZE_MIB CHECKSUM NQN|- PLACEMENT'"
-    name=c-$1-$2 size_mib=$3 checksum=$4 nqn=$5 placement=$6
+    [ $# -eq 7 ] || die "component '$spec': not 'HOME VOLUME SIZE_MIB CHECKSUM NQN|- PLACEMENT FILL'"
+    name=c-$1-$2 size_mib=$3 checksum=$4 nqn=$5 placement=$6 fill=$7
     new=0
     case $existing in
         *" $name "*) ;;
@@ -72,6 +75,10 @@ for spec in "$@"; do
         # pages through dm-integrity, as before) cost a study lab's node 5
         # of the 6 s a component took.
         run blkdiscard --force "$device"
+    fi
+    if [ "$new" = 1 ] && [ "$fill" != - ]; then
+        # shellcheck disable=SC2046
+        fill_copy "$device" $(echo "$fill" | tr ':' ' ')
     fi
     [ "$nqn" = - ] || nvmet_export "$nqn" "$device" >/dev/null
     echo "device $name $device"

@@ -111,6 +111,19 @@ write_once() {
         die "writing the new volumes once failed: $(echo "$_wo_out" | tail -n 3 | tr '\n' ' ')"
 }
 
+# Writes a new mirror copy's data where it lies: $3 MiB of device $1 from
+# $2 KiB (where md's data starts), fio's random buffers from seed $4. fio
+# makes the same bytes for the same seed and job (one job a process: a
+# job's seeds also depend on its place in a run), so every holder of a copy
+# writes what writing the volume once through md would have put there,
+# and the bytes never cross a link.
+fill_copy() {
+    _fc_out=$(fio --name=fill --filename="$1" --offset="${2}k" --size="${3}M" \
+        --rw=write --bs=1M --ioengine=libaio --direct=1 --iodepth=4 \
+        --refill_buffers --randseed="$4" --output-format=terse 2>&1) ||
+        die "writing the new copy on $1 failed: $(echo "$_fc_out" | tail -n 3 | tr '\n' ' ')"
+}
+
 # This node's copy of replicated volume $1: the LV storlab/replica-$1 of $2
 # MiB, placed as $3 says (new_lv's PLACEMENT).
 ensure_replica_lv() {

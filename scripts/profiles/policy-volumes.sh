@@ -1,34 +1,42 @@
 #!/bin/sh
 # Workload volumes with a storage policy on their home node, all of them in
 # one call: for each SPEC (one argument, space-separated
-#   "PATH INDEX LEVEL CHUNK_KIB SIZE_MIB LOCAL|- [NQN@ADDR...]")
+#   "PATH INDEX LEVEL CHUNK_KIB SIZE_MIB DATA_OFFSET_KIB WRITTEN LOCAL|- [NQN@ADDR...]")
 # /dev/md<INDEX>, md RAID-1 over the volume's copies or RAID-5/6 over its
 # pieces, the first leg this node's own component when it holds one (LOCAL,
 # or "-"), the others its peers' over NVMe/TCP; PATH links to it, where the
-# workload finds it. Prints "volume PATH", "legs PATH LEG..." and
+# workload finds it. md's data starts DATA_OFFSET_KIB into each leg (the
+# layout the simulator assumes, and where a filled copy has its data). Prints "volume PATH", "legs PATH LEG..." and
 # "missing PATH NQN@[ADDR]:PORT" for each leg it could not reach.
 #   policy-volumes.sh SPEC...
 # A mirror's remote legs are write-mostly, so reads stay local. The write-
 # intent bitmap makes a component that comes back resync only what it
 # missed. Three cases, as replica-mirror.sh's:
-# - new: every component reads as zeros (components.sh), equal already:
-#   created clean (--assume-clean), every peer reachable, then written once
-#   end to end with fio like every workload volume (one fio run for all the
-#   new ones, one volume after another);
+# - new: every component reads as zeros (components.sh) or, WRITTEN
+#   "copies", was filled there with the same bytes: equal already, so
+#   created clean (--assume-clean), every peer reachable; WRITTEN "array"
+#   (RAID-5/6: parity needs every piece) then written once end to end with
+#   fio like every workload volume (one fio run for all the new ones, one
+#   volume after another);
 # - the array is not running (the home came back): assembled from the
 #   reachable legs, a stale one re-added below;
 # - running: failed legs removed, returning ones re-added.
 . /usr/lib/storlab/profiles/lib.sh
 . /usr/lib/storlab/profiles/nvme.sh
-[ $# -ge 1 ] || die "usage: policy-volumes.sh 'PATH INDEX LEVEL CHUNK_KIB SIZE_MIB LOCAL|- [NQN@ADDR...]'..."
+[ $# -ge 1 ] || die "usage: policy-volumes.sh 'PATH INDEX LEVEL CHUNK_KIB SIZE_MIB DATA_OFFSET_KIB WRITTEN LOCAL|- [NQN@ADDR...]'..."
 
 jobs=
 for spec in "$@"; do
     # shellcheck disable=SC2086
     set -- $spec
-    [ $# -ge 6 ] || die "volume '$spec': not 'PATH INDEX LEVEL CHUNK_KIB SIZE_MIB LOCAL|- [NQN@ADDR...]'"
-    path=$1 md=md$2 level=$3 chunk_kib=$4 size_mib=$5 local=$6
-    shift 6
+    [ $# -ge 8 ] ||
+        die "volume '$spec': not 'PATH INDEX LEVEL CHUNK_KIB SIZE_MIB DATA_OFFSET_KIB WRITTEN LOCAL|- [NQN@ADDR...]'"
+    path=$1 md=md$2 level=$3 chunk_kib=$4 size_mib=$5 offset_kib=$6 written=$7 local=$8
+    shift 8
+    case $written in
+        copies|array) ;;
+        *) die "volume $path: WRITTEN '$written': not 'copies' or 'array'" ;;
+    esac
     case $level in
         1) need_modules raid1 ;;
         5|6) need_modules raid456 ;;
@@ -66,8 +74,10 @@ for spec in "$@"; do
             [ "$level" = 1 ] || chunk="--chunk=${chunk_kib}K"
             # shellcheck disable=SC2086
             run mdadm --create "/dev/$md" --run --metadata=1.2 --level="$level" $chunk \
-                --raid-devices="$count" --bitmap=internal --assume-clean $legs
-            jobs="$jobs --name=${path##*/} --filename=/dev/$md --size=${size_mib}M"
+                --raid-devices="$count" --bitmap=internal --data-offset="${offset_kib}K" \
+                --assume-clean $legs
+            [ "$written" = copies ] ||
+                jobs="$jobs --name=${path##*/} --filename=/dev/$md --size=${size_mib}M"
         fi
     fi
     # The array's members: exactly these legs (a component that went away

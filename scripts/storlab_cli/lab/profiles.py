@@ -43,9 +43,15 @@ Mechanisms, and why (see also README "Storage profiles"):
   exported over NVMe/TCP like a replica's copy; the VM's node runs md
   RAID-1/5/6 over them. The kernel's own mechanisms, so a guest write fans
   out over the links and md's RAID-5/6 read-modify-write as the studies'.
+  A new mirror's copies are written once where they lie, the same bytes
+  on every holder (from a seed naming the volume), and md created clean
+  over them: the same result as writing the volume once through md, without
+  its copies crossing the links (under TCG, minutes of a study lab's `up`).
+  An erasure-coded volume is written once through its array (parity).
 """
 
 import time
+import zlib
 
 from storlab_cli.lab import snapshots
 from storlab_cli.lab.each_node import each_node
@@ -194,7 +200,7 @@ def _policy_volumes(topo, domains, names, say):
         lambda: _components(topo, domains, held[node], node)) if held[node] else None)
     by_home = _by_node(volumes, "home")
     each_node(list(by_home), lambda home: _timed(
-        say, f"{home}: {len(by_home[home])} policy volumes built and written once",
+        say, f"{home}: {len(by_home[home])} policy volumes built",
         lambda: _policy_arrays(topo, domains, by_home[home], say)))
     return volumes
 
@@ -238,7 +244,8 @@ def _components(topo, domains, volumes, holder):
         v, lv = _set_of(topo, volume), component_lv(volume["home"], volume["volume"])
         exported = _component_nqn(topo, volume, holder) if holder != volume["home"] else "-"
         specs.append(_spec([volume["home"], volume["volume"], v.component_lv_mib(),
-                            int(v.checksum), exported, _placement(topo.profile, holder, lv)]))
+                            int(v.checksum), exported, _placement(topo.profile, holder, lv),
+                            _fill(v, lv)]))
     if not specs:
         return
     out = run_step(domains[holder], holder, "components.sh", specs,
@@ -247,6 +254,16 @@ def _components(topo, domains, volumes, holder):
     for volume in volumes:
         if holder == volume["home"]:
             volume["local"] = devices[component_lv(volume["home"], volume["volume"])]
+
+
+def _fill(v, lv):
+    """components.sh's FILL of a new component: "OFFSET_KIB:MIB:SEED" when
+    each copy is written where it lies (v.fills_copies), "-" otherwise. The
+    seed names the volume, so every holder of a copy writes the same bytes
+    (fio's buffers from that seed) and different volumes different ones."""
+    if not v.fills_copies:
+        return "-"
+    return f"{v.md_data_offset_kib()}:{v.size_mib}:{zlib.crc32(lv.encode())}"
 
 
 def _spec(fields):
@@ -277,7 +294,8 @@ def _policy_arrays(topo, domains, volumes, say):
             else:
                 unreachable[path].append(holder)
         specs.append(_spec([path, POLICY_MD_FIRST + volume["index"], MD_LEVELS[v.method],
-                            chunk_kib, v.size_mib, volume["local"]] + legs))
+                            chunk_kib, v.size_mib, v.md_data_offset_kib(),
+                            "copies" if v.fills_copies else "array", volume["local"]] + legs))
     out = run_step(domains[home], home, "policy-volumes.sh", specs,
                    timeout_s=step_timeout_s(len(specs)))
     for line in out.get("missing", []):                # "missing PATH NQN@[ADDR]:PORT"

@@ -148,6 +148,21 @@ class Volumes:
             need += need // 64 + 2 * MIB
         return mib_up(need)
 
+    def md_data_offset_kib(self):
+        """Where md's data starts on each component: given to mdadm, so a
+        copy filled where it lies (fills_copies) has its data where md reads it."""
+        return md_data_offset_bytes(self.component_mib() * MIB) // 1024
+
+    @property
+    def fills_copies(self):
+        """Whether each holder writes its component's data itself when the
+        volume is new, the same bytes in every copy of a mirror, rather
+        than the home writing the volume once through md: the copies reach
+        their disks without crossing the links (minutes of a study lab's
+        `up` under TCG). RAID-5/6 parity needs every piece, so an erasure-
+        coded volume is written through its array."""
+        return self.method == "mirror"
+
     def base_path(self, name):
         """Volume name's base device on its node: its LV, or the link to
         the md its policy builds."""
