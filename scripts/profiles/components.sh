@@ -6,7 +6,8 @@
 # (a copy, or a RAID-5/6 piece), under dm-integrity when the policy
 # checksums, exported over NVMe/TCP as NQN unless the volume's home is this
 # node ("-"). FILL "OFFSET_KIB:MIB:SEED": a new copy's data written here
-# (lib.sh fill_copy), the same in every copy; "-": left for the array.
+# (lib.sh fill_copies, all of them in one fio run at the end), the same in
+# every copy; "-": left for the array.
 # Prints "device c-HOME-VOLUME PATH" for each.
 #   components.sh SPEC...
 # One call a node, not one a component: under TCG a command's start costs a
@@ -25,8 +26,8 @@
 # dm-integrity (allow_discards) marks in the tags alone, as blocks read
 # without a check until written, and passes to the disk as a TRIM (no
 # write of the component's length). A node that came back keeps its
-# components' data and reopens them. A new copy is filled before it is
-# exported: no array is built over it before then.
+# components' data and reopens them. New copies are filled before this
+# step returns: no array is built over them before then.
 . /usr/lib/storlab/profiles/lib.sh
 . /usr/lib/storlab/profiles/nvme.sh
 [ $# -ge 1 ] || die "usage: components.sh 'HOME VOLUME SIZE_MIB CHECKSUM NQN|- PLACEMENT FILL'..."
@@ -56,6 +57,7 @@ integrity_device() {
 
 # shellcheck disable=SC2046
 existing=" $(echo $(lvs --noheadings -o lv_name storlab 2>/dev/null)) "
+fills=
 for spec in "$@"; do
     # shellcheck disable=SC2086
     set -- $spec
@@ -77,9 +79,11 @@ for spec in "$@"; do
         run blkdiscard --force "$device"
     fi
     if [ "$new" = 1 ] && [ "$fill" != - ]; then
-        # shellcheck disable=SC2046
-        fill_copy "$device" $(echo "$fill" | tr ':' ' ')
+        offset_kib=${fill%%:*} mib=${fill#*:} seed=${fill##*:}
+        fills="$fills $device $offset_kib ${mib%:*} $seed"
     fi
     [ "$nqn" = - ] || nvmet_export "$nqn" "$device" >/dev/null
     echo "device $name $device"
 done
+# shellcheck disable=SC2086
+fill_copies $fills

@@ -111,17 +111,39 @@ write_once() {
         die "writing the new volumes once failed: $(echo "$_wo_out" | tail -n 3 | tr '\n' ' ')"
 }
 
-# Writes a new mirror copy's data where it lies: $3 MiB of device $1 from
-# $2 KiB (where md's data starts), fio's random buffers from seed $4. fio
-# makes the same bytes for the same seed and job (one job a process: a
-# job's seeds also depend on its place in a run), so every holder of a copy
-# writes what writing the volume once through md would have put there,
-# and the bytes never cross a link.
-fill_copy() {
-    _fc_out=$(fio --name=fill --filename="$1" --offset="${2}k" --size="${3}M" \
-        --rw=write --bs=1M --ioengine=libaio --direct=1 --iodepth=4 \
-        --refill_buffers --randseed="$4" --output-format=terse 2>&1) ||
-        die "writing the new copy on $1 failed: $(echo "$_fc_out" | tail -n 3 | tr '\n' ' ')"
+# fio's --buffer_pattern for the copies of a volume of seed $1: 512 bytes
+# (fio's longest pattern) of a 64-bit linear congruential generator (Knuth's
+# MMIX constants; shell arithmetic wraps at 64 bits as it does), in hex.
+copy_pattern() {
+    _cp_x=$1 _cp_n=0
+    printf 0x
+    while [ "$_cp_n" -lt 64 ]; do
+        _cp_x=$((_cp_x * 6364136223846793005 + 1442695040888963407))
+        printf %016x "$_cp_x"
+        _cp_n=$((_cp_n + 1))
+    done
+}
+
+# Writes new mirror copies' data where they lie, one fio run for all of
+# them, one after another: for each copy, from $2 KiB of device $1 (where
+# md's data starts) $3 MiB, volume seed $4's pattern (copy_pattern)
+# repeated. The bytes depend on the seed alone, not on the copy's place in
+# the run (as fio's random buffers would: a job's seeds depend on it), so
+# every holder of a copy writes the same ones, and never over a link: what
+# writing the volume once through md would have done, not its cost (each
+# copy's bytes over NVMe/TCP; under TCG a fio start a copy cost seconds).
+fill_copies() {
+    _fc_jobs=
+    while [ $# -ge 4 ]; do
+        _fc_jobs="$_fc_jobs --name=${1##*/} --filename=$1 --offset=${2}k --size=${3}M"
+        _fc_jobs="$_fc_jobs --buffer_pattern=$(copy_pattern "$4")"
+        shift 4
+    done
+    [ -n "$_fc_jobs" ] || return 0
+    # shellcheck disable=SC2086
+    _fc_out=$(fio --rw=write --bs=1M --ioengine=libaio --direct=1 --iodepth=4 --stonewall \
+        --scramble_buffers=0 --output-format=terse $_fc_jobs 2>&1) ||
+        die "writing the new copies failed: $(echo "$_fc_out" | tail -n 3 | tr '\n' ' ')"
 }
 
 # This node's copy of replicated volume $1: the LV storlab/replica-$1 of $2

@@ -44,9 +44,10 @@ Mechanisms, and why (see also README "Storage profiles"):
   RAID-1/5/6 over them. The kernel's own mechanisms, so a guest write fans
   out over the links and md's RAID-5/6 read-modify-write as the studies'.
   A new mirror's copies are written once where they lie, the same bytes
-  on every holder (from a seed naming the volume), and md created clean
-  over them: the same result as writing the volume once through md, without
-  its copies crossing the links (under TCG, minutes of a study lab's `up`).
+  on every holder (a pattern from a seed naming the volume), and md created
+  clean over them: the same result as writing the volume once through md,
+  without its copies crossing the links (under TCG, minutes of a study
+  lab's `up`).
   An erasure-coded volume is written once through its array (parity).
 """
 
@@ -260,7 +261,7 @@ def _fill(v, lv):
     """components.sh's FILL of a new component: "OFFSET_KIB:MIB:SEED" when
     each copy is written where it lies (v.fills_copies), "-" otherwise. The
     seed names the volume, so every holder of a copy writes the same bytes
-    (fio's buffers from that seed) and different volumes different ones."""
+    (a pattern from that seed) and different volumes different ones."""
     if not v.fills_copies:
         return "-"
     return f"{v.md_data_offset_kib()}:{v.size_mib}:{zlib.crc32(lv.encode())}"
