@@ -104,7 +104,7 @@ new_lv() {
 # default buffers, not zeros), so a later read never returns never-written
 # zeros; one fio run for all of them, one volume after another (stonewall).
 # $@: "--name=N --filename=F [--size=S]" for each volume; options before
-# the first --name (a common --size) apply to all.
+# the first --name (a common --size, fill_copies' buffers) apply to all.
 write_once() {
     _wo_out=$(fio --rw=write --bs=1M --ioengine=libaio --direct=1 --iodepth=4 --stonewall \
         --output-format=terse "$@" 2>&1) ||
@@ -139,11 +139,8 @@ fill_copies() {
         _fc_jobs="$_fc_jobs --buffer_pattern=$(copy_pattern "$4")"
         shift 4
     done
-    [ -n "$_fc_jobs" ] || return 0
     # shellcheck disable=SC2086
-    _fc_out=$(fio --rw=write --bs=1M --ioengine=libaio --direct=1 --iodepth=4 --stonewall \
-        --scramble_buffers=0 --output-format=terse $_fc_jobs 2>&1) ||
-        die "writing the new copies failed: $(echo "$_fc_out" | tail -n 3 | tr '\n' ' ')"
+    [ -z "$_fc_jobs" ] || write_once --scramble_buffers=0 $_fc_jobs
 }
 
 # This node's copy of replicated volume $1: the LV storlab/replica-$1 of $2

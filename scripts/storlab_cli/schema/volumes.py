@@ -158,8 +158,8 @@ class Volumes:
         """Whether each holder writes its component's data itself when the
         volume is new, the same bytes in every copy of a mirror, rather
         than the home writing the volume once through md: the copies reach
-        their disks without crossing the links. RAID-5/6 parity needs every piece, so an erasure-
-        coded volume is written through its array."""
+        their disks without crossing the links. RAID-5/6 parity needs every
+        piece, so an erasure-coded volume is written through its array."""
         return self.method == "mirror"
 
     def base_path(self, name):
