@@ -20,6 +20,10 @@ from lab_profile_rig import (STORLAB, TOPOLOGIES, Lab, at_once, device_writes, d
 
 # ------------------------------------------------------------ storage policies
 
+# dm-integrity devices a node holds: a piece of node1's and of node2's RAID-5
+# volume on each, a copy of node3's mirror on node3 and node4
+CHECKSUMMED = {"node1": 2, "node2": 2, "node3": 3, "node4": 3}
+
 @pytest.fixture(scope="module")
 def policy_lab():
     with Lab(os.path.join(TOPOLOGIES, "profile-policy.toml"), "profile-policy") as lab:
@@ -57,8 +61,9 @@ def test_policy_volumes_are_raid5_over_a_piece_on_every_node(policy_lab):
         assert guest(policy_lab, home, "readlink", "/dev/storlab-policy/u1v1").strip() == f"/dev/{md}"
     for n in range(1, 5):
         tables = guest(policy_lab, f"node{n}", "dmsetup", "table")
-        # a checksummed piece of each of the two volumes, in bitmap mode
-        assert tables.count(" integrity ") == 2 and " B " in tables, tables
+        # a checksummed piece of each of the two volumes, in bitmap mode (and
+        # on node3 and node4 a copy of node3's checksummed mirror)
+        assert tables.count(" integrity ") == CHECKSUMMED[f"node{n}"] and " B " in tables, tables
     fio_verify(policy_lab, "node1", "/dev/storlab-policy/u1v1", size="8M",
                extra=("--iodepth=32",))
 
@@ -72,21 +77,25 @@ def test_every_block_of_a_new_component_reads_back_and_the_copies_agree(policy_l
         node = f"node{n}"
         names = guest(policy_lab, node, "sh", "-c",
                       "ls /dev/mapper | grep '^i-'").split()
-        assert len(names) == 2, (node, names)
+        assert len(names) == CHECKSUMMED[node], (node, names)
         for name in names:
             # the whole device, past any volume's data: a tag never computed is an error
             guest(policy_lab, node, "dd", f"if=/dev/mapper/{name}", "of=/dev/null", "bs=1M",
                   "iflag=direct")
             status = guest(policy_lab, node, "dmsetup", "status", name).split()
             assert status[2] == "integrity" and status[3] == "0", (node, name, status)
-    # a new mirror's copies were written where they lie (the same bytes on
-    # each holder), not left as zeros: every MiB of node3's volume holds
-    # data, and md's check below finds its copies (and node4's) equal
-    zero_mib, *sums = guest(policy_lab, "node3", "sh", "-c", (
-        "head -c 1048576 /dev/zero | md5sum; i=0; while [ $i -lt 16 ]; do "
-        "dd if=/dev/md101 bs=1M skip=$i count=1 iflag=direct 2>/dev/null | md5sum; "
-        "i=$((i + 1)); done")).split("\n")[:17]
-    assert len(sums) == 16 and zero_mib not in sums, (zero_mib, sums)
+    # a new mirror's copies and a new RAID-5 volume's pieces were written
+    # where they lie (the same bytes on each holder, through each one's
+    # dm-integrity, so the dd above read them with their checksums), not
+    # left as zeros: every MiB of node3's mirrored volume holds data, and of
+    # node1's RAID-5 volume past the 8 MiB fio wrote above; md's check below
+    # finds the copies equal and the parity right (and node2's and node4's)
+    for node, md, first, count in (("node3", "md101", 0, 16), ("node1", "md100", 8, 16)):
+        zero_mib, *sums = guest(policy_lab, node, "sh", "-c", (
+            f"head -c 1048576 /dev/zero | md5sum; i={first}; while [ $i -lt {first + count} ]; "
+            f"do dd if=/dev/{md} bs=1M skip=$i count=1 iflag=direct 2>/dev/null | md5sum; "
+            "i=$((i + 1)); done")).split("\n")[:count + 1]
+        assert len(sums) == count and zero_mib not in sums, (node, md, zero_mib, sums)
     resynced_and_checked(policy_lab, [("node1", "md100", 4), ("node2", "md100", 4),
                                       ("node3", "md101", 2), ("node4", "md102", 2)],
                          time.monotonic() + 300)
@@ -94,10 +103,12 @@ def test_every_block_of_a_new_component_reads_back_and_the_copies_agree(policy_l
 
 def test_a_second_set_beside_it_is_a_mirror(policy_lab):
     """[profile.volume_sets.mirror]: node3's volume mirrored on node3 and
-    node4 (the next node), md101 (its home's second policy array), reads
-    from node3's own copy."""
+    node4 (the next node), md101 (its home's second policy array), each
+    copy checksummed, reads from node3's own copy."""
     array = replica_md(policy_lab, "node3", "md101")
     assert array["level"] == "raid1" and len(array["members"]) == 2 and array["degraded"] == 0
+    assert guest(policy_lab, "node3", "dmsetup", "table",
+                 "i-c-node3-mirror-u1v1").split()[2] == "integrity"
     assert guest(policy_lab, "node3", "readlink",
                  "/dev/storlab-policy/mirror-u1v1").strip() == "/dev/md101"
     fio_verify(policy_lab, "node3", "/dev/storlab-policy/mirror-u1v1", size="8M",
@@ -148,7 +159,9 @@ def test_a_small_write_reads_and_writes_data_and_parity(policy_lab):
 def test_a_mirrored_write_lands_on_every_copy(policy_lab):
     """1000 random 4 KiB writes on node3's mirrored volume (ftt 1): a device
     write on each of its two copies' disks per guest write, node3's own and
-    node4's over NVMe/TCP (md's bitmap adds a few), and no reads."""
+    node4's over NVMe/TCP (md's bitmap and dm-integrity's tags add a few),
+    and at most a few reads (dm-integrity reading a block of its tags into
+    its buffers: a block holds the tags of 4 MiB of the copy)."""
     before = disk_ops(policy_lab)
     guest(policy_lab, "node3", "fio", "--name=mirror",
           "--filename=/dev/storlab-policy/mirror-u1v1", "--ioengine=libaio", "--direct=1", "--rw=randwrite", "--bs=4k", "--size=16M",
@@ -160,7 +173,7 @@ def test_a_mirrored_write_lands_on_every_copy(policy_lab):
           f"device writes, {reads} device reads")
     for copy in ("node3", "node4"):
         assert 1000 <= writes[copy] <= 1000 * 1.05, writes
-    assert reads == 0, reads
+    assert reads <= 2 * 8, reads
 
 
 # ------------------------------------------------------------------ snapshots

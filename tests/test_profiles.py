@@ -618,8 +618,13 @@ def test_erasure_codes_place_their_pieces(tmp_path):
     assert v.holders[("node2", 0)][0] == "node2"
     # a piece holds a third of the volume, in whole 512 KiB chunks, LVM's 4 MiB extents
     assert v.component_mib() == 4
+    # RAID-5 3+1's pieces are filled where they lie, each with its share of
+    # the volume (the XOR of three equal chunks is the parity md would write)
+    assert (v.size_mib, v.fills_components, v.fill_mib()) == (8, True, 3)
     v = policy(tmp_path, 'method = "raid6"\n', nodes=6)
     assert (v.ftt, v.components) == (2, 6)
+    # RAID-6's second parity is no XOR of equal chunks: written through its array
+    assert not v.fills_components
 
 
 @pytest.mark.parametrize("keys, nodes, expected", [
@@ -713,8 +718,8 @@ def test_policy_volumes_are_built_in_one_step_a_node(tmp_path, monkeypatch):
     arrays = {n: a for n, s, a in steps.calls if s == "policy-volumes.sh"}
     # md's data 5 MiB into each 8 MiB copy (8/8 + 4 MiB), the copies filled where they lie
     assert [spec.split()[:8] for spec in arrays["node1"]] == [
-        ["/dev/storlab-policy/u1v1", "100", "1", "512", "8", "5120", "copies", "/dev/mapper/x"],
-        ["/dev/storlab-policy/u1v2", "101", "1", "512", "8", "5120", "copies", "/dev/mapper/x"]]
+        ["/dev/storlab-policy/u1v1", "100", "1", "512", "8", "5120", "components", "/dev/mapper/x"],
+        ["/dev/storlab-policy/u1v2", "101", "1", "512", "8", "5120", "components", "/dev/mapper/x"]]
     volumes = state["policy_volumes"]
     assert all(v["local"] == "/dev/mapper/x" and v["missing"] == [] for v in volumes)
     # every holder of a copy fills it with the same bytes (one seed a volume), at md's offset
@@ -740,6 +745,34 @@ def test_policy_volumes_are_built_in_one_step_a_node(tmp_path, monkeypatch):
     homes = [n for n, s, _ in steps.calls]
     assert sorted(homes) == sorted(set(homes)) and "node2" not in homes
     assert all(v["missing"] == ["node2"] for v in lost)
+
+
+@pytest.mark.parametrize("method, nodes, fill, written", [
+    ("raid5", 4, "5120:8:", "components"),     # 24 MiB: 8 MiB a piece, md's data 5 MiB in
+    ("raid6", 6, "-", "array")])
+def test_erasure_coded_pieces_filled_where_they_lie_or_the_volume_through_md(
+        tmp_path, monkeypatch, method, nodes, fill, written):
+    """RAID-5 3+1: every piece of a volume is filled with the same bytes
+    (one seed a volume, its share of the volume from md's data offset), so
+    md is created clean with nothing written; RAID-6's pieces are left to
+    the array, which the home writes once."""
+    text = RAID0 + f'[profile.volumes]\nper_unit = 2\nsize = "24M"\nmethod = "{method}"\n'
+    topo = load(tmp_path, text, MESH.format(nodes=nodes))
+    steps = Steps(monkeypatch)
+    profiles.provision(topo, {f"node{i}": i for i in range(1, nodes + 1)}, lambda _: None)
+    fills = {}
+    for node, script, specs in steps.calls:
+        for spec in specs if script == "components.sh" else []:
+            home, volume, *_, piece_fill = spec.split()
+            fills.setdefault((home, volume), []).append(piece_fill)
+    assert len(fills) == 2 * nodes
+    for pieces in fills.values():
+        assert len(pieces) == topo.profile.volumes.components and len(set(pieces)) == 1
+        assert pieces[0].startswith(fill)
+    assert len({pieces[0] for pieces in fills.values()}) == (2 * nodes if fill != "-" else 1)
+    arrays = [spec for node, script, specs in steps.calls if script == "policy-volumes.sh"
+              for spec in specs]
+    assert len(arrays) == 2 * nodes and all(spec.split()[6] == written for spec in arrays)
 
 
 @pytest.mark.parametrize("text, nodes, expected", [
@@ -789,8 +822,9 @@ def test_named_volume_sets_each_with_its_policy(tmp_path):
     assert ec.holders[("node2", 0)] == ["node2", "node3", "node4", "node1"]
     assert mirror.guest_path("mirror-u1v1") == "/dev/storlab-policy/mirror-u1v1"
     assert mirror.key_path == "profile.volume_sets.mirror"
-    # a mirror's copies are written where they lie; RAID-5's parity needs the array
-    assert mirror.fills_copies and not ec.fills_copies
+    # a mirror's copies and RAID-5's pieces are written where they lie
+    assert mirror.fills_components and ec.fills_components
+    assert (mirror.fill_mib(), ec.fill_mib()) == (8, 8)
     assert (mirror.md_data_offset_kib(), ec.md_data_offset_kib()) == (5 * 1024, 5 * 1024)
 
 

@@ -1274,13 +1274,20 @@ def test_a_guest_too_small_for_its_checksummed_components_is_refused_as_a_lab(tm
         text = f.read()
     assert text.count("memory_mib = 512") == 1
     topo = load_text(tmp_path, text)
-    # a piece of node1's and of node2's RAID-5 volume on every node
-    assert [topo.profile.checksummed_components(n) for n in ("node1", "node4")] == [2, 2]
+    # a piece of node1's and of node2's RAID-5 volume on every node, and a
+    # copy of node3's checksummed mirror on node3 and node4
+    assert [topo.profile.checksummed_components(f"node{n}") for n in range(1, 5)] == [2, 2, 3, 3]
     assert topo.lab_refusal() is None
     topo = load_text(tmp_path, text.replace("memory_mib = 512", "memory_mib = 400"))
     assert topo.lab_refusal() == (
         f"{topo.path}: node node1: memory_mib = 400 is too little for its 2 checksummed "
         "components (20 MiB of the guest's memory each, most of it dm-integrity's): give "
         "it at least 424 ([defaults] memory_mib)")
-    assert load_text(tmp_path, text.replace("memory_mib = 512", "memory_mib = 424")
+    # enough for node1's two is too little for node3's three
+    topo = load_text(tmp_path, text.replace("memory_mib = 512", "memory_mib = 424"))
+    assert topo.lab_refusal() == (
+        f"{topo.path}: node node3: memory_mib = 424 is too little for its 3 checksummed "
+        "components (20 MiB of the guest's memory each, most of it dm-integrity's): give "
+        "it at least 444 ([defaults] memory_mib)")
+    assert load_text(tmp_path, text.replace("memory_mib = 512", "memory_mib = 444")
                      ).lab_refusal() is None

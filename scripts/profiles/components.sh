@@ -5,9 +5,9 @@
 # CHECKSUM 0 or 1, PLACEMENT lib.sh new_lv's) the LV storlab/c-HOME-VOLUME
 # (a copy, or a RAID-5/6 piece), under dm-integrity when the policy
 # checksums, exported over NVMe/TCP as NQN unless the volume's home is this
-# node ("-"). FILL "OFFSET_KIB:MIB:SEED": a new copy's data written here
-# (lib.sh fill_copies, all of them in one fio run at the end), the same in
-# every copy; "-": left for the array.
+# node ("-"). FILL "OFFSET_KIB:MIB:SEED": a new component's data written
+# here (lib.sh fill_components, all of them in one fio run at the end), the
+# same in every component of the volume; "-": left for the array.
 # Prints "device c-HOME-VOLUME PATH" for each.
 #   components.sh SPEC...
 # One call a node, not one a component: under TCG a command's start costs a
@@ -26,7 +26,7 @@
 # dm-integrity (allow_discards) marks in the tags alone, as blocks read
 # without a check until written, and passes to the disk as a TRIM (no
 # write of the component's length). A node that came back keeps its
-# components' data and reopens them. New copies are filled before this
+# components' data and reopens them. New components are filled before this
 # step returns: no array is built over them before then.
 . /usr/lib/storlab/profiles/lib.sh
 . /usr/lib/storlab/profiles/nvme.sh
@@ -86,4 +86,4 @@ for spec in "$@"; do
     echo "device $name $device"
 done
 # shellcheck disable=SC2086
-fill_copies $fills
+fill_components $fills

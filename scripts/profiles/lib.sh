@@ -104,7 +104,7 @@ new_lv() {
 # default buffers, not zeros), so a later read never returns never-written
 # zeros; one fio run for all of them, one volume after another (stonewall).
 # $@: "--name=N --filename=F [--size=S]" for each volume; options before
-# the first --name (a common --size, fill_copies' buffers) apply to all.
+# the first --name (a common --size, fill_components' buffers) apply to all.
 write_once() {
     _wo_out=$(fio --rw=write --bs=1M --ioengine=libaio --direct=1 --iodepth=4 --stonewall \
         --output-format=terse "$@" 2>&1) ||
@@ -124,15 +124,16 @@ copy_pattern() {
     done
 }
 
-# Writes new mirror copies' data where they lie, one fio run for all of
-# them, one after another: for each copy, from $2 KiB of device $1 (where
-# md's data starts) $3 MiB, volume seed $4's pattern (copy_pattern)
-# repeated. The bytes depend on the seed alone, not on the copy's place in
-# the run (as fio's random buffers would: a job's seeds depend on it), so
-# every holder of a copy writes the same ones, and never over a link: what
-# writing the volume once through md would have done, not its cost (each
-# copy's bytes over NVMe/TCP; under TCG a fio start a copy cost seconds).
-fill_copies() {
+# Writes new components' data where they lie (a mirror's copies, a RAID-5
+# volume's pieces), one fio run for all of them, one after another: for
+# each, from $2 KiB of device $1 (where md's data starts) $3 MiB, volume
+# seed $4's pattern (copy_pattern) repeated. The bytes depend on the seed
+# alone, not on the component's place in the run (as fio's random buffers
+# would: a job's seeds depend on it), so every holder writes the same ones,
+# and never over a link: what writing the volume once through md would have
+# done, not its cost (its bytes over NVMe/TCP; under TCG a fio start a
+# component cost seconds).
+fill_components() {
     _fc_jobs=
     while [ $# -ge 4 ]; do
         _fc_jobs="$_fc_jobs --name=${1##*/} --filename=$1 --offset=${2}k --size=${3}M"

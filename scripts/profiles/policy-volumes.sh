@@ -14,11 +14,12 @@
 # intent bitmap makes a component that comes back resync only what it
 # missed. Three cases, as replica-mirror.sh's:
 # - new: every component reads as zeros (components.sh) or, WRITTEN
-#   "copies", was filled there with the same bytes: equal already, so
-#   created clean (--assume-clean), every peer reachable; WRITTEN "array"
-#   (RAID-5/6: parity needs every piece) then written once end to end with
-#   fio like every workload volume (one fio run for all the new ones, one
-#   volume after another);
+#   "components", was filled there with the same bytes: consistent already
+#   (equal copies; RAID-5 3+1's parity, the XOR of three equal chunks, is
+#   that chunk), so created clean (--assume-clean), every peer reachable;
+#   WRITTEN "array" (RAID-6: its second parity is no plain XOR) then
+#   written once end to end with fio like every workload volume (one fio
+#   run for all the new ones, one volume after another);
 # - the array is not running (the home came back): assembled from the
 #   reachable legs, a stale one re-added below;
 # - running: failed legs removed, returning ones re-added.
@@ -35,8 +36,8 @@ for spec in "$@"; do
     path=$1 md=md$2 level=$3 chunk_kib=$4 size_mib=$5 offset_kib=$6 written=$7 local=$8
     shift 8
     case $written in
-        copies|array) ;;
-        *) die "volume $path: WRITTEN '$written': not 'copies' or 'array'" ;;
+        components|array) ;;
+        *) die "volume $path: WRITTEN '$written': not 'components' or 'array'" ;;
     esac
     case $level in
         1) need_modules raid1 ;;
@@ -77,7 +78,7 @@ for spec in "$@"; do
             run mdadm --create "/dev/$md" --run --metadata=1.2 --level="$level" $chunk \
                 --raid-devices="$count" --bitmap=internal --data-offset="${offset_kib}K" \
                 --assume-clean $legs
-            [ "$written" = copies ] ||
+            [ "$written" = components ] ||
                 jobs="$jobs --name=${path##*/} --filename=/dev/$md --size=${size_mib}M"
         fi
     fi

@@ -14,8 +14,9 @@ disk fails its writes.
 What counts, per host:
 - each guest: memory_mib, QEMU itself, and under TCG its code cache;
 - what `up` itself writes to the devices: every LV of the profile (a
-  volume is written once end to end, a policy's component zeroed in full,
-  so all of it resident: schema/capacity_layout.lvs_of) and each disk
+  volume is written once end to end, a policy's components filled where
+  they lie or through their array, so counted whole, all of it resident:
+  schema/capacity_layout.lvs_of) and each disk
   group's share of its cache device (a write buffer fills with dirty data,
   a read cache with what is read), in memory or on disk as the devices
   keep it.

@@ -43,12 +43,12 @@ Mechanisms, and why (see also README "Storage profiles"):
   exported over NVMe/TCP like a replica's copy; the VM's node runs md
   RAID-1/5/6 over them. The kernel's own mechanisms, so a guest write fans
   out over the links and md's RAID-5/6 read-modify-write as the studies'.
-  A new mirror's copies are written once where they lie, the same bytes
-  on every holder (a pattern from a seed naming the volume), and md created
-  clean over them: the same result as writing the volume once through md,
-  without its copies crossing the links (under TCG, minutes of a study
-  lab's `up`).
-  An erasure-coded volume is written once through its array (parity).
+  A new mirror's copies, and a new RAID-5 volume's pieces, are written
+  once where they lie, the same bytes on every holder (a pattern from a
+  seed naming the volume), and md created clean over them: the same result
+  as writing the volume once through md, without its data crossing the
+  links (under TCG, minutes of a study lab's `up`). A RAID-6 volume is
+  written once through its array (its second parity is not a plain XOR).
 """
 
 import time
@@ -259,12 +259,13 @@ def _components(topo, domains, volumes, holder):
 
 def _fill(v, lv):
     """components.sh's FILL of a new component: "OFFSET_KIB:MIB:SEED" when
-    each copy is written where it lies (v.fills_copies), "-" otherwise. The
-    seed names the volume, so every holder of a copy writes the same bytes
-    (a pattern from that seed) and different volumes different ones."""
-    if not v.fills_copies:
+    each component is written where it lies (v.fills_components), "-"
+    otherwise. The seed names the volume, so every holder of a component
+    writes the same bytes (a pattern from that seed) and different volumes
+    different ones."""
+    if not v.fills_components:
         return "-"
-    return f"{v.md_data_offset_kib()}:{v.size_mib}:{zlib.crc32(lv.encode())}"
+    return f"{v.md_data_offset_kib()}:{v.fill_mib()}:{zlib.crc32(lv.encode())}"
 
 
 def _spec(fields):
@@ -296,7 +297,7 @@ def _policy_arrays(topo, domains, volumes, say):
                 unreachable[path].append(holder)
         specs.append(_spec([path, POLICY_MD_FIRST + volume["index"], MD_LEVELS[v.method],
                             chunk_kib, v.size_mib, v.md_data_offset_kib(),
-                            "copies" if v.fills_copies else "array", volume["local"]] + legs))
+                            "components" if v.fills_components else "array", volume["local"]] + legs))
     out = run_step(domains[home], home, "policy-volumes.sh", specs,
                    timeout_s=step_timeout_s(len(specs)))
     for line in out.get("missing", []):                # "missing PATH NQN@[ADDR]:PORT"

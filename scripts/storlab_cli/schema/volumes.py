@@ -150,17 +150,32 @@ class Volumes:
 
     def md_data_offset_kib(self):
         """Where md's data starts on each component: given to mdadm, so a
-        copy filled where it lies (fills_copies) has its data where md reads it."""
+        component filled where it lies (fills_components) has its data where
+        md reads it."""
         return md_data_offset_bytes(self.component_mib() * MIB) // 1024
 
     @property
-    def fills_copies(self):
+    def fills_components(self):
         """Whether each holder writes its component's data itself when the
-        volume is new, the same bytes in every copy of a mirror, rather
-        than the home writing the volume once through md: the copies reach
-        their disks without crossing the links. RAID-5/6 parity needs every
-        piece, so an erasure-coded volume is written through its array."""
-        return self.method == "mirror"
+        volume is new, the same bytes in every component, rather than the
+        home writing the volume once through md: the data reaches the disks
+        without crossing the links. A mirror's copies are then equal. An
+        erasure code's pieces are too when its parity is the XOR of an odd
+        number of data pieces (RAID-5 3+1): every chunk holds the same
+        bytes, and the XOR of three equal chunks is that chunk, so each
+        parity chunk already holds what md would compute. RAID-6's second
+        syndrome is not a plain XOR: such a volume is written through its
+        array."""
+        data, parity = ERASURE_CODES.get(self.method, (1, self.ftt))
+        return data == 1 or (parity == 1 and data % 2 == 1)
+
+    def fill_mib(self):
+        """What each component's fill writes from md's data offset, in MiB:
+        a copy the volume, a piece its share of the volume in whole MiB, so
+        in whole chunks (the same length on every piece: every stripe is
+        either filled on all of them or on none)."""
+        assert MIB % VOLUME_CHUNK_BYTES == 0
+        return -(-self.size_mib // ERASURE_CODES.get(self.method, (1, 0))[0])
 
     def base_path(self, name):
         """Volume name's base device on its node: its LV, or the link to
