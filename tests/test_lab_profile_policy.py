@@ -63,7 +63,8 @@ def test_policy_volumes_are_raid5_over_a_piece_on_every_node(policy_lab):
         tables = guest(policy_lab, f"node{n}", "dmsetup", "table")
         # a checksummed piece of each of the two volumes, in bitmap mode (and
         # on node3 and node4 a copy of node3's checksummed mirror)
-        assert tables.count(" integrity ") == CHECKSUMMED[f"node{n}"] and " B " in tables, tables
+        assert tables.count(" integrity ") == CHECKSUMMED[f"node{n}"], tables
+        assert " B " in tables, tables
     fio_verify(policy_lab, "node1", "/dev/storlab-policy/u1v1", size="8M",
                extra=("--iodepth=32",))
 

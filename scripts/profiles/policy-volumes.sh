@@ -6,7 +6,7 @@
 # pieces, the first leg this node's own component when it holds one (LOCAL,
 # or "-"), the others its peers' over NVMe/TCP; PATH links to it, where the
 # workload finds it. md's data starts DATA_OFFSET_KIB into each leg (the
-# layout the simulator assumes, and where a filled copy has its data).
+# layout the simulator assumes, and where a filled component has its data).
 # Prints "volume PATH", "legs PATH LEG..." and "missing PATH
 # NQN@[ADDR]:PORT" for each leg it could not reach.
 #   policy-volumes.sh SPEC...

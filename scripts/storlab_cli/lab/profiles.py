@@ -295,9 +295,10 @@ def _policy_arrays(topo, domains, volumes, say):
                             f"{_link_addr(topo, holder, home)}")
             else:
                 unreachable[path].append(holder)
+        written = "components" if v.fills_components else "array"
         specs.append(_spec([path, POLICY_MD_FIRST + volume["index"], MD_LEVELS[v.method],
-                            chunk_kib, v.size_mib, v.md_data_offset_kib(),
-                            "components" if v.fills_components else "array", volume["local"]] + legs))
+                            chunk_kib, v.size_mib, v.md_data_offset_kib(), written,
+                            volume["local"]] + legs))
     out = run_step(domains[home], home, "policy-volumes.sh", specs,
                    timeout_s=step_timeout_s(len(specs)))
     for line in out.get("missing", []):                # "missing PATH NQN@[ADDR]:PORT"

@@ -44,6 +44,8 @@ VOLUME_METHODS = ("mirror", "raid5", "raid6")
 ERASURE_CODES = {"raid5": (3, 1), "raid6": (4, 2)}
 # md's chunk for RAID-5/6 volumes: mdadm's default (the simulator's spec default too)
 VOLUME_CHUNK_BYTES = 512 * 1024
+# a fill in whole MiB is in whole chunks (Volumes.fill_mib)
+assert MIB % VOLUME_CHUNK_BYTES == 0
 SNAPSHOT_MECHANISMS = ("redo-log", "redirect-on-write")
 SNAPSHOT_DEPTH_RANGE = (1, 8)
 # vSAN's policy allows 1 to 12 stripes a component
@@ -92,10 +94,15 @@ class Volumes:
         return self.ftt > 0 or self.checksum
 
     @property
+    def code(self):
+        """(data pieces, parity pieces): a mirror's one copy of the data and
+        ftt more."""
+        return ERASURE_CODES.get(self.method, (1, self.ftt))
+
+    @property
     def components(self):
         """Copies or pieces per volume."""
-        data, parity = ERASURE_CODES.get(self.method, (1, self.ftt))
-        return data + parity
+        return sum(self.code)
 
     def names(self):
         """(node, index, name) of every volume, in the lab's order."""
@@ -130,7 +137,7 @@ class Volumes:
 
     def component_mib(self):
         """What one component holds: the volume's base (a copy) or its share (a piece)."""
-        data = ERASURE_CODES.get(self.method, (1, 0))[0]
+        data = self.code[0]
         if data == 1:
             return self.base_mib()
         piece = -(-self.base_mib() * MIB // data)
@@ -166,7 +173,7 @@ class Volumes:
         parity chunk already holds what md would compute. RAID-6's second
         syndrome is not a plain XOR: such a volume is written through its
         array."""
-        data, parity = ERASURE_CODES.get(self.method, (1, self.ftt))
+        data, parity = self.code
         return data == 1 or (parity == 1 and data % 2 == 1)
 
     def fill_mib(self):
@@ -174,8 +181,7 @@ class Volumes:
         a copy the volume, a piece its share of the volume in whole MiB, so
         in whole chunks (the same length on every piece: every stripe is
         either filled on all of them or on none)."""
-        assert MIB % VOLUME_CHUNK_BYTES == 0
-        return -(-self.size_mib // ERASURE_CODES.get(self.method, (1, 0))[0])
+        return -(-self.size_mib // self.code[0])
 
     def base_path(self, name):
         """Volume name's base device on its node: its LV, or the link to
