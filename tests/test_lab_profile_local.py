@@ -2,6 +2,7 @@
 RAID and hybrid and all-flash disk groups in real guests (TCG, libvirt,
 nbdkit), status shows them, fio verifies data on the volumes they made, and
 a sweep drives the profile's workload volumes."""
+import csv
 import json
 import os
 
@@ -78,6 +79,25 @@ def test_a_sweep_on_the_profiles_workload_volumes(raid_lab, tmp_path):
             assert f"filename=/dev/storlab/u{unit}v2" in job
             fio = json.loads((out / "points" / point / f"fio-node1-u{unit}.json").read_text())
             assert fio["jobs"][0]["error"] == 0
+    # resumed with other hosts for the prediction (a host file whose guests pay 20 ms of
+    # vCPU a device I/O): nothing left to measure, the prediction made again on them
+    predicted = sim_iops(out)
+    host_file = tmp_path / "slow-host.toml"
+    host_file.write_text('host = "tcg"\nper-device-io-us = 20000\n')
+    sweep = ["sweep", str(tmp_path / "sweep.toml"), "--out", str(out), "--sim-host", str(host_file)]
+    again = storlab(*sweep, timeout=600)
+    assert again.returncode == 0 and "predicting again" in again.stderr, again.stderr
+    slower = sim_iops(out)
+    assert len(slower) == 2 and all(s < p / 2 for s, p in zip(slower, predicted)), \
+        (predicted, slower)
+    kept = storlab(*sweep, timeout=600)           # the same hosts: the prediction kept
+    assert kept.returncode == 0 and "predicting again" not in kept.stderr, kept.stderr
+    assert sim_iops(out) == slower
+
+
+def sim_iops(out):
+    with open(out / "sim" / "points.csv", encoding="utf-8") as f:
+        return [float(row["iops"]) for row in csv.DictReader(f)]
 
 
 # ----------------------------------------------------------------- disk groups

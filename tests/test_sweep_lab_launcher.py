@@ -15,8 +15,9 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 
 from storlab_cli.sweep.fio_launcher import (LAUNCHER, gate_go_script,  # noqa: E402
-                                           gate_state_script, job_files_script,
-                                           split_unit_logs, stuck_listing_script,
+                                           gate_state_script, inflight_script,
+                                           job_files_script, split_unit_logs,
+                                           stuck_listing_script,
                                            unit_logs_script)
 from storlab_cli.sweep.fio_jobfile import threads_of  # noqa: E402
 
@@ -100,6 +101,21 @@ def test_a_stuck_points_fio_threads_are_listed(tmp_path):
     finally:
         launcher.send_signal(signal.SIGTERM)
         launcher.wait(timeout=30)
+
+
+def test_block_devices_with_requests_in_flight_are_listed(tmp_path):
+    """inflight_script over a sysfs-like tree: a line for each device with
+    reads or writes in flight, none for an idle one or an unreadable one."""
+    for name, text in {"sda": "0 0\n", "sdb": "0 8\n", "md90": "3 0\n"}.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "inflight").write_text(text)
+    (tmp_path / "loop0").mkdir()                    # no inflight file
+    out = subprocess.run(["/bin/sh", "-c", inflight_script(str(tmp_path))], capture_output=True,
+                         text=True, check=True)
+    assert sorted(out.stdout.splitlines()) == ["inflight md90 3 0", "inflight sdb 0 8"]
+    assert out.stderr == ""
+    # the stuck listing carries it (on this host: whatever is in flight now)
+    assert inflight_script() in stuck_listing_script()
 
 
 def gate_state(gate):

@@ -81,6 +81,17 @@
  *                takes, so it gives such a load less).  Two busy guests, a
  *                core each, cost about what one does; an idle guest's vCPU
  *                uses about 1 % of a core.
+ *                tcg_calibrate.py's figures were taken over each fio run
+ *                whole, its start-up included (tcg_crowding.py's in a
+ *                window timed from when the runs were asked for, which a
+ *                slow start could reach into); since 2026-11-29 both
+ *                measure inside a window of the run, as a lab sweep's
+ *                point is (scripts/bench/gated_fio.py).  On that day's
+ *                machine the start-up had added 16 % to a bare disk's read
+ *                at 8 outstanding and 43 % at 1.  The preset's machine is gone
+ *                and the preset was not measured again: a lab's prediction
+ *                takes its own host's figures where it can
+ *                (scripts/bench/cluster_validate.py --calibrate).
  *   bare-metal — a KVM host: the kernel block layer plus virtio and QEMU's
  *                I/O thread cost on the order of 10 µs of CPU per I/O, and
  *                an NVMe/TCP or NFS target about as much again; 16 cores

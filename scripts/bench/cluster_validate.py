@@ -48,9 +48,10 @@ its host too: run this on an otherwise idle host (2 cores under TCG: about
 
 The simulator's hosts are the tcg preset's, which holds one machine's
 figures; another machine's TCG guests may spend two or three times as much
-CPU an I/O. --calibrate N first runs scripts/bench/tcg_calibrate.py
---repeat N on this machine, in the same run, and predicts with the host
-file it writes (DIR/host.toml); --sim-host FILE names one written before.
+CPU an I/O. --calibrate N first runs scripts/bench/tcg_calibrate.py and
+tcg_crowding.py --repeat N on this machine, in the same run, and predicts
+with the host file they write (DIR/host.toml); --sim-host FILE names one
+written before.
 
 usage: scripts/bench/cluster_validate.py [--out DIR] [--only raid,hybrid,replicas]
                                          [--calibrate N | --sim-host PRESET|FILE]
@@ -387,19 +388,21 @@ def tables(cases, out):
 
 
 def calibrate(out, passes):
-    """This machine's host file, from tcg_calibrate.py run now (its tables
-    in out/tcg-calibrate.txt)."""
+    """This machine's host file, from tcg_calibrate.py and tcg_crowding.py
+    run now (their tables in out/tcg-calibrate.txt and out/tcg-crowding.txt):
+    every figure of the tcg preset measured here."""
     host_file = os.path.join(out, HOST_FILE)
     print(f"cluster_validate: calibrating this machine ({passes} pass(es))", file=sys.stderr,
           flush=True)
-    with open(os.path.join(out, "tcg-calibrate.txt"), "w", encoding="utf-8") as f:
-        code = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "tcg_calibrate.py"),
-                               "--repeat", str(passes), "--out",
-                               os.path.join(out, "tcg-calibrate.json"), "--host-file", host_file],
-                              stdout=f, stderr=subprocess.STDOUT, check=False).returncode
-    if code != 0 or not os.path.exists(host_file):
-        sys.exit(f"cluster_validate: tcg_calibrate.py failed (exit {code}):"
-                 f" {os.path.join(out, 'tcg-calibrate.txt')}")
+    for bench in ("tcg_calibrate", "tcg_crowding"):
+        stem = os.path.join(out, bench.replace("_", "-"))
+        with open(stem + ".txt", "w", encoding="utf-8") as f:
+            code = subprocess.run(["/usr/bin/python3", os.path.join(HERE, bench + ".py"),
+                                   "--repeat", str(passes), "--out", stem + ".json",
+                                   "--host-file", host_file],
+                                  stdout=f, stderr=subprocess.STDOUT, check=False).returncode
+        if code != 0 or not os.path.exists(host_file):
+            sys.exit(f"cluster_validate: {bench}.py failed (exit {code}): {stem}.txt")
     return host_file
 
 
@@ -420,8 +423,8 @@ def main():
     parser.add_argument("--only", default=",".join(CASES),
                         help=f"cases to run, comma-separated (default {','.join(CASES)})")
     parser.add_argument("--calibrate", type=int, metavar="N",
-                        help="first calibrate this machine (tcg_calibrate.py --repeat N) and"
-                        " predict with its host file")
+                        help="first calibrate this machine (tcg_calibrate.py and"
+                        " tcg_crowding.py --repeat N) and predict with their host file")
     parser.add_argument("--sim-host", metavar="PRESET|FILE",
                         help="the predictions' hosts (default: the tcg preset)")
     parser.add_argument("--report", metavar="DIR",

@@ -19,9 +19,8 @@ for a request to wait for) and runs fio (4 KiB random, libaio, O_DIRECT,
   threads64, processes8x8   the bare disk driven by 64 fio workers at
            1, 4 and 16 outstanding each, as 64 threads of one fio process
            and as 8 fio processes of 8 threads (a lab's 8 units of 8
-           workers), all started at a start gate as a lab sweep's units
-           are and measured from its opening: how many I/Os a process
-           switch serves as each worker has more in flight
+           workers): how many I/Os a process switch serves as each
+           worker has more in flight
   allflash the disk group as the lab builds it (scripts/profiles/
            disk-group.sh, all-flash: LVM and a dm-writecache over it),
            cache on disk1, capacity disk2
@@ -29,9 +28,11 @@ for a request to wait for) and runs fio (4 KiB random, libaio, O_DIRECT,
            smq, writethrough) holding the read cache (70 %), warmed first
            by reading the working set, so reads hit
 
-Around each run it reads /proc for the nodes' vCPU threads, the rest of
-their QEMUs (virtio and NBD client, the udp netdev) and the lab's nbdkits,
-and the guests' /proc/diskstats for the device I/Os each request made. From
+Every run starts and is measured as a lab sweep's point (gated_fio.py): in
+a window inside the run, from 1.5 s after the start gate opened, 5 s long,
+the host reads /proc for the nodes' vCPU threads, the rest of their QEMUs
+(virtio and NBD client, the udp netdev) and the lab's nbdkits, and the
+devices' stats files for the device I/Os each request made. From
 the mechanisms' differences it works out the `tcg` preset's figures
 (emulator/cluster/host_cpu.h, struct cl_host_config), at 8 outstanding, where
 the vCPU is busy throughout, so each I/O's cost is its own:
@@ -93,7 +94,6 @@ import argparse
 import datetime
 import json
 import os
-import re
 import subprocess
 import sys
 
@@ -107,9 +107,7 @@ from storlab_cli.schema import sim_host_file  # noqa: E402
 from storlab_cli.lab import profiles  # noqa: E402
 from storlab_cli.schema import topology  # noqa: E402
 
-from storlab_cli.sweep.fio_launcher import LAUNCHER, gate_go_script  # noqa: E402
-
-from lab_cpu import between, sample  # noqa: E402
+import gated_fio  # noqa: E402
 
 STORLAB = os.path.join(ROOT, "scripts", "storlab")
 TOPOLOGY = os.path.join(HERE, "calibrate-tcg.toml")
@@ -117,6 +115,9 @@ LAB = "calibrate-tcg"
 LIB = ". /usr/lib/storlab/profiles/lib.sh; . /usr/lib/storlab/profiles/nvme.sh; "
 NQN = "nqn.2024-01.org.storlab:calibrate-tcg:disk0"
 RUNTIME_S = 8
+# the measured window inside each run: from RAMP_S after the start gate
+# opens, WINDOW_S long (ending before fio's last threads could stop)
+RAMP_S, WINDOW_S = 1.5, 5.0
 DEPTHS = (1, 8)
 OPS = ("randread", "randwrite")
 WORKING_SET = "64M"
@@ -162,9 +163,8 @@ MECHANISMS = {
 # two workers, once sharing an address space and once not
 LAYOUTS = {"threads2": (1, 2), "processes2": (2, 1), "threads64": (1, 64),
            "processes8x8": (8, 8)}
-# the switch's layouts: at these depths, their fio started at a gate
-GATED_DEPTHS = {"threads64": (1, 4, 16), "processes8x8": (1, 4, 16)}
-GATE_DIR = "/tmp/cal/gate"
+# the switch's layouts run at these depths (the others at DEPTHS)
+DEPTHS_OF = {"threads64": (1, 4, 16), "processes8x8": (1, 4, 16)}
 WORKING_SETS = {"allflash": DISK_GROUP_WORKING_SET, "hybrid": DISK_GROUP_WORKING_SET}
 
 
@@ -177,86 +177,18 @@ def storlab(*args, timeout=900):
 
 
 def guest(node, script, timeout=600):
-    return storlab("exec", LAB, node, "--timeout", str(timeout), "--", "/bin/sh", "-c",
-                   LIB + script, timeout=timeout + 60)
-
-
-def diskstats(text):
-    """{device: completed reads + writes} of the whole virtual disks (sdX, vdX)
-    and NVMe namespaces (nvmeXnY) in a /proc/diskstats dump."""
-    out = {}
-    for line in text.splitlines():
-        f = line.split()
-        if len(f) > 7 and re.fullmatch(r"sd[a-z]+|vd[a-z]+|nvme[0-9]+n[0-9]+", f[2]):
-            out[f[2]] = int(f[3]) + int(f[7])
-    return out
-
-
-def fio_ios(fio_json):
-    """The I/Os of fio's JSON documents one after another (one a process;
-    a prerun's banner lines before each are skipped)."""
-    decoder, ios, at = json.JSONDecoder(), 0, 0
-    while (at := fio_json.find("{", at)) >= 0:
-        doc, at = decoder.raw_decode(fio_json, at)
-        job = doc["jobs"][0]
-        ios += job["read"]["total_ios"] + job["write"]["total_ios"]
-    return ios
+    try:
+        return gated_fio.guest(LAB, node, LIB + script, timeout)
+    except gated_fio.Failed as e:
+        sys.exit(f"tcg_calibrate: {e}")
 
 
 def run_point(device, op, depth, processes=1, threads=1, size=WORKING_SET):
     """One fio run on node1 (processes fio at once, each of threads
-    workers), with both nodes' diskstats around it and the host's CPU:
-    (fio I/Os, {node: disk I/Os}, CPU use)."""
-    fio = (f"fio --name=cal --filename={device} --ioengine=libaio --direct=1 --rw={op} --bs=4k"
-           f" --size={size} --iodepth={depth} --time_based --runtime={RUNTIME_S}"
-           f" --randrepeat=0 --numjobs={threads} --thread --group_reporting"
-           " --output-format=json")
-    runs = (f"rm -f /tmp/cal-*.json; for i in $(seq {processes}); do"
-            f" {fio} --output=/tmp/cal-$i.json & done; wait; cat /tmp/cal-*.json")
-    stats = "cat /proc/diskstats; echo ==="
-    before2 = guest("node2", stats)
-    a = sample(LAB)
-    out = guest("node1", f"{stats}; {runs}; echo ===; cat /proc/diskstats")
-    b = sample(LAB)
-    after2 = guest("node2", stats)
-    before1, fio_json, after1 = out.split("===\n")
-    ios = fio_ios(fio_json)
-    disks = {}
-    for node, x, y in (("node1", before1, after1), ("node2", before2, after2)):
-        d0, d1 = diskstats(x), diskstats(y)
-        disks[node] = {k: d1[k] - d0.get(k, 0) for k in d1 if not k.startswith("nvme")}
-    return ios, disks, between(a, b, os.sysconf("SC_CLK_TCK"))
-
-
-def run_gated(device, op, depth, processes, threads):
-    """run_point's figures for processes fio of threads workers started
-    as a lab sweep starts its units: every thread waits at a start gate
-    (the sweep's launcher), and the host's CPU and the diskstats are taken
-    from its opening to the end, so fio's start-up (seconds under TCG for
-    eight processes) is not counted."""
-    job = "\n".join(["[global]", f"filename={device}", "ioengine=libaio", "direct=1", f"rw={op}",
-                     "bs=4k", f"size={WORKING_SET}", f"iodepth={depth}", "time_based",
-                     f"runtime={RUNTIME_S}", "randrepeat=0", "thread", "group_reporting",
-                     f"exec_prerun=/bin/sh {GATE_DIR}/wait", "", "[cal]", f"numjobs={threads}"])
-    stems = " ".join(f"/tmp/cal/p{i}" for i in range(1, processes + 1))
-    guest("node1", f"rm -rf /tmp/cal && mkdir -p /tmp/cal && for s in {stems}; do"
-                   f" printf '%s\\n' '{job}' > $s.fio; done &&"
-                   f" cat > /tmp/cal/launch.sh <<'LAUNCHER_END'\n{LAUNCHER}\nLAUNCHER_END\n"
-                   f" setsid /bin/sh /tmp/cal/launch.sh {GATE_DIR} {stems}"
-                   " </dev/null >/dev/null 2>&1 &"
-                   f" n=0; until [ \"$(cat {GATE_DIR}/ready 2>/dev/null | wc -l)\""
-                   f" -ge {processes * threads} ]; do sleep 0.5; n=$((n + 1));"
-                   " [ $n -lt 600 ] || { echo 'fio never at the gate' >&2; exit 1; }; done")
-    a = sample(LAB)
-    out = guest("node1", f"cat /proc/diskstats; echo ===; {gate_go_script(GATE_DIR)} &&"
-                         f" for s in {stems}; do until [ -e $s.rc ]; do sleep 0.2; done; done;"
-                         " cat /proc/diskstats; echo ===; cat /tmp/cal/p*.json")
-    b = sample(LAB)
-    before, after, fio_json = out.split("===\n")
-    ios = fio_ios(fio_json)
-    d0, d1 = diskstats(before), diskstats(after)
-    disks = {"node1": {k: d1[k] - d0.get(k, 0) for k in d1 if not k.startswith("nvme")}}
-    return ios, disks, between(a, b, os.sysconf("SC_CLK_TCK"))
+    workers), measured in its window (gated_fio.py): a Run."""
+    return Run(gated_fio.run(LAB, {"node1": gated_fio.FioJob(device, op, depth, processes,
+                                                              threads, size)},
+                             RUNTIME_S, RAMP_S, WINDOW_S))
 
 
 class Run:
@@ -264,45 +196,73 @@ class Run:
     each node, the device I/Os it made, and the host's CPU besides the
     guests per device I/O and per network message."""
 
-    def __init__(self, ios, disks, used):
-        self.ios = max(ios, 1)
-        self.iops = ios / RUNTIME_S
-        busy_s = used["seconds"]
+    def __init__(self, window):
+        used, busy_s = window.used, window.used["seconds"]
+        self.ios = max(window.ios, 1)
+        self.iops = window.ios / busy_s
         self.vcpu_us = {n: c * busy_s * 1e6 / self.ios for n, c in used["vcpu"].items()}
-        self.devices = {n: sum(d.values()) / self.ios for n, d in disks.items()}
+        self.devices = {n: d / self.ios for n, d in window.devices.items()}
         self.host_us = (sum(used["qemu_io"].values()) + used["nbdkit"]) * busy_s * 1e6 / self.ios
         self.host_cores = used["host_busy"]
 
 
-def measure(topo, repeat, only=None):
-    """repeat passes over every mechanism (or those named in only), op and
-    depth; a list of {(mechanism, op, depth): Run} per pass."""
-    addr = profiles._link_addr(topo, "node2", "node1")
+def export_node2(topo):
+    """node2's disk0 exported over NVMe/TCP; node1's address for it."""
     out = guest("node2", f"nvmet_export {NQN} $(disk_by_serial disk0) >/dev/null && echo ok")
     if out.strip() != "ok":
         sys.exit(f"tcg_calibrate: node2 could not export its disk over NVMe/TCP: {out}")
+    return profiles._link_addr(topo, "node2", "node1")
+
+
+def measure_mechanism(name, addr, n):
+    """{(name, op, depth): Run} of one mechanism in pass n, set up and torn
+    down."""
+    setup, teardown = MECHANISMS[name]
+    device = guest("node1", setup.format(addr=addr)).strip().splitlines()[-1]
+    runs = {}
+    try:
+        for op in OPS:
+            for depth in DEPTHS_OF.get(name, DEPTHS):
+                r = run_point(device, op, depth, *LAYOUTS.get(name, (1, 1)),
+                              size=WORKING_SETS.get(name, WORKING_SET))
+                runs[name, op, depth] = r
+                print(f"tcg_calibrate: pass {n}: {name} {op} qd{depth}: {r.iops:.0f}"
+                      f" IOPS, node1 vCPU {r.vcpu_us.get('node1', 0):.0f} us/IO",
+                      file=sys.stderr, flush=True)
+    finally:
+        if teardown:
+            try:
+                guest("node1", teardown)
+            except SystemExit as e:
+                print(f"{e} (after the runs)", file=sys.stderr)
+    return runs
+
+
+def measure(topo, repeat, only=None):
+    """repeat passes over every mechanism (or those named in only), op and
+    depth; a list of {(mechanism, op, depth): Run} per pass. A mechanism
+    whose run fails (a fio stuck on requests its guest never sent on) is
+    measured again on the lab brought down and up."""
+    addr = export_node2(topo)
     passes = []
     for n in range(repeat):
         runs = {}
-        for name, (setup, teardown) in MECHANISMS.items():
+        for name in MECHANISMS:
             if only and name not in only:
                 continue
-            device = guest("node1", setup.format(addr=addr)).strip().splitlines()[-1]
             try:
-                for op in OPS:
-                    for depth in GATED_DEPTHS.get(name, DEPTHS):
-                        if name in GATED_DEPTHS:
-                            r = Run(*run_gated(device, op, depth, *LAYOUTS[name]))
-                        else:
-                            r = Run(*run_point(device, op, depth, *LAYOUTS.get(name, (1, 1)),
-                                               size=WORKING_SETS.get(name, WORKING_SET)))
-                        runs[name, op, depth] = r
-                        print(f"tcg_calibrate: pass {n + 1}: {name} {op} qd{depth}: {r.iops:.0f}"
-                              f" IOPS, node1 vCPU {r.vcpu_us.get('node1', 0):.0f} us/IO",
-                              file=sys.stderr)
-            finally:
-                if teardown:
-                    guest("node1", teardown)
+                runs.update(measure_mechanism(name, addr, n + 1))
+                continue
+            except gated_fio.Failed as e:
+                print(f"tcg_calibrate: {name}: {e}; the lab restarted, {name} once more",
+                      file=sys.stderr)
+            storlab("down", LAB, timeout=600)
+            storlab("up", TOPOLOGY, timeout=1200)
+            addr = export_node2(topo)
+            try:
+                runs.update(measure_mechanism(name, addr, n + 1))
+            except gated_fio.Failed as e:
+                sys.exit(f"tcg_calibrate: {name}: {e}")
         passes.append(runs)
     return passes
 
@@ -447,7 +407,7 @@ def print_switch_by_depth(passes):
 def switch_costs(passes):
     """{(op, depth): (threads64, processes8x8) vCPU µs per I/O, medians}
     and the depths both were measured at."""
-    depths = [d for d in GATED_DEPTHS["processes8x8"]
+    depths = [d for d in DEPTHS_OF["processes8x8"]
               if all(("processes8x8", op, d) in passes[0] and ("threads64", op, d) in passes[0]
                      for op in OPS)]
     return {(op, d): tuple(median([p[name, op, d].vcpu_us.get("node1", 0) for p in passes])

@@ -5,12 +5,13 @@ crowded_wake_ns (emulator/cluster/host_cpu.c; issue 14).
 
 It brings up scripts/bench/calibrate-crowding.toml (four nodes, one vCPU
 each, untimed disks) and runs fio (4 KiB random read and write, libaio,
-O_DIRECT, 2 s ramp and 12 s) on its bare disk in 1, then as many nodes as
-the host has cores, then all four at once: one thread at 1 and at 8
-outstanding, and eight threads at 16 outstanding (a vCPU that never
-idles). In the middle 8 s of each run it reads /proc for the guests' vCPU
-threads, the rest of their QEMUs (I/O thread) and the lab's nbdkits. Per
-I/O of all the busy guests together:
+O_DIRECT, 12 s) on its bare disk in 1, then as many nodes as the host has
+cores, then all four at once: one thread at 1 and at 8 outstanding, and
+eight threads at 16 outstanding (a vCPU that never idles). The busy
+guests' fio start at their start gates, opened together; from 2 s after,
+for 8 s (gated_fio.py), the host reads /proc for the guests' vCPU threads,
+the rest of their QEMUs (I/O thread) and the lab's nbdkits, and the
+devices' stats for the I/Os. Per I/O of all the busy guests together:
 
   vcpu_us        the vCPUs' time (sum over guests / sum of their IOPS)
   hypervisor_us  QEMU's other threads and nbdkit
@@ -36,7 +37,6 @@ import os
 import statistics
 import subprocess
 import sys
-import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -47,19 +47,21 @@ from storlab_cli.common import text_table  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
 from storlab_cli.schema import sim_host_file  # noqa: E402
 
+import gated_fio  # noqa: E402
 from lab_cpu import between, sample  # noqa: E402
 
 STORLAB = os.path.join(ROOT, "scripts", "storlab")
 TOPOLOGY = os.path.join(HERE, "calibrate-crowding.toml")
 LAB = "calibrate-crowding"
 NODES = 4
-RAMP_S, RUNTIME_S = 2, 12
-# the CPU is read from RAMP_S + 2 s into a run to 2 s before its end: every
-# guest's fio is past its ramp, none has ended
-SETTLE_S = 2
+RUNTIME_S = 12
+# the window, from the start gates' opening: every guest's fio past its
+# start, none ended
+RAMP_S, WINDOW_S = 2, 8
 OPS = ("randread", "randwrite")
 # (threads, outstanding each) a guest
 LAYOUTS = ((1, 1), (1, 8), (8, 16))
+BARE_DISK = ". /usr/lib/storlab/profiles/lib.sh; disk_by_serial disk0"
 
 
 class Failed(Exception):
@@ -74,50 +76,23 @@ def storlab(*args, timeout=900):
     return result.stdout
 
 
-def fio_iops(node, op, threads, depth):
-    out = storlab("exec", LAB, node, "--timeout", "120", "--", "/bin/sh", "-c",
-                  ". /usr/lib/storlab/profiles/lib.sh; "
-                  f"fio --name=c --filename=$(disk_by_serial disk0) --ioengine=libaio --direct=1"
-                  f" --rw={op} --bs=4k --size=64M --iodepth={depth} --numjobs={threads}"
-                  " --thread --group_reporting --time_based"
-                  f" --runtime={RUNTIME_S} --ramp_time={RAMP_S} --randrepeat=0"
-                  " --output-format=json", timeout=300)
-    job = json.loads(out[out.index("{"):])["jobs"][0]
-    return job["read"]["iops"] + job["write"]["iops"]
-
-
-def run(busy, op, threads, depth):
-    """fio on the first `busy` nodes at once: {IOPS, vCPU and hypervisor
-    µs an I/O of them all, the host's busy cores}."""
+def run(busy, op, threads, depth, disks):
+    """fio on the first `busy` nodes at once (disks: {node: its bare disk}),
+    measured in its window (gated_fio.py): {IOPS, vCPU and hypervisor µs an
+    I/O of them all, the host's busy cores}."""
     nodes = [f"node{i}" for i in range(1, busy + 1)]
-    iops, cpu, failed = {}, {}, []
-
-    def drive(node):
-        try:
-            iops[node] = fio_iops(node, op, threads, depth)
-        except (Failed, subprocess.TimeoutExpired, ValueError, KeyError) as e:
-            failed.append(f"{node}: {e}")
-
-    def window():
-        time.sleep(RAMP_S + SETTLE_S)
-        cpu["a"] = sample(LAB)
-        time.sleep(RUNTIME_S - 2 * SETTLE_S)
-        cpu["b"] = sample(LAB)
-
-    runners = [threading.Thread(target=drive, args=(n,)) for n in nodes] \
-        + [threading.Thread(target=window)]
-    for t in runners:
-        t.start()
-    for t in runners:
-        t.join()
-    if failed or "b" not in cpu:
-        raise Failed(f"{op} {threads}x qd{depth} on {busy} nodes did not finish: {failed}")
-    used = between(cpu["a"], cpu["b"], os.sysconf("SC_CLK_TCK"))
-    total = sum(iops.values())
+    try:
+        window = gated_fio.run(LAB, {n: gated_fio.FioJob(disks[n], op, depth, threads=threads)
+                                     for n in nodes}, RUNTIME_S, RAMP_S, WINDOW_S)
+    except gated_fio.Failed as e:
+        raise Failed(f"{op} {threads}x qd{depth} on {busy} nodes: {e}") from None
+    used, ios = window.used, max(window.ios, 1)
     vcpu = sum(used["vcpu"][n] for n in nodes)
     hypervisor = sum(used["qemu_io"][n] for n in nodes) + used["nbdkit"]
-    return {"busy": busy, "op": op, "threads": threads, "depth": depth, "iops": total,
-            "vcpu_us": vcpu * 1e6 / total, "hypervisor_us": hypervisor * 1e6 / total,
+    return {"busy": busy, "op": op, "threads": threads, "depth": depth,
+            "iops": window.ios / used["seconds"],
+            "vcpu_us": vcpu * used["seconds"] * 1e6 / ios,
+            "hypervisor_us": hypervisor * used["seconds"] * 1e6 / ios,
             "host_busy_cores": used["host_busy"]}
 
 
@@ -129,18 +104,32 @@ def idle_vcpu_cores():
     return max(used["vcpu"].values())
 
 
+def bare_disks():
+    """{node: the path of its disk0}."""
+    try:
+        return gated_fio.on_each([f"node{i}" for i in range(1, NODES + 1)],
+                                 lambda node: gated_fio.guest(LAB, node, BARE_DISK).strip())
+    except gated_fio.Failed as e:
+        raise Failed(str(e)) from None
+
+
 def measure(repeat, cores):
     counts = sorted({1, min(cores, NODES), NODES})
+    disks = bare_disks()
     rows = []
     for n in range(repeat):
         for op in OPS:
             for threads, depth in LAYOUTS:
                 for busy in counts:
                     try:
-                        row = run(busy, op, threads, depth)
-                    except Failed as e:        # a guest agent's late reply: once more
-                        print(f"tcg_crowding: {e}; running it again", file=sys.stderr)
-                        row = run(busy, op, threads, depth)
+                        row = run(busy, op, threads, depth, disks)
+                    except Failed as e:        # a fio stuck (gated_fio.STUCK_S): once more
+                        print(f"tcg_crowding: {e}; the lab restarted, once more",
+                              file=sys.stderr)
+                        storlab("down", LAB, timeout=600)
+                        storlab("up", TOPOLOGY, timeout=1200)
+                        disks = bare_disks()
+                        row = run(busy, op, threads, depth, disks)
                     row["pass"] = n + 1
                     rows.append(row)
                     print(f"tcg_crowding: pass {n + 1}: {busy} busy, {op} {threads}x qd{depth}:"

@@ -7,6 +7,7 @@ Ctrl-C or a crash loses nothing measured."""
 import argparse
 import concurrent.futures
 import contextlib
+import dataclasses
 import json
 import os
 import sys
@@ -23,6 +24,8 @@ from storlab_cli.schema.topology import SimHost
 from storlab_cli.sweep import parts as sweep_parts, plan as sweep_plan, point_result
 from storlab_cli.sweep.backends import lab as sweep_lab, sim
 from storlab_cli.errors import UserError
+
+PREDICTION_HOSTS = "hosts.json"     # in the prediction's directory: the hosts it ran on
 
 
 def _sim_host(value):
@@ -201,10 +204,14 @@ def _predict(sweep, parts, out, sim_host, accelerator):
         return None
     sim_out = os.path.join(out, results.SIM_DIR)
     results.prepare(sim_out, sweep.path)
-    _run_in_simulator(sweep, parts, [sim.SimBackend(part.sweep, part.topo, plan, _say,
-                                                    host=_predict_host(sim_host, part.topo,
-                                                                       accelerator))
-                                     for part, plan in zip(parts, plans)],
+    hosts = [_predict_host(sim_host, part.topo, accelerator) for part in parts]
+    # a prediction made on other hosts (another --sim-host, a host file's
+    # figures changed) is not this one: made again
+    if results.keep_points_of(sim_out, sweep.points, [dataclasses.asdict(h) for h in hosts],
+                              PREDICTION_HOSTS):
+        _say("the simulator's prediction in this directory ran on other hosts: predicting again")
+    _run_in_simulator(sweep, parts, [sim.SimBackend(part.sweep, part.topo, plan, _say, host=host)
+                                     for part, plan, host in zip(parts, plans, hosts)],
                       sim_out, "simulator prediction", None)
 
 

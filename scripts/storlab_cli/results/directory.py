@@ -62,6 +62,26 @@ def fresh_point_dir(out, point):
     return directory
 
 
+def keep_points_of(out, points, inputs, record):
+    """out's finished points kept only when they were made from these
+    inputs (a JSON value), as out/record says; else they go (a record
+    missing beside finished points is taken as other inputs), and the
+    record becomes these. True when points went."""
+    path = os.path.join(out, record)
+    inputs = json.loads(json.dumps(inputs))
+    try:
+        with open(path, encoding="utf-8") as f:
+            before = json.load(f)
+    except (OSError, ValueError):
+        before = None
+    dropped = before != inputs and any(point_done(out, p) for p in points)
+    if dropped:
+        for point in points:
+            shutil.rmtree(point_dir(out, point), ignore_errors=True)
+    write_json(path, inputs)
+    return dropped
+
+
 def mark_done(directory):
     with open(os.path.join(directory, "done"), "w", encoding="utf-8") as f:
         f.write(datetime.datetime.now(datetime.timezone.utc).isoformat() + "\n")

@@ -7,12 +7,24 @@ GUEST_DIR = "/tmp/storlab-sweep"
 GATE = f"{GUEST_DIR}/gate"          # a node's start gate (LAUNCHER)
 
 
+def inflight_script(sys_block="/sys/block"):
+    """A line for each block device with requests in flight, "inflight DEV
+    READS WRITES": where a stuck fio's requests wait (seen under TCG: started
+    in the guest, on a virtio-scsi disk, while QEMU and the device server
+    had none in flight)."""
+    return f"""for f in {sys_block}/*/inflight; do
+    read -r r w < "$f" 2>/dev/null || continue
+    [ $((r + w)) -eq 0 ] || {{ d=${{f%/inflight}}; echo "inflight ${{d##*/}} $r $w"; }}
+done"""
+
+
 def stuck_listing_script(gate=GATE):
     """Every fio thread of the guest, one line each: tid, state (D: waiting
     on I/O), the kernel function it waits in; the gated launcher's line
-    ("launcher PID STATE WCHAN") and its gate's files; then the units' files
-    (has a stuck fio written its JSON?): what a stuck point was doing when
-    it was given up on."""
+    ("launcher PID STATE WCHAN") and its gate's files; the block devices
+    with requests in flight (inflight_script); then the units' files (has a
+    stuck fio written its JSON?): what a stuck point was doing when it was
+    given up on."""
     return """for task in /proc/[0-9]*/task/[0-9]*; do
     read -r stat < "$task/stat" 2>/dev/null || continue
     case "$stat" in *"(fio)"*) ;; *) continue ;; esac
@@ -25,7 +37,7 @@ if read -r launcher < GATE/launcher 2>/dev/null; then
     echo "launcher $launcher $3 $(cat "/proc/$launcher/wchan" 2>/dev/null)"
     ls -l GATE/
 fi
-""".replace("GATE", gate) + f"ls -l {GUEST_DIR}/ 2>/dev/null || true"
+""".replace("GATE", gate) + inflight_script() + f"\nls -l {GUEST_DIR}/ 2>/dev/null || true"
 
 
 JOB_END = "STORLAB_JOB_END"      # a here-document's end: no fio job line is it
