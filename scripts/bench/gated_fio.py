@@ -18,7 +18,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass
 
@@ -26,9 +25,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 from storlab_cli.lab import state as lab_state  # noqa: E402
+from storlab_cli.lab.each_node import each_node  # noqa: E402
 from storlab_cli.live import stats_snapshot  # noqa: E402
 from storlab_cli.sweep.fio_launcher import (LAUNCHER, gate_go_script,  # noqa: E402
-                                            gate_state_script, inflight_script)
+                                            gate_state_script, inflight_script,
+                                            job_files_script)
 
 from lab_cpu import between, sample  # noqa: E402
 
@@ -80,27 +81,6 @@ def guest(lab, node, script, timeout=600):
     return result.stdout
 
 
-def on_each(nodes, work):
-    """work(node) on every node at once (a busy guest's agent answers
-    slowly); {node: result}, or the first node's Failed."""
-    out, failed = {}, []
-
-    def one(node):
-        try:
-            out[node] = work(node)
-        except Failed as e:
-            failed.append(e)
-
-    threads = [threading.Thread(target=one, args=(n,)) for n in nodes]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if failed:
-        raise failed[0]
-    return out
-
-
 def device_ios(devices):
     """{node: reads + writes} the lab's emulated devices have served."""
     out = {}
@@ -137,8 +117,10 @@ def _start(lab, node, job, runtime_s):
     """The node's fio started, every thread waiting at its gate; Failed
     when a fio ends before it (its last words said) or never gets there."""
     stems = _stems(job)
-    guest(lab, node, f"""rm -rf {GUEST_DIR} && mkdir -p {GUEST_DIR} || exit 1
-for s in {stems}; do printf '%s\\n' '{_job_file(job, runtime_s)}' > $s.fio; done
+    jobs = job_files_script(GUEST_DIR, {stem: _job_file(job, runtime_s)
+                                        for stem in stems.split()}).decode()
+    guest(lab, node, f"""rm -rf {GUEST_DIR} || exit 1
+{jobs}
 cat > {GUEST_DIR}/launch.sh <<'SCRIPT_END'
 {LAUNCHER}
 SCRIPT_END
@@ -200,17 +182,17 @@ def run(lab, jobs, runtime_s, ramp_s, window_s):
     devices = lab_state.load(lab).devices
     nodes = sorted(jobs)
     try:
-        on_each(nodes, lambda node: _start(lab, node, jobs[node], runtime_s))
+        each_node(nodes, lambda node: _start(lab, node, jobs[node], runtime_s))
         run_before = device_ios(devices)
-        on_each(nodes, lambda node: guest(lab, node, gate_go_script(GATE)))
+        each_node(nodes, lambda node: guest(lab, node, gate_go_script(GATE)))
         opened = time.monotonic()
         time.sleep(max(0.0, opened + ramp_s - time.monotonic()))
         a, window_before = sample(lab), device_ios(devices)
         time.sleep(max(0.0, opened + ramp_s + window_s - time.monotonic()))
         b, window_after = sample(lab), device_ios(devices)
-        outputs = on_each(nodes, lambda node: _results(lab, node, jobs[node], runtime_s))
+        outputs = each_node(nodes, lambda node: _results(lab, node, jobs[node], runtime_s))
     except Failed:
-        on_each(nodes, lambda node: _stop(lab, node))
+        each_node(nodes, lambda node: _stop(lab, node))
         raise
     run_device_ios = sum(device_ios(devices).values()) - sum(run_before.values())
     window = {node: window_after[node] - window_before.get(node, 0) for node in window_after}

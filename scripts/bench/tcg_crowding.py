@@ -45,6 +45,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 from storlab_cli.common import text_table  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
+from storlab_cli.lab.each_node import each_node  # noqa: E402
 from storlab_cli.schema import sim_host_file  # noqa: E402
 
 import gated_fio  # noqa: E402
@@ -107,8 +108,8 @@ def idle_vcpu_cores():
 def bare_disks():
     """{node: the path of its disk0}."""
     try:
-        return gated_fio.on_each([f"node{i}" for i in range(1, NODES + 1)],
-                                 lambda node: gated_fio.guest(LAB, node, BARE_DISK).strip())
+        return each_node([f"node{i}" for i in range(1, NODES + 1)],
+                         lambda node: gated_fio.guest(LAB, node, BARE_DISK).strip())
     except gated_fio.Failed as e:
         raise Failed(str(e)) from None
 
