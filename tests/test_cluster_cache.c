@@ -344,7 +344,8 @@ flush_layer (struct rig *g)
  * in the buffer and complete at the cache's latency; below the high
  * watermark the origin sees nothing.  Writeback starts when the dirty
  * blocks reach it (the kernel starts at the watermark), takes the six
- * oldest (50 - 45 + 1) and stops with 44 dirty, under the low one. */
+ * oldest (50 - 45 + 1: slots 0-5, read at once) and stops with 44 dirty,
+ * under the low one. */
 static void
 test_wc_writes_land_in_buffer (void **state)
 {
@@ -374,8 +375,11 @@ test_wc_writes_land_in_buffer (void **state)
   drain (&g);
   assert_int_equal (counter (&g, "writeback_blocks"), 6);
   assert_int_equal (counter (&g, "writeback_ios"), 6);       /* blocks 0, 3, ... 15 */
+  assert_int_equal (counter (&g, "writeback_reads"), 1);
   assert_int_equal (ops (g.origin_dev, SL_OP_WRITE), 6);
-  assert_int_equal (ops (g.cache_dev, SL_OP_READ), 6);
+  assert_int_equal (ops (g.cache_dev, SL_OP_READ), 1);
+  assert_int_equal (logged (g.cache, SL_OP_READ, 0).offset_bytes, 0);
+  assert_int_equal (logged (g.cache, SL_OP_READ, 0).length_bytes, 6 * BLOCK);
   assert_int_equal (counter (&g, "dirty_blocks"), 44);
   assert_true (counter (&g, "fill_pct") == 44.0);
   for (unsigned i = 0; i < 6; i++)
@@ -383,15 +387,18 @@ test_wc_writes_land_in_buffer (void **state)
   rig_free (&g);
 }
 
-/* A batch is sorted by origin offset, and a run of blocks adjacent on the
- * origin and in the buffer is one copy (dm-writecache's SSD mode needs
- * both).  Low 41 % makes the batch the ten oldest blocks:
+/* A pass takes the oldest blocks in age order; a run of them adjacent on
+ * the origin and in the buffer is one copy (dm-writecache's SSD mode needs
+ * both), and the pass's consecutive slots are one buffer read (the block
+ * layer merges kcopyd's reads).  New blocks take the slots one after the
+ * other.  Low 41 % makes the pass the ten oldest blocks:
  *   slots 0-2: blocks 10-12 (one write), 3: 100, 4-5: 5-6 (one write),
  *   6: 20, 7: 50, 8: 21, 9: 1000 (the first filler).
- * Sorted: 5-6 | 10-12 | 20 | 21 (not after 20 in the buffer) | 50 | 100 |
- * 1000: seven copies, issued in that order (one at a time). */
+ * One read of slots 0-9, then seven copies in the buffer's order:
+ * 10-12 | 100 | 5-6 | 20 | 50 | 21 (not after 20 in the buffer) | 1000
+ * (a pass goes whole, though one copy at a time is allowed). */
 static void
-test_wc_writeback_sorted_and_coalesced (void **state)
+test_wc_writeback_oldest_first_reads_merged (void **state)
 {
   (void) state;
   struct rig g = wc_rig (100, wc_config (50, 41, 1));
@@ -409,7 +416,7 @@ test_wc_writeback_sorted_and_coalesced (void **state)
   assert_int_equal (counter (&g, "writeback_ios"), 7);
   assert_int_equal (counter (&g, "dirty_blocks"), 40);
   static const uint64_t expect[7][2] = {
-    { 5, 2 }, { 10, 3 }, { 20, 1 }, { 21, 1 }, { 50, 1 }, { 100, 1 }, { 1000, 1 },
+    { 10, 3 }, { 100, 1 }, { 5, 2 }, { 20, 1 }, { 50, 1 }, { 21, 1 }, { 1000, 1 },
   };
   assert_int_equal (ops (g.origin_dev, SL_OP_WRITE), 7);
   for (unsigned i = 0; i < 7; i++) {
@@ -417,12 +424,14 @@ test_wc_writeback_sorted_and_coalesced (void **state)
     assert_int_equal (r.offset_bytes, expect[i][0] * BLOCK);
     assert_int_equal (r.length_bytes, expect[i][1] * BLOCK);
   }
-  /* each copy read its blocks from their slots in one read */
-  assert_int_equal (ops (g.cache_dev, SL_OP_READ), 7);
-  assert_int_equal (logged (g.cache, SL_OP_READ, 0).offset_bytes, 4 * BLOCK);
-  assert_int_equal (logged (g.cache, SL_OP_READ, 0).length_bytes, 2 * BLOCK);
-  assert_int_equal (logged (g.cache, SL_OP_READ, 1).offset_bytes, 0);
-  assert_int_equal (logged (g.cache, SL_OP_READ, 1).length_bytes, 3 * BLOCK);
+  assert_int_equal (counter (&g, "writeback_reads"), 1);
+  assert_int_equal (ops (g.cache_dev, SL_OP_READ), 1);
+  assert_int_equal (logged (g.cache, SL_OP_READ, 0).offset_bytes, 0);
+  assert_int_equal (logged (g.cache, SL_OP_READ, 0).length_bytes, 10 * BLOCK);
+  /* the next new blocks take slots 50, 51, ...: not the freed 0-9 */
+  write_block (&g, 2000);
+  assert_int_equal (logged (g.cache, SL_OP_WRITE, (unsigned) ops (g.cache_dev, SL_OP_WRITE) - 1)
+                    .offset_bytes, 50 * BLOCK);
   rig_free (&g);
 }
 
@@ -540,8 +549,9 @@ test_wc_reads_split (void **state)
  * 5.5 ms, stays dirty when the copy completes: back in the queue, read
  * from the buffer.  Writeback had emptied its queue and ended (as the
  * kernel's loop does when its list is empty), so block 2 goes with the
- * next episode: 49 new blocks reach the high watermark again, and the
- * batch (block 2 first by offset) is written back. */
+ * next episode: 49 new blocks (in the log's next slots, 50-98) reach the
+ * high watermark again, and the pass, block 2 first (the oldest in the
+ * queue), is written back: two reads (slot 2, slots 50-98), two copies. */
 static void
 test_wc_overwrite_during_writeback (void **state)
 {
@@ -562,18 +572,23 @@ test_wc_overwrite_during_writeback (void **state)
   assert_int_equal (counter (&g, "dirty_blocks"), 1);        /* block 2 */
   assert_true (counter (&g, "fill_pct") == 1.0);
   assert_int_equal (read_block (&g, 2), CACHE_NS);            /* still from the buffer */
-  /* freed slots 0, 1, 3-49 (2 still holds block 2) take blocks 100-148 */
   for (uint64_t b = 100; b < 149; b++)
     write_block (&g, b);
   drain (&g);
   assert_int_equal (counter (&g, "dirty_blocks"), 0);
   assert_int_equal (counter (&g, "writeback_blocks"), 100);
-  assert_int_equal (counter (&g, "writeback_ios"), 4);       /* 0-49, then 2 | 100-101 | 102-148 */
-  assert_int_equal (ops (g.origin_dev, SL_OP_WRITE), 4);
+  assert_int_equal (counter (&g, "writeback_ios"), 3);       /* 0-49, then 2 | 100-148 */
+  assert_int_equal (counter (&g, "writeback_reads"), 3);
+  assert_int_equal (ops (g.cache_dev, SL_OP_READ), 4);        /* with the read of block 2 */
+  assert_int_equal (logged (g.cache, SL_OP_READ, 2).offset_bytes, 2 * BLOCK);
+  assert_int_equal (logged (g.cache, SL_OP_READ, 2).length_bytes, BLOCK);
+  assert_int_equal (logged (g.cache, SL_OP_READ, 3).offset_bytes, 50 * BLOCK);
+  assert_int_equal (logged (g.cache, SL_OP_READ, 3).length_bytes, 49 * BLOCK);
+  assert_int_equal (ops (g.origin_dev, SL_OP_WRITE), 3);
   assert_int_equal (logged (g.origin, SL_OP_WRITE, 1).offset_bytes, 2 * BLOCK);
   assert_int_equal (logged (g.origin, SL_OP_WRITE, 1).length_bytes, BLOCK);
-  assert_int_equal (logged (g.origin, SL_OP_WRITE, 2).length_bytes, 2 * BLOCK);
-  assert_int_equal (logged (g.origin, SL_OP_WRITE, 3).length_bytes, 47 * BLOCK);
+  assert_int_equal (logged (g.origin, SL_OP_WRITE, 2).offset_bytes, 100 * BLOCK);
+  assert_int_equal (logged (g.origin, SL_OP_WRITE, 2).length_bytes, 49 * BLOCK);
   assert_true (counter (&g, "fill_pct") == 0.0);
   assert_int_equal (read_block (&g, 2), ORIGIN_NS);           /* on the origin now */
   rig_free (&g);
@@ -658,13 +673,15 @@ test_wc_hash_matches_map (void **state)
  * the buffer often full (writes go around it, overwrites of blocks being
  * written back wait): afterwards the buffer's own bookkeeping agrees with
  * what reads find (a hit for every dirty block and no other), and with
- * its fill. */
+ * its fill.  Writeback starts only when the buffer is full (high 100 %):
+ * a pass copies up to 64 blocks at once, which would otherwise keep it
+ * from filling. */
 static void
 test_wc_random_traffic_consistent (void **state)
 {
   (void) state;
   enum { SPAN = 16384, BUFFER = 256, BURST = 8 };
-  struct rig g = wc_rig (BUFFER, wc_config (50, 20, 2));
+  struct rig g = wc_rig (BUFFER, wc_config (100, 20, 2));
   uint64_t x = 777;
   for (unsigned round = 0; round < 400; round++) {
     struct req q[BURST];
@@ -736,6 +753,46 @@ test_wc_large_buffer (void **state)
   uint64_t more = g.c->memory_bytes - empty - 2 * chunk_bytes;
   assert_true (more >= 100001 * 4 * 5 / 4 - 1024 * 4);
   assert_true (more < 100001 * 4 * 8 / 3 + 16384);
+  rig_free (&g);
+}
+
+/* The log's chunks of slot state come and go with it: writeback that
+ * empties the buffer releases them, and new blocks take the slots after
+ * the last ones taken, wrapping at the buffer's end (the kernel's
+ * current_free), not the slots just freed. */
+static void
+test_wc_log_chunks_released (void **state)
+{
+  (void) state;
+  struct rig g = { 0 };
+  char err[256] = "";
+  uint64_t blocks = 2 * 65536 + 1000, chunk_bytes = 65536 * 8;
+  rig_devices (&g, 4 * GIB, blocks * BLOCK);
+  uint64_t before = g.c->memory_bytes;
+  struct cl_writecache_config config = wc_config (50, 0, 64);
+  g.layer = cl_writecache_new (g.c, "n1", "n1/diskgroup", g.origin, g.cache, &config, err,
+                               sizeof err);
+  if (g.layer == NULL)
+    fail_msg ("writecache refused: %s", err);
+  rig_start (&g, before);
+  struct req first;
+  submit (&g, &first, SL_OP_WRITE, 0, 0, 70000 * BLOCK);   /* slots 0-69999: two chunks */
+  uint64_t full = g.c->memory_bytes;
+  drain (&g);
+  assert_int_equal (counter (&g, "dirty_blocks"), 0);       /* low 0 %: all written back */
+  assert_int_equal (counter (&g, "writeback_blocks"), 70000);
+  /* passes of 64 blocks, each one read of consecutive slots, one copy */
+  assert_int_equal (counter (&g, "writeback_reads"), (70000 + 63) / 64);
+  assert_int_equal (counter (&g, "writeback_ios"), (70000 + 63) / 64);
+  uint64_t after = g.c->memory_bytes;
+  assert_true (after + 2 * chunk_bytes <= full + 65536);   /* both chunks released */
+  write_block (&g, 200000);
+  assert_int_equal (logged (g.cache, SL_OP_WRITE, 1).offset_bytes, 70000 * BLOCK);
+  io (&g, SL_OP_WRITE, 0, 300000 * BLOCK, (blocks - 70001) * BLOCK);   /* to the end */
+  assert_int_equal (logged (g.cache, SL_OP_WRITE, 2).offset_bytes, 70001 * BLOCK);
+  write_block (&g, 500000);
+  assert_int_equal (logged (g.cache, SL_OP_WRITE, 3).offset_bytes, 0);   /* wrapped */
+  assert_int_equal (counter (&g, "dirty_blocks"), blocks - 70000 + 1);
   rig_free (&g);
 }
 
@@ -1285,7 +1342,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_mirror_warms_the_region_on_every_leg),
     cmocka_unit_test (test_wc_writes_land_in_buffer),
-    cmocka_unit_test (test_wc_writeback_sorted_and_coalesced),
+    cmocka_unit_test (test_wc_writeback_oldest_first_reads_merged),
     cmocka_unit_test (test_wc_full_buffer_writes_around),
     cmocka_unit_test (test_wc_reads_split),
     cmocka_unit_test (test_wc_overwrite_during_writeback),
@@ -1293,6 +1350,7 @@ main (void)
     cmocka_unit_test (test_wc_hash_matches_map),
     cmocka_unit_test (test_wc_random_traffic_consistent),
     cmocka_unit_test (test_wc_large_buffer),
+    cmocka_unit_test (test_wc_log_chunks_released),
     cmocka_unit_test (test_wc_config_refused),
     cmocka_unit_test (test_wc_origin_beyond_the_slot_word_refused),
     cmocka_unit_test (test_rc_hits_misses_and_promotion),

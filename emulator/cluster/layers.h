@@ -93,7 +93,7 @@ struct cl_writecache_config {
   uint64_t block_bytes;                /* dm-writecache's block size: 4096 */
   uint32_t high_watermark_percent;     /* writeback starts above: 50 */
   uint32_t low_watermark_percent;      /* ... and stops below: 45 */
-  uint32_t writeback_jobs;             /* writeback I/Os in flight at most */
+  uint32_t writeback_jobs;             /* passes start below this many copies in flight */
 };
 void cl_writecache_defaults (struct cl_writecache_config *config);
 struct cl_target *cl_writecache_new (struct cluster *c, const char *node, const char *name,
