@@ -1151,7 +1151,7 @@ test_rc_warm_regions_share_the_cache (void **state)
 
 /* A write load's steady state: the buffer one block short of its high
  * watermark, dirty with blocks of every written region, scattered (the
- * first writeback batch is not one sequential run), and the next write
+ * first writeback pass is not one sequential run), and the next write
  * starts writeback.  A read load leaves it empty. */
 static void
 test_wc_warm_under_writes_fills_to_the_watermark (void **state)
