@@ -134,6 +134,15 @@ wall_engine_ns (const struct sl_engine *e)
 
 static void finish_request (struct sl_engine *e, void *arg, uint64_t unused);
 
+/* Whether an event only books statistics: a host request's completion.
+ * An internal request's completion drives its model (a RAID member's I/O
+ * done lets the controller answer the host), so it must run on time. */
+static bool
+bookkeeping_only (sl_event_fn fn, void *arg)
+{
+  return fn == finish_request && !(((struct sl_request *) arg)->flags & SL_REQUEST_INTERNAL);
+}
+
 void
 sl_engine_schedule (struct sl_engine *e, uint64_t when_ns,
                     sl_event_fn fn, void *arg, uint64_t arg_u64)
@@ -141,8 +150,8 @@ sl_engine_schedule (struct sl_engine *e, uint64_t when_ns,
   if (when_ns < e->now_ns)
     when_ns = e->now_ns;       /* the past is gone: run it now */
   sl_event_queue_push (&e->events, e->now_ns, when_ns, fn, arg, arg_u64);
-  if (fn == finish_request)
-    return;                    /* bookkeeping: see keep_driver_for_bookkeeping */
+  if (bookkeeping_only (fn, arg))
+    return;                    /* see keep_driver_for_bookkeeping */
   e->model_events++;
   if (e->driver_started && when_ns < e->driver_sleep_until_ns)
     pthread_cond_signal (&e->driver_wake);
@@ -214,7 +223,7 @@ sl_engine_run_next (struct sl_engine *e)
   sl_event_queue_prefetch (&e->events);
   if (ev.when_ns > e->now_ns)
     e->now_ns = ev.when_ns;
-  if (ev.fn != finish_request)
+  if (!bookkeeping_only (ev.fn, ev.arg))
     e->model_events--;
   ev.fn (e, ev.arg, ev.arg_u64);
   return true;
