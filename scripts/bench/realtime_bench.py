@@ -10,8 +10,10 @@ absolute figures (the machine is shared and noisy).  Sections:
             against min(ideal, memory plugin); at QD1 the p50 against the
             model; the spread the emulator adds (p99 - p50) against the
             transport's own plus 10 % of the model latency
-  ms        1 ms at QD1 (p99 within 2 %) beside nbdkit's delay filter, and
-            the sas10k-300g drive at QD256 (fio's p99 against the model's)
+  ms        1 ms at QD1 (p99 within 2 %) beside nbdkit's delay filter, the
+            sas10k-300g drive at QD256 (fio's p99 against the model's), and a
+            RAID LUN (host I/Os waiting for member I/Os) at QD 1 and 16
+            beside the simulator
   ssd       SSD and NVMe presets, 4K random read at QD 1, 4, 16, 32: the
             plugin's IOPS against the simulator's where the memory plugin's
             ceiling allows
@@ -185,6 +187,14 @@ def ms_section(b):
     sim = b.simulate("hdd", ["preset=sas10k-300g"], 256, size=None)
     sim.update(model_mean_us=sim["mean_us"], model_p99_us=sim["p99_us"], late_p99_us=None)
     rows.append(("storlab-sim, the same job (model over fio's window)", 256, sim))
+    # a host I/O that waits for member I/Os inside the model (profile-raid's LUN)
+    raid = ["preset=vsa-raid10-8x-sas10k", "member-size=16M"]
+    for qd in (1, 16):
+        rows.append((f"raid plugin, {raid[0][7:]}, {raid[1]}", qd,
+                     b.plugin("raid", raid, qd, f"raid-qd{qd}")))
+        sim = b.simulate("raid", raid, qd, size=None)
+        sim.update(model_mean_us=sim["mean_us"], model_p99_us=sim["p99_us"], late_p99_us=None)
+        rows.append(("storlab-sim, the same job", qd, sim))
     for label, qd, r in rows:
         late = "–" if r["late_p99_us"] is None else f"{r['late_p99_us']:.0f}"
         print(f"| {label} | {qd} | {r['model_mean_us']:.0f} | {r['mean_us']:.0f} "
