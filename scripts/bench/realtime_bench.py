@@ -169,6 +169,13 @@ def fixed_section(b):
                   f"| {ours['late_p99_us']:.0f} | {ours['handover_us']:.0f} |")
 
 
+def simulated_row(b, kind, params, qd):
+    """The simulator on the job, as a row of its own model (no release)."""
+    sim = b.simulate(kind, params, qd, size=None)
+    sim.update(model_mean_us=sim["mean_us"], model_p99_us=sim["p99_us"], late_p99_us=None)
+    return sim
+
+
 def ms_section(b):
     print("\n### Millisecond scale: fio against the model\n")
     print("| path | QD | model mean µs | fio mean µs | model p99 µs | fio p99 µs | Δ p99 "
@@ -184,17 +191,14 @@ def ms_section(b):
                  b.plugin("hdd", ["preset=sas10k-300g"], 256, "hdd-qd256", window=True)))
     # the model's own stats count the ramp second too: the simulator runs
     # the same job over fio's window, the fair reference for fio's p99
-    sim = b.simulate("hdd", ["preset=sas10k-300g"], 256, size=None)
-    sim.update(model_mean_us=sim["mean_us"], model_p99_us=sim["p99_us"], late_p99_us=None)
-    rows.append(("storlab-sim, the same job (model over fio's window)", 256, sim))
+    rows.append(("storlab-sim, the same job (model over fio's window)", 256,
+                 simulated_row(b, "hdd", ["preset=sas10k-300g"], 256)))
     # a host I/O that waits for member I/Os inside the model (profile-raid's LUN)
     raid = ["preset=vsa-raid10-8x-sas10k", "member-size=16M"]
     for qd in (1, 16):
-        rows.append((f"raid plugin, {raid[0][7:]}, {raid[1]}", qd,
+        rows.append(("raid plugin, vsa-raid10-8x-sas10k, member-size=16M", qd,
                      b.plugin("raid", raid, qd, f"raid-qd{qd}")))
-        sim = b.simulate("raid", raid, qd, size=None)
-        sim.update(model_mean_us=sim["mean_us"], model_p99_us=sim["p99_us"], late_p99_us=None)
-        rows.append(("storlab-sim, the same job", qd, sim))
+        rows.append(("storlab-sim, the same job", qd, simulated_row(b, "raid", raid, qd)))
     for label, qd, r in rows:
         late = "–" if r["late_p99_us"] is None else f"{r['late_p99_us']:.0f}"
         print(f"| {label} | {qd} | {r['model_mean_us']:.0f} | {r['mean_us']:.0f} "
