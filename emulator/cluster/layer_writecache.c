@@ -134,7 +134,6 @@ struct writecache {
   struct block_hash hash;              /* origin block -> slot, of the dirty blocks */
 
   bool writeback_active;
-  uint32_t writeback_slots;            /* slots in a SLOT_WRITEBACK* state */
   uint32_t writeback_inflight;         /* copies in flight, from their read to their write */
 
   struct cl_io *wait_head;             /* writes waiting for a free slot, in order */
@@ -690,7 +689,6 @@ writeback_pass (struct writecache *wc)
       continue;
     }
     set_state (wc, slot, SLOT_WRITEBACK);
-    wc->writeback_slots++;
     wc->writeback_blocks++;
     taken++;
     if (n > 0 && slot == first + n) {
@@ -747,7 +745,6 @@ writeback_write_done (struct cl_io *child)
       break;
     }
   }
-  wc->writeback_slots -= n;
   wc->writeback_inflight--;
   admit_waiters (wc);
   writeback_pump (wc);
