@@ -455,6 +455,35 @@ def test_report_says_which_lab_points_the_host_limited(tmp_path):
     assert "<th>host_limit</th>" in page
 
 
+
+def test_report_names_the_windows_that_were_not_steady(tmp_path):
+    """iops_range_pct and iops_slope_pct (points.csv, lab and simulator)
+    become a section naming each side's points outside SNIA PTS's bounds."""
+    from storlab_cli.results import points_csv
+    columns = list(points_csv.METRIC_COLUMNS)
+    rows = [dict(measured(qd), iodepth=qd, iops_range_pct=spread, iops_slope_pct=slope)
+            for qd, spread, slope in ((1, 4.0, -2.0), (8, 31.0, 28.0))]
+    sim_rows = [dict(measured(qd), iodepth=qd, iops_range_pct=spread, iops_slope_pct=slope)
+                for qd, spread, slope in ((1, 19.0, -12.5), (8, 3.0, 1.0))]
+    directory = make_results(tmp_path / "run", ["iodepth"], rows, x="iodepth",
+                             sim_rows=sim_rows, metrics=columns)
+    _, report_path = plot.render(directory)
+    with open(report_path, encoding="utf-8") as f:
+        page = f.read()
+    assert "Windows that were not steady" in page and "2 points measured a" in page
+    assert 'id="unsteady-lab-0"' not in page and 'id="unsteady-simulator-1"' not in page
+    lab = page[page.index('id="unsteady-lab-1"'):]
+    lab = lab[:lab.index("</li>")]
+    assert "iodepth 8" in lab and "span 31 %" in lab and "rose 28 %" in lab
+    sim = page[page.index('id="unsteady-simulator-0"'):]
+    sim = sim[:sim.index("</li>")]
+    assert "fell 12 %" in sim and "span" not in sim
+    # steady everywhere: no section
+    quiet = make_results(tmp_path / "quiet", ["iodepth"], rows[:1], x="iodepth", metrics=columns)
+    _, report_path = plot.render(quiet)
+    with open(report_path, encoding="utf-8") as f:
+        assert "not steady" not in f.read()
+
 # ---- the manifest's plot settings: per node, working set per host, a cache marked ----
 
 NODE_METRICS = METRICS + ["nodes"]

@@ -8,7 +8,7 @@ over two RAID LUNs and two SSDs, target "volumes"), profile-hybrid.toml (a
 hybrid disk group, target "volumes") and profile-replicas.toml (three-copy
 replicas + NFS, target "share" on node1 and node2) -- it writes a small
 sweep (4 KiB random read and random write at 1 and 8 outstanding per
-worker; 2 s ramp, 10 s measured) and runs `storlab sweep FILE --out DIR` on
+worker; 20 s ramp, 10 s measured) and runs `storlab sweep FILE --out DIR` on
 the lab backend: the sweep brings the lab up (or reuses one that is up),
 runs the grid, runs the simulator's prediction of the same grid on the
 lab's hosts (the tcg preset) into DIR/sim and takes down a lab it brought
@@ -58,6 +58,7 @@ usage: scripts/bench/cluster_validate.py [--out DIR] [--only raid,hybrid,replica
        scripts/bench/cluster_validate.py --report DIR     (the tables again, nothing run)
 """
 import argparse
+import csv
 import datetime
 import glob
 import json
@@ -74,7 +75,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 from storlab_cli.common.last_line import last_line  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
-from storlab_cli.results import device_window, fio_results, points_csv  # noqa: E402
+from storlab_cli.results import device_window, fio_results, points_csv, steady_state  # noqa: E402
 from storlab_cli.schema import sim_host_file, topology  # noqa: E402
 
 from lab_cpu import CpuSampler, cpu_in_window, load_cpu  # noqa: E402
@@ -88,7 +89,14 @@ CPU_FILE = "host-cpu.json"
 HOST_FILE = "host.toml"      # --calibrate's
 SIM_HOST_FILE = "sim-host.txt"   # what the predictions ran on
 
-PHASES = "[phases]\nramp_s = 2\nduration_s = 10\ninterval_s = 1\n"
+# Each point is measured in steady state: its first seconds are not.  The
+# lab's fill before point 0 leaves the hybrid SSD's write buffer and GC
+# with work to finish, a write point after reads starts with the SSD's
+# buffer empty and its blocks aged by another pattern, and neither settles
+# in 2 s: with 2 s, the lab's hybrid randwrite qd1 ranged 355-886 IOPS per
+# second of its window, and the simulator took ~20 s to settle on it.
+RAMP_S = 20
+DURATION_S = 10
 GRID = '[sweep]\nrw = ["randread", "randwrite"]\niodepth = [1, 8]\n'
 CASES = {
     # name: (topology file, the [workload] table)
@@ -123,6 +131,7 @@ class Side:
     link_pct: float | None = None       # the simulator's busiest link direction
     # "node/device" -> (its I/Os per front-end I/O, its mean latency µs)
     devices: dict = field(default_factory=dict)
+    steady: bool | None = None          # the window, as SNIA PTS judges (steady_state.py)
 
 
 def _snapshot_ns(doc):
@@ -285,18 +294,19 @@ def where_they_part(lab, sim):
 
 # ---- running and reporting ----
 
-def sweep_text(case):
+def sweep_text(case, ramp_s):
     topology_file, workload = CASES[case]
+    phases = f"[phases]\nramp_s = {ramp_s}\nduration_s = {DURATION_S}\ninterval_s = 1\n"
     return (f'name = "validate-{case}"\nbackend = "lab"\npredict = true\n'
             f'topology = "{os.path.join(ROOT, "topologies", topology_file)}"\n'
-            f"[workload]\n{workload}\n{PHASES}{GRID}")
+            f"[workload]\n{workload}\n{phases}{GRID}")
 
 
-def run_case(case, out, sim_host):
+def run_case(case, out, sim_host, ramp_s):
     """Runs the case's sweep into out/case; returns None, or why it failed."""
     sweep_file = os.path.join(out, f"{case}.toml")
     with open(sweep_file, "w", encoding="utf-8") as f:
-        f.write(sweep_text(case))
+        f.write(sweep_text(case, ramp_s))
     lab = topology.load(os.path.join(ROOT, "topologies", CASES[case][0])).name
     results = os.path.join(out, case)
     print(f"cluster_validate: {case}: storlab sweep {sweep_file} --out {results}",
@@ -327,6 +337,22 @@ def point_label(row, swept):
                     for k in swept)
 
 
+def window_steady(point_dir):
+    """Whether the point's window was steady (its timeline.csv), None if
+    it has none to judge."""
+    path = os.path.join(point_dir, "timeline.csv")
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8", newline="") as f:
+        series = [{"iops": float(r["iops"])} for r in csv.DictReader(f) if r.get("iops")]
+    figures = steady_state.metrics(series)
+    return not steady_state.unsteady(figures) if figures else None
+
+
+def yes_no(flag):
+    return "–" if flag is None else ("yes" if flag else "no")
+
+
 def fmt(value, spec=".0f"):
     return "–" if value is None else format(value, spec)
 
@@ -345,8 +371,11 @@ def case_rows(case, results):
     for row in lab_table.rows:
         directory = f"points/{row['point']:03d}"
         lab = lab_side(row, os.path.join(results, directory), duration_s, cpu)
+        lab.steady = window_steady(os.path.join(results, directory))
         sim = sim_side(sim_rows[row["point"]], os.path.join(results, "sim", directory)) \
             if row["point"] in sim_rows else None
+        if sim is not None:
+            sim.steady = window_steady(os.path.join(results, "sim", directory))
         out.append((point_label(row, lab_table.swept), lab, sim))
     return out
 
@@ -354,7 +383,8 @@ def case_rows(case, results):
 def tables(cases, out):
     """The markdown tables of every case found in out, and the failures."""
     head = ("| topology | point | lab IOPS | sim IOPS | sim/lab | lab mean lat µs | "
-            "sim mean lat µs | sim/lab | within 15 % | where they part |\n" + "|---" * 10 + "|\n")
+            "sim mean lat µs | sim/lab | steady, lab / sim | within 15 % | where they part |\n"
+            + "|---" * 11 + "|\n")
     layers = ("| topology | point | lab guest: submission / completion µs | guest CPU µs per "
               "I/O, lab / sim | guests' vCPU cores, lab / sim | lab host: busy of its cores; "
               "QEMU I/O threads; nbdkit; other | device I/Os per I/O, lab / sim | device mean "
@@ -365,17 +395,17 @@ def tables(cases, out):
         try:
             rows = case_rows(case, results)
         except (OSError, KeyError, UserError) as e:
-            head += f"| {name} | no results: {e} |" + " |" * 8 + "\n"
+            head += f"| {name} | no results: {e} |" + " |" * 9 + "\n"
             continue
         for label, lab, sim in rows:
             if sim is None:
-                head += f"| {name} | {label} | {fmt(lab.iops)} | no prediction |" + " |" * 6 + "\n"
+                head += f"| {name} | {label} | {fmt(lab.iops)} | no prediction |" + " |" * 7 + "\n"
                 continue
             r_iops, r_lat = ratio(lab.iops, sim.iops), ratio(lab.lat_us, sim.lat_us)
             within = all(r is not None and abs(r - 1) <= TOLERANCE for r in (r_iops, r_lat))
             head += (f"| {name} | {label} | {fmt(lab.iops)} | {fmt(sim.iops)} | {fmt(r_iops, '.2f')} | "
                      f"{fmt(lab.lat_us)} | {fmt(sim.lat_us)} | {fmt(r_lat, '.2f')} | "
-                     f"{'yes' if within else 'no'} | {'–' if within else where_they_part(lab, sim)} |\n")
+                     f"{yes_no(lab.steady)} / {yes_no(sim.steady)} | {'yes' if within else 'no'} | {'–' if within else where_they_part(lab, sim)} |\n")
             busy = "–" if lab.host_busy is None else \
                 f"{lab.host_busy:.2f} of {lab.host_cores:.0f}; {lab.qemu_io_cores:.2f}; " \
                 f"{lab.nbdkit_cores:.2f}; {lab.other_cores:.2f}"
@@ -427,6 +457,8 @@ def main():
                         " tcg_crowding.py --repeat N) and predict with their host file")
     parser.add_argument("--sim-host", metavar="PRESET|FILE",
                         help="the predictions' hosts (default: the tcg preset)")
+    parser.add_argument("--ramp-s", type=int, default=RAMP_S, metavar="S",
+                        help=f"each point's unmeasured start (default {RAMP_S})")
     parser.add_argument("--report", metavar="DIR",
                         help="print the tables of an earlier run's DIR; run nothing")
     args = parser.parse_args()
@@ -436,6 +468,8 @@ def main():
         parser.error(f"--only: unknown case(s) {', '.join(unknown)} (known: {', '.join(CASES)})")
     if args.calibrate is not None and (args.sim_host or args.calibrate < 1):
         parser.error("--calibrate N: N passes, at least 1, and no --sim-host beside it")
+    if args.ramp_s < 0:
+        parser.error(f"--ramp-s: {args.ramp_s}: not a number of seconds (0 or more)")
     failures = {}
     if args.report:
         out = args.report
@@ -450,7 +484,7 @@ def main():
         with open(os.path.join(out, SIM_HOST_FILE), "w", encoding="utf-8") as f:
             f.write((sim_host or "tcg") + "\n")
         for case in cases:
-            failure = run_case(case, out, sim_host)
+            failure = run_case(case, out, sim_host, args.ramp_s)
             if failure:
                 failures[case] = failure
     head, layers = tables([c for c in cases if os.path.isdir(os.path.join(out, c))], out)

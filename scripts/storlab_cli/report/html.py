@@ -13,7 +13,7 @@ import urllib.parse
 import jinja2
 
 from storlab_cli.report.plots import HEIGHT_PX, WIDTH_PX
-from storlab_cli.results import host_limit
+from storlab_cli.results import host_limit, steady_state
 
 REPORT_NAME = "index.html"
 POINTS_TABLE_ID = "points"
@@ -107,6 +107,19 @@ prediction shows the device alone):</p>
 {% for point in host_limited %}
 <li id="host-limit-{{ point.point }}">point {{ point.point }}{% if point.where %} ({{ point.where }}){% endif %}:
 {{ point.reasons | join("; ") }}</li>
+{% endfor %}
+</ul>
+{% endif %}
+
+{% if unsteady %}
+<h2>Windows that were not steady</h2>
+<p id="unsteady">{{ unsteady | length }} point{{ "" if unsteady | length == 1 else "s" }} measured a
+transient, not a steady state, as SNIA's PTS judges one (columns iops_range_pct and
+iops_slope_pct, the window in {{ rounds }} rounds; a longer ramp_s lets the transient pass):</p>
+<ul>
+{% for point in unsteady %}
+<li id="unsteady-{{ point.side }}-{{ point.point }}">{{ point.side }} point {{ point.point }}{% if point.where %} ({{ point.where }}){% endif %}:
+{{ point.why }}</li>
 {% endfor %}
 </ul>
 {% endif %}
@@ -286,12 +299,20 @@ def render(results, figures):
                      "where": ", ".join(f"{k} {row[k]}" for k in results.swept),
                      "reasons": host_limit.explain(row.get("host_limit") or "")}
                     for row in results.points.rows if row.get("host_limit")]
+    sides = [("lab" if results.sim is not None else "", results.points)]
+    if results.sim is not None:
+        sides.append(("simulator", results.sim))
+    unsteady = [{"side": side or manifest.get("backend", ""), "point": row["point"],
+                 "where": ", ".join(f"{k} {row[k]}" for k in results.swept),
+                 "why": steady_state.unsteady(row)}
+                for side, table in sides for row in table.rows if steady_state.unsteady(row)]
     return environment().from_string(TEMPLATE).render(
         title=f"{name}: sweep results" if name else "storlab sweep results",
         created=manifest.get("created_utc"), summary=summary_rows(manifest),
         figures=figure_views(figures), tables=tables, width=WIDTH_PX, height=HEIGHT_PX,
         no_figures="No figures: no complete point has data to plot yet.",
-        host_limited=host_limited, lab_points=len(results.points.rows))
+        host_limited=host_limited, lab_points=len(results.points.rows),
+        unsteady=unsteady, rounds=steady_state.ROUNDS)
 
 
 def write(results, figures):

@@ -28,6 +28,8 @@ METRIC_COLUMNS = (
     "nodes",
     # a lab point: how far apart its units' fio ended (their windows' overlap)
     "units_end_spread_s",
+    # whether the window was steady (steady_state.py: SNIA PTS's range and slope)
+    "iops_range_pct", "iops_slope_pct",
 )
 # Columns holding words: host_limit names what held a lab point back
 # (host_limit.REASONS codes joined by '+'; empty: nothing did, or the simulator);
@@ -39,7 +41,8 @@ NUMBER_COLUMNS = tuple(c for c in METRIC_COLUMNS if c not in TEXT_COLUMNS)
 # with those empty.
 # with those empty; and before units_run had its name, with "units" first.
 EARLIER_UNITS_COLUMN = "units"
-_SHORTER = (METRIC_COLUMNS[:METRIC_COLUMNS.index("units_end_spread_s")],     # or the spread
+_SHORTER = (METRIC_COLUMNS[:METRIC_COLUMNS.index("iops_range_pct")],         # or steadiness
+            METRIC_COLUMNS[:METRIC_COLUMNS.index("units_end_spread_s")],     # or the spread
             METRIC_COLUMNS[:METRIC_COLUMNS.index("nodes")],                   # or nodes
             METRIC_COLUMNS[:METRIC_COLUMNS.index("data_reduction_pct")],
             METRIC_COLUMNS[:METRIC_COLUMNS.index("stack_cache_hit_pct")],

@@ -7,7 +7,7 @@ import json
 import os
 
 from storlab_cli.results import (device_window, directory as results, fio_merge, points_csv,
-                                 timeline)
+                                 steady_state, timeline)
 from storlab_cli.errors import UserError
 
 ROW_FILE = "row.json"
@@ -37,7 +37,9 @@ def summarize(directory, backend, sweep, point):
         row["nodes"] = raw.nodes
     row.update(raw.extra or {})
     if raw.samples:
-        timeline.write_timeline(os.path.join(directory, "timeline.csv"), timeline.rows(raw.samples))
+        series = timeline.rows(raw.samples)
+        timeline.write_timeline(os.path.join(directory, "timeline.csv"), series)
+        row.update(steady_state.metrics(series))
     if raw.events:
         timeline.write_events(os.path.join(directory, "events.csv"), raw.events)
     results.write_json(os.path.join(directory, ROW_FILE), row)
