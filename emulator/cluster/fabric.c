@@ -163,6 +163,16 @@ send_message (struct remote *r, struct cl_cpu *sender, int dir, uint64_t now_ns,
   return cl_link_send (&r->link->dir[dir], &r->link->config, sent, bytes);
 }
 
+/* The reply has reached the initiator: a sleeping one is woken by it. */
+static void
+reply_arrived (struct sl_engine *e, void *arg, uint64_t unused)
+{
+  (void) unused;
+  struct cl_io *io = arg;
+  struct remote *r = io->target->self;
+  cl_io_complete_at (io, cl_cpu_message_arrives (r->client_cpu, sl_engine_now_ns (e)));
+}
+
 static void
 remote_below_done (struct cl_io *child)
 {
@@ -171,9 +181,12 @@ remote_below_done (struct cl_io *child)
   cl_io_free (c, child);
   struct remote *r = io->target->self;
   uint64_t now = cl_now_ns (c);
-  uint64_t back = r->link ? send_message (r, r->server_cpu, 1 - r->out_dir, now, reply_bytes (io))
-    : now;
-  cl_io_complete_at (io, back);
+  if (r->link == NULL) {
+    cl_io_complete_at (io, now);
+    return;
+  }
+  uint64_t back = send_message (r, r->server_cpu, 1 - r->out_dir, now, reply_bytes (io));
+  cl_schedule (c, back, reply_arrived, io, 0);
 }
 
 static void
@@ -195,8 +208,9 @@ remote_arrived (struct sl_engine *e, void *arg, uint64_t unused)
   struct cl_io *io = arg;
   struct remote *r = io->target->self;
   struct cluster *c = io->target->cluster;
-  uint64_t done = cl_cpu_run (r->server_cpu, cl_now_ns (c),
-                              cl_op_cost_ns (&r->server_cpu->config.per_remote_io, io->op));
+  uint64_t cost = cl_op_cost_ns (&r->server_cpu->config.per_remote_io, io->op);
+  uint64_t done = r->link ? cl_cpu_message_run (r->server_cpu, cl_now_ns (c), cost)
+    : cl_cpu_run (r->server_cpu, cl_now_ns (c), cost);
   cl_schedule (c, done, remote_served, io, 0);
 }
 

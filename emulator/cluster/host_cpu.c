@@ -57,6 +57,18 @@
  *                Beside the vCPUs, QEMU's I/O thread and nbdkit spend 65 µs
  *                per device I/O
  *                and QEMU's udp netdevs 144 µs per message.
+ *                A hop at 1 outstanding finds both guests asleep: the
+ *                same run's NVMe/TCP rows cost the initiator's vCPU 556 µs
+ *                a read and 386 a write more than at 8 outstanding, the
+ *                target's 334 and 256, QEMU's threads 278 and 284 (the
+ *                bare disk's 16 and 52); beyond the wake-up the model
+ *                charges anyway (and the initiator's fio thread's wake, 38
+ *                µs of thread_wake_ns below), a message that finds its
+ *                guest asleep costs its vCPU 254 µs (the mean of both
+ *                sides and directions) and QEMU's threads 124 (the hop's
+ *                more, less its device I/O's, over its two messages):
+ *                idle_message_ns, as tcg_calibrate.py works them out, here
+ *                from the run's tables (each row the median of its passes).
  *                Guests that outnumber the host's cores pay for each
  *                wake-up: scripts/bench/tcg_crowding.py (four guests of
  *                calibrate-crowding.toml on this 2-core host, each driving
@@ -127,7 +139,8 @@ static const struct host_preset host_presets[] = {
                         .per_md_io_ns = 32000, .per_write_buffer_io_ns = 40000,
                         .per_read_cache_io_ns = 0,
                         .per_hop_io = { 369000, 437000 }, .per_remote_io = { 249000, 279000 },
-                        .idle_wake_ns = 110000, .hypervisor_per_device_io_ns = 65000,
+                        .idle_wake_ns = 110000, .idle_message_ns = 254000,
+                        .hypervisor_idle_message_ns = 124000, .hypervisor_per_device_io_ns = 65000,
                         .hypervisor_per_message_ns = 144000, .process_switch_ns = 437000,
                         .thread_wake_ns = 54000, .batch_ios_max = 3.4,
                         .crowded_wake_ns = 303000 } },
@@ -193,6 +206,8 @@ static const struct cl_host_cost host_costs[] = {
   { "per-remote-read-us", { COST (per_remote_io.read_ns) }, 1 },
   { "per-remote-write-us", { COST (per_remote_io.write_ns) }, 1 },
   { "idle-wake-us", { COST (idle_wake_ns) }, 1 },
+  { "idle-message-us", { COST (idle_message_ns) }, 1 },
+  { "hypervisor-idle-message-us", { COST (hypervisor_idle_message_ns) }, 1 },
   { "hypervisor-per-device-io-us", { COST (hypervisor_per_device_io_ns) }, 1 },
   { "hypervisor-per-message-us", { COST (hypervisor_per_message_ns) }, 1 },
   { "process-switch-us", { COST (process_switch_ns) }, 1 },
@@ -367,4 +382,41 @@ cl_hypervisor_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
   if (cpu->pool == NULL)
     return now_ns + cost_ns;           /* threads of its own beside the node's cores */
   return take_first_free (cpu->pool, now_ns, cost_ns) + cost_ns;
+}
+
+/* Whether a message reaching the node at now_ns finds it asleep (every
+ * core idle), where the host has figures for that. */
+static bool
+message_wakes (const struct cl_cpu *cpu, uint64_t now_ns)
+{
+  if (cpu->config.idle_message_ns == 0 && cpu->config.hypervisor_idle_message_ns == 0)
+    return false;
+  for (uint32_t i = 0; i < cpu->config.cores; i++)
+    if (cpu->core_free_ns[i] >= now_ns)
+      return false;
+  return true;
+}
+
+/* The message handed to the sleeping node, then taken alone with cost_ns
+ * of work on the core it woke. */
+static uint64_t
+wake_for_message (struct cl_cpu *cpu, uint32_t core, uint64_t now_ns, uint64_t cost_ns)
+{
+  uint64_t handed = cl_hypervisor_run (cpu, now_ns, cpu->config.hypervisor_idle_message_ns);
+  return run_on (cpu, core, handed, cpu->config.idle_message_ns + cost_ns);
+}
+
+uint64_t
+cl_cpu_message_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
+{
+  uint32_t core = first_free_core (cpu);
+  return message_wakes (cpu, now_ns) ? wake_for_message (cpu, core, now_ns, cost_ns)
+    : run_on (cpu, core, now_ns, cost_ns);
+}
+
+uint64_t
+cl_cpu_message_arrives (struct cl_cpu *cpu, uint64_t now_ns)
+{
+  uint32_t core = first_free_core (cpu);
+  return message_wakes (cpu, now_ns) ? wake_for_message (cpu, core, now_ns, 0) : now_ns;
 }

@@ -38,6 +38,14 @@ struct cl_host_config {
   struct cl_op_cost per_hop_io;        /* each NVMe/TCP or NFS request it sends a peer */
   struct cl_op_cost per_remote_io;     /* serving a peer's NVMe/TCP or NFS request */
   uint64_t idle_wake_ns;               /* an idle core's interrupt and wake-up */
+  /* A network message (an NVMe/TCP or NFS request or reply) that finds
+   * every core of its node idle: beyond idle_wake_ns, what the node pays
+   * for taking it alone (its interrupt, the protocol's softirq and the
+   * wake of the thread that waits on the socket, which at depth are shared
+   * by several messages), and its hypervisor for handing it to a sleeping
+   * guest (QEMU's netdev waking the vCPU, a packet at a time). */
+  uint64_t idle_message_ns;
+  uint64_t hypervisor_idle_message_ns;
   uint64_t hypervisor_per_device_io_ns;
   uint64_t hypervisor_per_message_ns;
   uint64_t process_switch_ns;          /* a core going from one process's I/O to another's */
@@ -132,5 +140,14 @@ uint64_t cl_crowded_wake_ns (const struct cl_cpu *cpu);
 /* The hypervisor's work for a node (cost_ns from now on): on the first
  * free core of the pool, or beside the node's cores without one. */
 uint64_t cl_hypervisor_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns);
+/* A network message reaches the node at now_ns and takes cost_ns of its
+ * work (a request it serves), as cl_cpu_run; but where it finds every core
+ * idle it wakes one: hypervisor_idle_message_ns on the hypervisor's side
+ * first, then idle_message_ns and the wake-up before the work, on that
+ * core.  Returns when done. */
+uint64_t cl_cpu_message_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns);
+/* The same for a message that only wakes whoever waits (a reply): when
+ * the node has taken it, now_ns if a core was at work anyway. */
+uint64_t cl_cpu_message_arrives (struct cl_cpu *cpu, uint64_t now_ns);
 
 #endif

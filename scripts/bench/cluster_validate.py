@@ -44,7 +44,8 @@ fewer cores), then the other layers whose figures part too:
 
 Nothing here is tuned: the table is what the run measured. A lab measures
 its host too: run this on an otherwise idle host (2 cores under TCG: about
-6 minutes for the three labs). Results in scripts/bench/cluster_validation.md.
+9 minutes for the three labs with 20 s ramps). Results in
+scripts/bench/cluster_validation.md.
 
 The simulator's hosts are the tcg preset's, which holds one machine's
 figures; another machine's TCG guests may spend two or three times as much

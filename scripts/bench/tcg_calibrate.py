@@ -53,6 +53,14 @@ the vCPU is busy throughout, so each I/O's cost is its own:
   idle_wake_ns       what an I/O at 1 outstanding costs more than at 8 (the
                      vCPU idles while the request is out, then takes an
                      interrupt and wakes fio): bare qd1 - bare qd8
+  idle_message_ns    what a network message that finds its guest asleep
+                     costs the vCPU more than one at depth, beyond the
+                     wake-up: nvme qd1 - nvme qd8 on each side, less the
+                     wake-up (and the initiator's fio thread's wake), the
+                     mean of the two sides
+  hypervisor_idle_message_ns   the same for QEMU's threads: nvme qd1 -
+                     nvme qd8, less bare qd1 - bare qd8 (the target's
+                     device I/O), over the hop's two messages
   hypervisor_per_device_io_ns   QEMU's I/O thread and nbdkit per device
                      I/O (bare)
   hypervisor_per_message_ns     QEMU's netdevs per network message (nvme,
@@ -303,6 +311,26 @@ def figures(runs):
         return (cpu(name, op) - cpu(base, op)
                 - device * (a.devices["node1"] - b.devices["node1"]))
 
+    idle_wake = mean(lambda op: cpu("bare", op, 1) - cpu("bare", op))
+    # A hop at 1 outstanding finds both guests asleep. What it costs each
+    # side's vCPU more than at 8, less what the model charges there anyway
+    # (the wake-up; on the initiator also its fio thread's wake, which the
+    # protocol's worker does on the core the reply woke), is a message's
+    # taken alone; QEMU's threads' more, less the target's device I/O's own
+    # more (the bare disk's at 1 against 8), over the hop's two messages.
+    batching = switch_batching(*switch_costs([runs]))
+    thread_wake = batching[1] * (1 - 1 / batching[0]) if batching else 0.0
+
+    def idle_message(op):
+        initiator = cpu("nvme", op, 1) - cpu("nvme", op) - idle_wake - thread_wake
+        target = cpu("nvme", op, 1, node="node2") - cpu("nvme", op, node="node2") - idle_wake
+        return (initiator + target) / 2
+
+    def hypervisor_idle_message(op):
+        hop = runs["nvme", op, 1].host_us - runs["nvme", op, 8].host_us
+        disk = runs["bare", op, 1].host_us - runs["bare", op, 8].host_us
+        return (hop - disk) / 2
+
     return {
         "per_volume_read_ns": volume["randread"],
         "per_volume_write_ns": volume["randwrite"],
@@ -317,7 +345,9 @@ def figures(runs):
         "per_hop_write_ns": cpu("nvme", "randwrite") - volume["randwrite"],
         "per_remote_read_ns": cpu("nvme", "randread", node="node2") - device,
         "per_remote_write_ns": cpu("nvme", "randwrite", node="node2") - device,
-        "idle_wake_ns": mean(lambda op: cpu("bare", op, 1) - cpu("bare", op)),
+        "idle_wake_ns": idle_wake,
+        "idle_message_ns": mean(idle_message),
+        "hypervisor_idle_message_ns": mean(hypervisor_idle_message),
         "hypervisor_per_device_io_ns": hypervisor_device,
         "hypervisor_per_message_ns": mean(per_message),
         # at 1 outstanding, where each I/O wakes its process on its own (at 8,
@@ -338,7 +368,8 @@ def figures(runs):
 
 
 # what figures() cannot do without
-FIGURES_NEED = [(name, op, 8) for name in ("bare", "raid1", "nvme") for op in OPS]
+FIGURES_NEED = [(name, op, depth) for name in ("bare", "raid1", "nvme") for op in OPS
+                for depth in DEPTHS]
 
 
 def median(values):
