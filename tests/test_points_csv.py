@@ -132,6 +132,16 @@ def test_read_refuses_bad_files(tmp_path, text, expected):
         points_csv.read(str(tmp_path / "nothere.csv"))
 
 
+def read_earlier(path, first_missing, last="1"):
+    """points.csv as written before first_missing and the columns after it
+    existed (swept iodepth 4, every figure 1 but the last, last), read."""
+    earlier = CONTRACT[:CONTRACT.index(first_missing)]
+    with open(path, "w") as f:
+        f.write("point,iodepth," + ",".join(earlier) + "\n0,4,"
+                + ",".join(["1"] * (len(earlier) - 1) + [last]) + "\n")
+    return points_csv.read(path)
+
+
 def test_host_limit_is_a_word_and_earlier_files_still_read(tmp_path):
     path = str(tmp_path / "points.csv")
     points_csv.write(path, [{"point": 0, "iodepth": 32, "iops": 10.0,
@@ -140,41 +150,22 @@ def test_host_limit_is_a_word_and_earlier_files_still_read(tmp_path):
     rows = points_csv.read(path).rows
     assert [r["host_limit"] for r in rows] == ["nbd-16+host-queue", None]
     # a points.csv from before the host columns: they read as empty
-    earlier = CONTRACT[:CONTRACT.index("dev_qd_mean")]
-    with open(path, "w") as f:
-        f.write("point,iodepth," + ",".join(earlier) + "\n0,4," + ",".join("1" * len(earlier)) + "\n")
-    table = points_csv.read(path)
+    table = read_earlier(path, "dev_qd_mean")
     assert table.swept == ("iodepth",) and table.columns[-len(CONTRACT):] == tuple(CONTRACT)
     assert table.rows[0]["iops"] == 1.0 and table.rows[0]["host_limit"] is None
     # ... and from before the cluster model's columns
-    earlier = CONTRACT[:CONTRACT.index("stack_cache_hit_pct")]
-    with open(path, "w") as f:
-        f.write("point,iodepth," + ",".join(earlier) + "\n0,4,"
-                + ",".join("1" * (len(earlier) - 1)) + ",nbd-16\n")
-    table = points_csv.read(path)
+    table = read_earlier(path, "stack_cache_hit_pct", last="nbd-16")
     assert table.swept == ("iodepth",) and table.rows[0]["host_limit"] == "nbd-16"
     assert table.rows[0]["start_state"] is None and table.rows[0]["cpu_util_pct"] is None
     # ... and from before the nodes column
-    earlier = CONTRACT[:CONTRACT.index("nodes")]
-    with open(path, "w") as f:
-        f.write("point,iodepth," + ",".join(earlier) + "\n0,4," + ",".join("1" * len(earlier))
-                + "\n")
-    table = points_csv.read(path)
+    table = read_earlier(path, "nodes")
     assert table.swept == ("iodepth",) and table.rows[0]["data_reduction_pct"] == 1.0
     assert table.rows[0]["nodes"] is None
     # ... and from before the units' end spread
-    earlier = CONTRACT[:CONTRACT.index("units_end_spread_s")]
-    with open(path, "w") as f:
-        f.write("point,iodepth," + ",".join(earlier) + "\n0,4," + ",".join("1" * len(earlier))
-                + "\n")
-    table = points_csv.read(path)
+    table = read_earlier(path, "units_end_spread_s")
     assert table.rows[0]["nodes"] == 1.0 and table.rows[0]["units_end_spread_s"] is None
     # ... and from before the window's steadiness
-    earlier = CONTRACT[:CONTRACT.index("iops_range_pct")]
-    with open(path, "w") as f:
-        f.write("point,iodepth," + ",".join(earlier) + "\n0,4," + ",".join("1" * len(earlier))
-                + "\n")
-    table = points_csv.read(path)
+    table = read_earlier(path, "iops_range_pct")
     assert table.rows[0]["units_end_spread_s"] == 1.0 and table.rows[0]["iops_slope_pct"] is None
 
 
