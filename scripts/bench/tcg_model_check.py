@@ -1,0 +1,121 @@
+#!/usr/bin/python3
+"""The cluster model against its own calibration: the mechanisms of a
+scripts/bench/tcg_calibrate.py run that a cluster spec can state, run in
+storlab-sim with the host file that run wrote, beside what the lab
+measured (issue 14).
+
+A host figure is a difference between two lab runs, each at 8 outstanding
+or at 1; this checks that the model, given them, gives back the runs
+themselves: IOPS, each guest's vCPU per I/O and the hypervisor's (QEMU's
+threads besides the vCPUs, and nbdkit) per I/O, on the calibration's
+topology (two tcg nodes on the lab's 2 host cores, untimed disks, one
+udp link):
+
+  bare   node1's volume on its disk
+  raid1  node1's volume on an md RAID-1 over two of its disks (the lab's
+         fio drives the md itself: the model's volume remap costs nothing)
+  nvme   node1's volume a mirror of one copy on node2, over NVMe/TCP (the
+         lab's fio drives the namespace itself: the model adds md's
+         per-md-io-us a request)
+
+usage: scripts/bench/tcg_model_check.py CALIBRATION_JSON HOST_FILE
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+
+from storlab_cli import paths  # noqa: E402
+from storlab_cli.errors import UserError  # noqa: E402
+from storlab_cli.schema import sim_host_file  # noqa: E402
+
+import tcg_calibrate  # noqa: E402
+
+RUNTIME_S, RAMP_S = 8, 1
+DISKS = "".join(f"device {node} disk{i} hdd preset=sas10k-300g size=256M timing=off\n"
+                for node in ("node1", "node2") for i in range(2))
+MECHANISMS = {
+    "bare": "local node1 disk disk0\nvolume node1 v 64M\n",
+    "raid1": "local node1 raid level=1 chunk=64k disk0 disk1\nvolume node1 v 64M\n",
+    "nvme": "local node1 disk disk0\nlocal node2 disk disk0\n"
+            "volume node1 v 64M method=mirror on=node2\n",
+}
+
+
+def spec(preset, words, mechanism, depth):
+    # fio's one thread keeps depth I/Os in flight (as a sweep's spec says)
+    nodes = "".join(f"node {n} host={preset} {' '.join(words)} worker-depth={depth}\n"
+                    for n in ("node1", "node2"))
+    return (f"storlab-cluster 1\npool cores=2\n{nodes}{DISKS}link node1 node2\n"
+            f"{MECHANISMS[mechanism]}export node1 at=0 size=64M volume=v\n")
+
+
+def job(op, depth):
+    return (f"[global]\nioengine=libaio\ndirect=1\nrw={op}\nbs=4k\niodepth={depth}\nsize=64M\n"
+            f"time_based=1\nruntime={RUNTIME_S}\nramp_time={RAMP_S}\n[j]\n")
+
+
+def simulate(spec_text, job_text):
+    """(IOPS, {node: vCPU µs per I/O}, hypervisor µs per I/O) of one run."""
+    with tempfile.TemporaryDirectory() as tmp:
+        spec_path, job_path = os.path.join(tmp, "check.spec"), os.path.join(tmp, "check.fio")
+        with open(spec_path, "w", encoding="utf-8") as f:
+            f.write(spec_text)
+        with open(job_path, "w", encoding="utf-8") as f:
+            f.write(job_text)
+        result = subprocess.run([paths.simulator(), "cluster", "--", spec_path, job_path],
+                                capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise UserError(f"storlab-sim: {result.stderr.strip().splitlines()[-1]}")
+    doc = json.loads(result.stdout)
+    device = doc["storlab"]["device"]
+    ops = device["stats"]["ops"]
+    ios = max(ops["read"]["count"] + ops["write"]["count"], 1)
+    hosts = {h["node"]: h["busy_ns"] / ios / 1e3 for h in device["model"]["hosts"]}
+    hypervisor = device["model"]["host_pool"]["busy_ns"] / ios / 1e3 - sum(hosts.values())
+    job_doc = doc["jobs"][0]
+    return job_doc["read"]["iops"] + job_doc["write"]["iops"], hosts, hypervisor
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__.strip().splitlines()[-1])
+    calibration, host_file = sys.argv[1:]
+    try:
+        passes = tcg_calibrate.load(calibration)
+        preset, words = sim_host_file.load(host_file)
+    except (OSError, ValueError, KeyError) as e:
+        sys.exit(f"tcg_model_check: {calibration}: {e}")
+    except UserError as e:
+        sys.exit(f"tcg_model_check: {e}")
+    print(f"Lab: {calibration} (the median of {len(passes)} pass(es)); model: {host_file}\n")
+    print("| mechanism | op | qd | lab IOPS | model IOPS | lab vCPU µs/IO node1 / node2 |"
+          " model | lab hypervisor µs/IO | model |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for mechanism in MECHANISMS:
+        for op in tcg_calibrate.OPS:
+            for depth in tcg_calibrate.DEPTHS:
+                runs = [p[mechanism, op, depth] for p in passes if (mechanism, op, depth) in p]
+                if not runs:
+                    continue
+
+                def lab(f):
+                    return tcg_calibrate.median([f(r) for r in runs])
+                try:
+                    iops, vcpu, hypervisor = simulate(spec(preset, words, mechanism, depth),
+                                                        job(op, depth))
+                except UserError as e:
+                    sys.exit(f"tcg_model_check: {mechanism} {op} qd{depth}: {e}")
+                print(f"| {mechanism} | {op} | {depth} | {lab(lambda r: r.iops):.0f} | {iops:.0f} |"
+                      f" {lab(lambda r: r.vcpu_us.get('node1', 0)):.0f} /"
+                      f" {lab(lambda r: r.vcpu_us.get('node2', 0)):.0f} |"
+                      f" {vcpu.get('node1', 0):.0f} / {vcpu.get('node2', 0):.0f} |"
+                      f" {lab(lambda r: r.host_us):.0f} | {hypervisor:.0f} |")
+
+
+if __name__ == "__main__":
+    main()
