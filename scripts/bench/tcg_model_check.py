@@ -88,7 +88,7 @@ def main():
     try:
         passes = tcg_calibrate.load(calibration)
         preset, words = sim_host_file.load(host_file)
-    except (OSError, ValueError, KeyError) as e:
+    except (OSError, ValueError, KeyError, TypeError) as e:
         sys.exit(f"tcg_model_check: {calibration}: {e}")
     except UserError as e:
         sys.exit(f"tcg_model_check: {e}")
