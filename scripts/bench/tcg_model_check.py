@@ -88,8 +88,10 @@ def main():
     try:
         passes = tcg_calibrate.load(calibration)
         preset, words = sim_host_file.load(host_file)
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        sys.exit(f"tcg_model_check: {calibration}: {e}")
+    except OSError as e:
+        sys.exit(f"tcg_model_check: {calibration}: cannot read ({e.strerror})")
+    except (ValueError, KeyError, TypeError) as e:
+        sys.exit(f"tcg_model_check: {calibration}: not a tcg_calibrate.py --out file ({e})")
     except UserError as e:
         sys.exit(f"tcg_model_check: {e}")
     print(f"Lab: {calibration} (the median of {len(passes)} pass(es)); model: {host_file}\n")
