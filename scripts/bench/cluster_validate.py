@@ -59,7 +59,6 @@ usage: scripts/bench/cluster_validate.py [--out DIR] [--only raid,hybrid,replica
        scripts/bench/cluster_validate.py --report DIR     (the tables again, nothing run)
 """
 import argparse
-import csv
 import datetime
 import glob
 import json
@@ -76,6 +75,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 from storlab_cli.common.last_line import last_line  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
+from storlab_cli.report import plot_data  # noqa: E402
 from storlab_cli.results import device_window, fio_results, points_csv, steady_state  # noqa: E402
 from storlab_cli.schema import sim_host_file, topology  # noqa: E402
 
@@ -344,10 +344,11 @@ def window_steady(point_dir):
     path = os.path.join(point_dir, "timeline.csv")
     if not os.path.exists(path):
         return None
-    with open(path, encoding="utf-8", newline="") as f:
-        series = [{"iops": float(r["iops"])} for r in csv.DictReader(f) if r.get("iops")]
-    figures = steady_state.metrics(series)
-    return not steady_state.unsteady(figures) if figures else None
+    table = plot_data.read_csv(path, required=["iops"], numeric=["iops"])
+    figures = steady_state.metrics([{"iops": table.number(r, "iops")} for r in table.rows])
+    if not figures:
+        return None
+    return not steady_state.unsteady(*(figures[c] for c in steady_state.COLUMNS))
 
 
 def yes_no(flag):

@@ -299,20 +299,29 @@ def render(results, figures):
                      "where": ", ".join(f"{k} {row[k]}" for k in results.swept),
                      "reasons": host_limit.explain(row.get("host_limit") or "")}
                     for row in results.points.rows if row.get("host_limit")]
-    sides = [("lab" if results.sim is not None else "", results.points)]
-    if results.sim is not None:
-        sides.append(("simulator", results.sim))
-    unsteady = [{"side": side or manifest.get("backend", ""), "point": row["point"],
-                 "where": ", ".join(f"{k} {row[k]}" for k in results.swept),
-                 "why": steady_state.unsteady(row)}
-                for side, table in sides for row in table.rows if steady_state.unsteady(row)]
     return environment().from_string(TEMPLATE).render(
         title=f"{name}: sweep results" if name else "storlab sweep results",
         created=manifest.get("created_utc"), summary=summary_rows(manifest),
         figures=figure_views(figures), tables=tables, width=WIDTH_PX, height=HEIGHT_PX,
         no_figures="No figures: no complete point has data to plot yet.",
         host_limited=host_limited, lab_points=len(results.points.rows),
-        unsteady=unsteady, rounds=steady_state.ROUNDS)
+        unsteady=_unsteady(results), rounds=steady_state.ROUNDS)
+
+
+def _unsteady(results):
+    """The points of each side whose window was not steady, and why."""
+    sides = [("lab" if results.sim is not None else results.manifest.get("backend", ""),
+              results.points)]
+    if results.sim is not None:
+        sides.append(("simulator", results.sim))
+    out = []
+    for side, table in sides:
+        for row in table.rows:
+            why = steady_state.unsteady(*(table.number(row, c) for c in steady_state.COLUMNS))
+            if why:
+                out.append({"side": side, "point": row["point"], "why": why,
+                            "where": ", ".join(f"{k} {row[k]}" for k in results.swept)})
+    return out
 
 
 def write(results, figures):

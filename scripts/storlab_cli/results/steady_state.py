@@ -41,25 +41,14 @@ def metrics(timeline_rows):
             "iops_slope_pct": round(100.0 * slope * (ROUNDS - 1) / mean, 1)}
 
 
-def _number(value):
-    """A figure of a row read as numbers or as the file's text; None if empty."""
-    if value is None or value == "":
-        return None
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def unsteady(row):
-    """Why a points.csv row's window was not steady ("" if it was, or if
-    the row does not say)."""
-    spread, slope = _number(row.get("iops_range_pct")), _number(row.get("iops_slope_pct"))
+def unsteady(range_pct, slope_pct):
+    """Why a window with these figures (metrics'; None: not known) was not
+    steady, or "" if it was or nothing is known."""
     why = []
-    if spread is not None and spread > RANGE_MAX_PCT:
-        why.append(f"its {ROUNDS} rounds' IOPS span {spread:.0f} % of their mean"
+    if range_pct is not None and range_pct > RANGE_MAX_PCT:
+        why.append(f"its {ROUNDS} rounds' IOPS span {range_pct:.0f} % of their mean"
                    f" (steady: at most {RANGE_MAX_PCT:.0f} %)")
-    if slope is not None and abs(slope) > SLOPE_MAX_PCT:
-        why.append(f"IOPS {'rose' if slope > 0 else 'fell'} {abs(slope):.0f} % across the window"
-                   f" (steady: at most {SLOPE_MAX_PCT:.0f} %)")
+    if slope_pct is not None and abs(slope_pct) > SLOPE_MAX_PCT:
+        why.append(f"IOPS {'rose' if slope_pct > 0 else 'fell'} {abs(slope_pct):.0f} % across the"
+                   f" window (steady: at most {SLOPE_MAX_PCT:.0f} %)")
     return "; ".join(why)
