@@ -236,6 +236,64 @@ json_of (struct run *r)
   return json;
 }
 
+/* A counter of the named layer's record in json; -1 when absent. */
+static long long
+counter_of (const char *json, const char *layer_name, const char *key)
+{
+  char name[96], wanted[96];
+  snprintf (name, sizeof name, "\"name\": \"%s\"", layer_name);
+  snprintf (wanted, sizeof wanted, "\"%s\": ", key);
+  const char *record = strstr (json, name);
+  if (record == NULL)
+    return -1;
+  const char *next = strstr (record + 1, "\"name\": ");
+  const char *at = strstr (record, wanted);
+  return at == NULL || (next != NULL && at > next) ? -1 : atoll (at + strlen (wanted));
+}
+
+/* A warm start lays the write buffer's cache SSD out as the log its slots
+ * are written as (cl_device_written_as_log): writes landing in the buffer
+ * overwrite its oldest blocks whole, and garbage collection moves nothing.
+ * Not warm, the SSD starts in uniform random overwrite's steady state and
+ * its collection moves units from the first write on. */
+static void
+test_warm_write_buffer_lays_its_ssd_out_as_a_log (void **state)
+{
+  (void) state;
+  const char *spec = "storlab-cluster 1\nnode n1\n"
+    "device n1 cache ssd preset=intel-s3700-400g size=1G\n" DISK ("n1", "d0")
+    "local n1 disk-group mode=all-flash cache=cache stripe-width=1 stripe=64k d0\n"
+    "volume n1 v 64M\nexport n1 at=0 size=64M volume=v\n";
+  long long moved[2], written[2];
+  for (int warm = 1; warm >= 0; warm--) {
+    struct run r = run_new (spec);
+    if (warm) {
+      sl_cluster_warm (r.c, 0, 64 * MIB, SL_WARM_RANDOM_WRITES);
+      char err[256] = "";
+      assert_int_equal (sl_cluster_warm_finish (r.c, 0, err, sizeof err), 0);
+    }
+    for (unsigned i = 0; i < 64; i++)
+      burst (&r, SL_OP_WRITE, 256, i * MIB, 4 * KIB, 4 * KIB);
+    char *json = json_of (&r);
+    long long laid_out = counter_of (json, "n1/cache", "log_layout_bytes");
+    struct cl_target *buffer = cl_target_find (r.c, "n1/diskgroup");
+    assert_non_null (buffer);
+    if (warm)   /* the buffer's whole data area: the SSD after LVM's header */
+      assert_true (laid_out > 0 && laid_out <= (long long) (GIB - MIB));
+    else
+      assert_int_equal (laid_out, -1);
+    moved[warm] = counter_of (json, "n1/cache", "gc_pages_moved");
+    written[warm] = counter_of (json, "n1/cache", "host_pages_written");
+    free (json);
+    run_free (&r);
+  }
+  printf ("cache SSD under the write buffer: %lld units moved for %lld written warm, %lld for"
+          " %lld cold\n", moved[1], written[1], moved[0], written[0]);
+  assert_true (written[1] >= 16384 && written[0] >= 16384);
+  assert_int_equal (moved[1], 0);
+  assert_true (moved[0] > written[0] / 10);
+}
+
 /* A node of two disk groups (group=2, a vSAN host's second), each its own
  * cache in front of its own capacity devices, the node's volume group made
  * of all four devices' regions: d0, d1 in group 1, d2, d3 in group 2. */
@@ -816,6 +874,7 @@ main (void)
     cmocka_unit_test (test_host_costs_of_the_front_end),
     cmocka_unit_test (test_host_costs_of_md),
     cmocka_unit_test (test_host_costs_of_the_disk_group),
+    cmocka_unit_test (test_warm_write_buffer_lays_its_ssd_out_as_a_log),
     cmocka_unit_test (test_host_costs_of_a_hop),
     cmocka_unit_test (test_a_message_wakes_a_sleeping_node),
     cmocka_unit_test (test_host_pool_is_shared),

@@ -492,6 +492,143 @@ test_gc_reclaims_never_loses (void **state)
   ftl_run_free (&r);
 }
 
+/* ------------------------------------------------------- log layout -- */
+
+/* Writes the log's units in the order a circular log does, from age
+ * position `from` (0 = the oldest), `units` of them. */
+static void
+ftl_write_log (struct ftl_run *r, uint64_t first, uint64_t count, uint64_t oldest,
+               uint64_t from, uint64_t units)
+{
+  uint32_t lbas[64], n = r->g.program_units;
+  for (uint64_t done = 0; done < units; done += n) {
+    for (uint32_t i = 0; i < n; i++)
+      lbas[i] = (uint32_t) (first + (oldest + from + done + i) % count);
+    ftl_write_units (r, lbas, n);
+  }
+}
+
+/* The log's units fill whole blocks, oldest first, every one valid; the
+ * rest of the drive holds the other units as a uniform steady state does;
+ * free blocks at the low watermark; everything mapped. */
+static void
+test_ftl_log_layout_state (void **state)
+{
+  (void) state;
+  struct sl_ssd_config c = small_config ();
+  struct ftl_run r;
+  ftl_run_init (&r, &c, UINT64_MAX);
+  uint64_t first = r.g.logical_units / 4, count = r.g.logical_units / 2, oldest = count / 3;
+  double u = -1;
+  assert_int_equal (ssd_ftl_precondition_log (r.f, first, count, oldest, &u), 0);
+  assert_true (u > 0 && u < 1);
+  ftl_check_ok (&r);
+  assert_int_equal (r.f->stat_total, r.g.logical_units);
+  uint32_t upb = r.g.units_per_block;
+  assert_int_equal (r.f->log_block_count, (count + upb - 1) / upb);
+  for (uint32_t k = 0; k + 1 < r.f->log_block_count; k++)
+    assert_int_equal (r.f->valid_stat[r.f->log_block[k]], upb);
+  for (uint32_t d = 0; d < r.g.dies; d++)
+    assert_int_equal (ssd_ftl_free_blocks (r.f, d), r.g.gc_low_blocks);
+
+  /* the unit the log writes next lives in its oldest block, the one
+   * written last in its newest: overwriting each invalidates exactly there */
+  uint32_t oldest_block = r.f->log_block[0];
+  uint32_t newest_block = r.f->log_block[(count - 1) / upb];
+  uint32_t lba = (uint32_t) (first + oldest);
+  ftl_write_units (&r, &lba, 1);
+  assert_int_equal (r.f->valid_stat[oldest_block], upb - 1);
+  lba = (uint32_t) (first + (oldest + count - 1) % count);
+  uint32_t before = r.f->valid_stat[newest_block];
+  ftl_write_units (&r, &lba, 1);
+  assert_int_equal (r.f->valid_stat[newest_block], before - 1);
+  /* written again: now exact, its laid-out block is left alone */
+  before = r.f->valid_stat[oldest_block];
+  lba = (uint32_t) (first + oldest);
+  ftl_write_units (&r, &lba, 1);
+  assert_int_equal (r.f->valid_stat[oldest_block], before);
+  ftl_check_ok (&r);
+
+  /* bad layouts are refused, the FTL untouched */
+  struct ftl_run bad;
+  ftl_run_init (&bad, &c, UINT64_MAX);
+  assert_int_equal (ssd_ftl_precondition_log (bad.f, 0, 0, 0, &u), -2);
+  assert_int_equal (ssd_ftl_precondition_log (bad.f, first, count, count, &u), -2);
+  assert_int_equal (ssd_ftl_precondition_log (bad.f, first, r.g.logical_units, 0, &u), -2);
+  assert_int_equal (bad.f->stat_total, 0);
+  ftl_run_free (&bad);
+  ftl_run_free (&r);
+}
+
+/* A drive written as one circular log comes round to blocks whose every
+ * unit it has overwritten: garbage collection erases them without moving
+ * a unit (write amplification 1), with an exact map far smaller than the
+ * log (as a full-size write buffer's is).  The same writes on the uniform
+ * steady state find valid units everywhere and move many: the state a
+ * warm start picks decides the drive's write rate. */
+static void
+test_ftl_log_written_in_order_moves_nothing (void **state)
+{
+  (void) state;
+  struct sl_ssd_config c = small_config ();
+  uint64_t moved[2], writes = 0;
+  for (int layout = 0; layout < 2; layout++) {
+    struct ftl_run r;
+    ftl_run_init (&r, &c, 1000);       /* an exact map far smaller than the log */
+    uint64_t count = r.g.logical_units, oldest = count / 5;
+    double u;
+    if (layout == 0)
+      assert_int_equal (ssd_ftl_precondition_log (r.f, 0, count, oldest, &u), 0);
+    else
+      assert_true (ssd_ftl_precondition_steady (r.f) > 0);
+    writes = count;
+    ftl_write_log (&r, 0, count, oldest, 0, writes);          /* once round */
+    assert_true (r.erased > r.f->block_count / 2);
+    ftl_check_ok (&r);
+    moved[layout] = r.gc_moved;
+    ftl_run_free (&r);
+  }
+  printf ("one round of a circular log: %" PRIu64 " units moved from the log layout, %" PRIu64
+          " from the uniform one, for %" PRIu64 " written\n", moved[0], moved[1], writes);
+  if (moved[0] > writes / 100)
+    fail_msg ("log layout: %" PRIu64 " units moved for %" PRIu64 " written", moved[0], writes);
+  if (moved[1] < writes / 4)
+    fail_msg ("uniform layout: only %" PRIu64 " units moved for %" PRIu64 " written", moved[1],
+              writes);
+}
+
+/* Random writes, trims and whole-region trims over a log layout with a
+ * tiny exact map: units leave the layout and come back as statistical
+ * ones, and the bookkeeping stays consistent. */
+static void
+test_ftl_log_layout_statistical_consistent (void **state)
+{
+  (void) state;
+  struct sl_ssd_config c = small_config ();
+  struct ftl_run r;
+  ftl_run_init (&r, &c, 300);
+  uint64_t count = r.g.logical_units - SSD_REGION_UNITS;
+  double u;
+  assert_int_equal (ssd_ftl_precondition_log (r.f, SSD_REGION_UNITS / 2, count, 77, &u), 0);
+  for (int op = 0; op < 30000; op++) {
+    uint64_t dice = test_rng_next (&r.rng) % 1000;
+    if (dice < 600)
+      ftl_write_log (&r, SSD_REGION_UNITS / 2, count, 77, (uint64_t) op * r.g.program_units,
+                     r.g.program_units);
+    else if (dice < 950)
+      ftl_write_random (&r);
+    else if (dice < 998)
+      ftl_trim (&r, test_rng_next (&r.rng) % r.g.logical_units, 1 + test_rng_next (&r.rng) % 200);
+    else
+      ftl_trim (&r, SSD_REGION_UNITS, SSD_REGION_UNITS);
+    if (op % 5000 == 4999)
+      ftl_check_ok (&r);
+  }
+  assert_true (r.f->evictions > 0);
+  ftl_check_ok (&r);
+  ftl_run_free (&r);
+}
+
 /* -------------------------------------------------------------- driver -- */
 
 static struct sl_engine *
@@ -596,6 +733,65 @@ test_wa_rises_as_op_falls (void **state)
     sl_engine_free (e);
     free (stats);
   }
+}
+
+/* A drive laid out as a circular log (sl_ssd_model_lay_out_log), then
+ * written as one from its oldest unit, amplifies nothing from the first
+ * write, where the uniform steady state it replaces amplifies as the
+ * formula says; a second layout, a fresh-out-of-box drive and a drive that
+ * has seen I/O are left as they are. */
+static void
+test_log_layout_through_the_model (void **state)
+{
+  (void) state;
+  double wa[2];
+  for (int layout = 0; layout < 2; layout++) {
+    struct sl_ssd_config c = wa_config (25, SL_SSD_STEADY);
+    struct sl_device_stats *stats;
+    struct sl_engine *e = new_engine (&c, &stats);
+    char err[256] = "";
+    uint64_t oldest = c.capacity_bytes / 3 / 4096 * 4096;
+    if (layout) {
+      assert_int_equal (sl_ssd_model_lay_out_log (sl_engine_model (e), 0, c.capacity_bytes,
+                                                  oldest, err, sizeof err), 1);
+      assert_int_equal (sl_ssd_model_lay_out_log (sl_engine_model (e), 0, MIB, 0, err,
+                                                  sizeof err), 0);
+      struct sl_ssd_status status;
+      sl_ssd_model_status (sl_engine_model (e), &status);
+      assert_int_equal (status.log_layout_bytes, c.capacity_bytes);
+      model_check_ok (e);
+    }
+    uint64_t units = c.capacity_bytes / 4096;
+    struct test_driver d;
+    test_driver_init (&d, e, c.capacity_bytes, 32, SL_OP_WRITE, TEST_SEQUENTIAL, 4 * KIB,
+                      units / 2, 7);
+    d.next_offset = oldest;
+    test_driver_run (&d);
+    test_driver_free (&d);
+    wa[layout] = (double) test_model_counter (stats, "nand_pages_programmed")
+      / (double) test_model_counter (stats, "host_pages_written");
+    model_check_ok (e);
+    if (!layout)               /* after I/O: refused, the state kept */
+      assert_int_equal (sl_ssd_model_lay_out_log (sl_engine_model (e), 0, c.capacity_bytes, 0,
+                                                  err, sizeof err), -1);
+    if (!layout)
+      assert_non_null (strstr (err, "after the drive's first I/O"));
+    sl_engine_free (e);
+    free (stats);
+  }
+  print_message ("half a drive written as a log: write amplification %.2f laid out as one, "
+                 "%.2f from the uniform steady state\n", wa[1], wa[0]);
+  assert_true (wa[1] < 1.02);
+  assert_true (wa[0] > 1.3);
+
+  struct sl_ssd_config fob = wa_config (25, SL_SSD_FOB);
+  char err[256] = "";
+  struct sl_model model = sl_ssd_model_new (&fob, err, sizeof err);
+  assert_non_null (model.ops);
+  assert_int_equal (sl_ssd_model_lay_out_log (&model, 0, fob.capacity_bytes, 0, err,
+                                              sizeof err), 0);
+  assert_int_equal (sl_ssd_model_log_layout_bytes (&model, fob.capacity_bytes), 0);
+  model.ops->destroy (model.self);
 }
 
 /* precondition=steady is steady at once: the first 3 % of a drive's worth
@@ -1363,7 +1559,11 @@ main (void)
     cmocka_unit_test (test_ftl_overwrite_trim_consistent),
     cmocka_unit_test (test_ftl_statistical_consistent),
     cmocka_unit_test (test_gc_reclaims_never_loses),
+    cmocka_unit_test (test_ftl_log_layout_state),
+    cmocka_unit_test (test_ftl_log_written_in_order_moves_nothing),
+    cmocka_unit_test (test_ftl_log_layout_statistical_consistent),
     cmocka_unit_test (test_wa_rises_as_op_falls),
+    cmocka_unit_test (test_log_layout_through_the_model),
     cmocka_unit_test (test_steady_precondition_immediate),
     cmocka_unit_test (test_steady_precondition_few_large_blocks),
     cmocka_unit_test (test_flush_semantics),

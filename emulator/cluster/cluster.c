@@ -219,8 +219,8 @@ sl_cluster_warm_finish (struct cluster *c, uint64_t budget_bytes, char *err, siz
     return -1;
   }
   for (struct cl_target *t = c->targets; t; t = t->next_all)
-    if (t->ops->warm_finish)
-      t->ops->warm_finish (t);
+    if (t->ops->warm_finish && t->ops->warm_finish (t, err, err_bytes) < 0)
+      return -1;
   return 0;
 }
 

@@ -97,8 +97,8 @@ struct cl_target_ops {
    * the working set).  Called before any I/O; passes it down. */
   void (*warm) (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes);
   /* Optional: every warm region has been given; settle the state (a cache
-   * shared by several regions gives each its share). */
-  void (*warm_finish) (struct cl_target *t);
+   * shared by several regions gives each its share).  0, or -1 with err. */
+  int (*warm_finish) (struct cl_target *t, char *err, size_t err_bytes);
   /* Optional: the bytes warm_finish will allocate (a write buffer's dirty
    * blocks), so a warm state the host cannot hold is refused first. */
   uint64_t (*warm_need_bytes) (struct cl_target *t);

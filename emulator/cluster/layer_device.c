@@ -13,6 +13,7 @@
 #include "cluster_internal.h"
 #include "core/engine.h"
 #include "core/stats.h"
+#include "ssd/ssd.h"
 
 #define REQUESTS_PER_BLOCK 64u
 
@@ -93,6 +94,13 @@ device_write_counters (struct cl_target *t, FILE *out)
 {
   struct device_layer *d = t->self;
   bool first = true;
+  struct sl_ssd_status ssd;
+  sl_ssd_model_status (&d->model, &ssd);      /* zeroes for another kind */
+  if (ssd.log_layout_bytes > 0) {
+    /* the state it started from (cl_device_written_as_log) */
+    fprintf (out, "\"log_layout_bytes\": %" PRIu64, ssd.log_layout_bytes);
+    first = false;
+  }
   for (unsigned i = 0; i < 16; i++) {
     if (d->stats->model_counter_name[i][0] == '\0')
       continue;
@@ -101,6 +109,39 @@ device_write_counters (struct cl_target *t, FILE *out)
              d->stats->model_counter[i]);
     first = false;
   }
+}
+
+static void device_destroy (struct cl_target *t);
+
+static const struct cl_target_ops device_ops = {
+  .kind = "device", .submit = device_submit, .attach = device_attach,
+  .write_counters = device_write_counters, .destroy = device_destroy,
+};
+
+uint64_t
+cl_device_log_bytes (const struct cl_target *t, uint64_t length_bytes)
+{
+  while (t->slice_of != NULL)
+    t = t->slice_of;
+  if (t->ops != &device_ops)
+    return 0;
+  const struct device_layer *d = t->self;
+  return sl_ssd_model_log_layout_bytes (&d->model, length_bytes);
+}
+
+int
+cl_device_written_as_log (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes,
+                          uint64_t oldest_bytes, char *err, size_t err_bytes)
+{
+  for (; t->slice_of != NULL; t = t->slice_of) {
+    offset_bytes += t->slice_offset_bytes;
+    oldest_bytes += t->slice_offset_bytes;
+  }
+  if (t->ops != &device_ops)
+    return 0;
+  struct device_layer *d = t->self;
+  return sl_ssd_model_lay_out_log (&d->model, offset_bytes, length_bytes, oldest_bytes, err,
+                                   err_bytes);
 }
 
 static void
@@ -129,11 +170,8 @@ cl_device_new (struct cluster *c, const char *node, const char *name, struct sl_
   d->model = model;
   d->stats = cl_xcalloc (1, sizeof *d->stats);
   c->memory_bytes += sizeof *d + sizeof *d->stats;
-  static const struct cl_target_ops ops = {
-    .kind = "device", .submit = device_submit, .attach = device_attach,
-    .write_counters = device_write_counters, .destroy = device_destroy,
-  };
-  struct cl_target *t = cl_target_new (c, &ops, d, node, name, model.capacity_bytes, true);
+  struct cl_target *t = cl_target_new (c, &device_ops, d, node, name, model.capacity_bytes,
+                                       true);
   t->kind = model.ops->kind;           /* "hdd", "ssd", "raid" */
   int sender = node ? cl_node_find (c, node) : -1;
   if (sender >= 0) {

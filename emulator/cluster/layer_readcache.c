@@ -412,9 +412,11 @@ readcache_warm (struct cl_target *t, uint64_t offset_bytes, uint64_t length_byte
  * their chunks if the free slots hold them, else each with probability
  * free slots / their chunks (a hash of the chunk: no shared random
  * stream), until the slots are full. */
-static void
-readcache_warm_finish (struct cl_target *t)
+static int
+readcache_warm_finish (struct cl_target *t, char *err, size_t err_bytes)
 {
+  (void) err;
+  (void) err_bytes;
   struct readcache *rc = t->self;
   uint64_t chunks = cl_ranges_merge (&rc->warm), room = free_slots (rc);
   /* chance = room / chunks as a fraction of 2^32 */
@@ -427,6 +429,7 @@ readcache_warm_finish (struct cl_target *t)
       slot_fill (rc, slot_take_free (rc), chunk, SLOT_CACHED);
     }
   cl_ranges_free (&rc->warm);
+  return 0;
 }
 
 /* ----------------------------------------------------------- target -- */

@@ -937,15 +937,20 @@ writecache_warm_need_bytes (struct cl_target *t)
   uint64_t random_total, sequential_total;
   uint64_t placed = sl_min_u64 (warm_want (wc, &random_total, &sequential_total), room (wc));
   return chunk_bytes_ahead (wc, placed)
-    + block_hash_reserve_bytes (&wc->hash, wc->hash.count + placed);
+    + block_hash_reserve_bytes (&wc->hash, wc->hash.count + placed)
+    + cl_device_log_bytes (wc->buffer, (uint64_t) wc->blocks * wc->block_bytes);
 }
 
 /* A steady write load keeps the buffer between its watermarks: writeback
  * starts at the high one and stops under the low one, and new writes fill
  * it up again.  So it starts one block short of the high watermark, each
- * region giving its share as its writer leaves it. */
-static void
-writecache_warm_finish (struct cl_target *t)
+ * region giving its share as its writer leaves it.  Its slots are taken in
+ * order, so the cache device has seen them written as a log, the oldest
+ * at the cursor: an SSD there starts in that pattern's steady state, not
+ * in uniform random overwrite's (which its exact map, a fraction of a
+ * full-size buffer, would take hours of simulated writing to leave). */
+static int
+writecache_warm_finish (struct cl_target *t, char *err, size_t err_bytes)
 {
   struct writecache *wc = t->self;
   uint64_t random_total, sequential_total;
@@ -963,6 +968,9 @@ writecache_warm_finish (struct cl_target *t)
   warm_scattered (wc, want - placed, random_total, look_up);
   cl_ranges_free (&wc->warm);
   cl_ranges_free (&wc->warm_sequential);
+  return cl_device_written_as_log (wc->buffer, 0, (uint64_t) wc->blocks * wc->block_bytes,
+                                   (uint64_t) wc->cursor * wc->block_bytes, err, err_bytes) < 0
+    ? -1 : 0;
 }
 
 static void

@@ -16,6 +16,16 @@ struct cluster;
  * the target takes ownership of model. */
 struct cl_target *cl_device_new (struct cluster *c, const char *node, const char *name,
                                  struct sl_model model, char *err, size_t err_bytes);
+/* [offset, offset + length) of t (a device, or a slice of one) is written
+ * as a circular log, next at oldest_bytes (a write buffer's data area): a
+ * drive whose state depends on it (an SSD in steady state) starts in the
+ * steady state of that pattern (sl_ssd_model_lay_out_log); other devices
+ * and targets have nothing to change.  1 when laid out, 0 when not, -1
+ * with err. */
+int cl_device_written_as_log (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes,
+                              uint64_t oldest_bytes, char *err, size_t err_bytes);
+/* ... and the memory that layout of length_bytes would take (0: none). */
+uint64_t cl_device_log_bytes (const struct cl_target *t, uint64_t length_bytes);
 
 /* layer_md.c: md RAID 0/1/10/5/6 over members, chunk_bytes per chunk, each
  * member's data starting data_offset_bytes in (md's superblock and bitmap).

@@ -139,6 +139,7 @@ struct ssd_model {
   struct ssd_ftl *ftl;
   struct sl_engine *engine;
   double steady_u;
+  uint64_t log_offset_bytes, log_length_bytes;        /* laid out as a log (0: none) */
 
   /* NAND timelines */
   struct die *dies;
@@ -912,6 +913,9 @@ ssd_write_json (void *self, FILE *out)
            m->config.page_bytes, g->block_bytes, g->blocks_per_die,
            m->config.capacity_bytes, g->physical_bytes, g->effective_over_provisioning,
            g->gc_low_blocks, g->gc_high_blocks);
+  if (m->log_length_bytes > 0)
+    fprintf (out, ", \"log_layout_offset_bytes\": %" PRIu64 ", \"log_layout_bytes\": %" PRIu64,
+             m->log_offset_bytes, m->log_length_bytes);
   fprintf (out, ", \"precondition\": \"%s\", \"steady_victim_valid_fraction\": %.4f"
            ", \"steady_write_amplification\": %.3f, \"write_amplification\": %.3f"
            ", \"state_bytes\": %" PRIu64 ", \"state_bytes_limit\": %" PRIu64
@@ -1062,6 +1066,60 @@ sl_ssd_model_status (const struct sl_model *model, struct sl_ssd_status *out)
   out->state_bytes_limit = state_bytes (m, true);
   out->exact_map_units = m->ftl->entry_live;
   out->steady_victim_valid_fraction = m->steady_u;
+  out->log_layout_bytes = m->log_length_bytes;
+}
+
+uint64_t
+sl_ssd_model_log_layout_bytes (const struct sl_model *model, uint64_t length_bytes)
+{
+  const struct ssd_model *m = ssd_of (model);
+  if (m == NULL || m->config.precondition != SL_SSD_STEADY || m->log_length_bytes > 0)
+    return 0;
+  uint64_t units = length_bytes / SL_SSD_UNIT_BYTES;
+  uint64_t blocks = units / m->g.units_per_block + 1;
+  return (units + 63) / 64 * sizeof (uint64_t) + blocks * 2 * sizeof (uint32_t);
+}
+
+int
+sl_ssd_model_lay_out_log (struct sl_model *model, uint64_t offset_bytes, uint64_t length_bytes,
+                          uint64_t oldest_bytes, char *err, size_t err_bytes)
+{
+  struct ssd_model *m = ssd_of (model);
+  if (m == NULL || m->config.precondition != SL_SSD_STEADY || m->log_length_bytes > 0)
+    return 0;
+  /* whole units only: a unit the log shares with its neighbour stays theirs */
+  uint64_t first = (offset_bytes + SL_SSD_UNIT_BYTES - 1) / SL_SSD_UNIT_BYTES;
+  uint64_t end = sl_min_u64 (offset_bytes + length_bytes, m->config.capacity_bytes)
+    / SL_SSD_UNIT_BYTES;
+  if (end <= first)
+    return 0;
+  uint64_t oldest = oldest_bytes / SL_SSD_UNIT_BYTES;
+  oldest = oldest < first || oldest >= end ? 0 : oldest - first;
+  if (m->counter[COUNTER_HOST_PAGES_WRITTEN] || m->counter[COUNTER_HOST_PAGES_READ]
+      || m->tail_seq > 0 || m->counter[COUNTER_TRIMMED_PAGES]) {
+    snprintf (err, err_bytes, "ssd: a log layout after the drive's first I/O");
+    return -1;
+  }
+  struct ssd_ftl *fresh = ssd_ftl_new (&m->g, m->config.exact_map_bytes / SL_SSD_UNIT_BYTES,
+                                       0x55d5eed0ull ^ m->config.capacity_bytes);
+  double u = 0;
+  int rc = fresh ? ssd_ftl_precondition_log (fresh, first, end - first, oldest, &u) : -1;
+  if (rc < 0) {
+    ssd_ftl_free (fresh);
+    if (rc == -1)
+      snprintf (err, err_bytes, "ssd: out of memory");
+    else
+      snprintf (err, err_bytes, "ssd: a log of %" PRIu64 " bytes at %" PRIu64 " does not fit "
+                "the drive's steady state", length_bytes, offset_bytes);
+    return -1;
+  }
+  ssd_ftl_free (m->ftl);
+  m->ftl = fresh;
+  m->steady_u = u;
+  m->log_offset_bytes = first * SL_SSD_UNIT_BYTES;
+  m->log_length_bytes = (end - first) * SL_SSD_UNIT_BYTES;
+  m->counter[COUNTER_FREE_BLOCKS] = ssd_ftl_free_blocks_total (m->ftl);
+  return 1;
 }
 
 int

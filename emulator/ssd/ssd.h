@@ -127,10 +127,23 @@ struct sl_ssd_status {
   uint64_t state_bytes_limit;          /* ... at most (exact map full) */
   uint64_t exact_map_units;
   double steady_victim_valid_fraction; /* of the synthesised steady state; 0 for fob */
+  uint64_t log_layout_bytes;           /* laid out as a log (sl_ssd_model_lay_out_log) */
 };
 
 /* m must be an SSD model (sl_ssd_model_new or the ssd kind's create). */
 void sl_ssd_model_status (const struct sl_model *m, struct sl_ssd_status *out);
+/* Before its first I/O, a drive in steady state (precondition=steady)
+ * takes the state of one whose [offset, offset + length) is written as a
+ * circular log, next at oldest_bytes (a write buffer's data area: the
+ * cluster's dm-writecache, whose slots are taken in order), the rest by
+ * uniform random overwrite (ssd_ftl_precondition_log).  Returns 1 when
+ * laid out, 0 when there is nothing to do (not an ssd, fresh out of box,
+ * a log laid out already: the first one stays), -1 with err. */
+int sl_ssd_model_lay_out_log (struct sl_model *m, uint64_t offset_bytes, uint64_t length_bytes,
+                              uint64_t oldest_bytes, char *err, size_t err_bytes);
+/* The memory such a layout of length_bytes takes, 0 when it would not
+ * be laid out. */
+uint64_t sl_ssd_model_log_layout_bytes (const struct sl_model *m, uint64_t length_bytes);
 /* Full FTL consistency check (every mapped unit points to a slot of a
  * block whose reverse list holds it; valid counts add up; free lists and
  * statistical counts agree).  0, or -1 with the first problem in err. */

@@ -172,6 +172,50 @@ invalidate_random_stat (struct ssd_ftl *f)
   block_invalidate (f, b, false);
 }
 
+/* The block a log-laid-out unit still sits in (ssd_ftl_precondition_log),
+ * SSD_NONE when lba is not one, has left it (written, trimmed) or its
+ * block was collected since; the unit leaves the layout either way. */
+static uint32_t
+log_home (struct ssd_ftl *f, uint32_t lba)
+{
+  uint32_t i = lba - f->log_first;    /* below log_first: wraps past log_units */
+  if (f->log_placed == NULL || i >= f->log_units)
+    return SSD_NONE;
+  uint64_t bit = UINT64_C (1) << (i % 64);
+  if (!(f->log_placed[i / 64] & bit))
+    return SSD_NONE;
+  f->log_placed[i / 64] &= ~bit;
+  uint64_t age = ((uint64_t) i + f->log_units - f->log_oldest) % f->log_units;
+  uint32_t k = (uint32_t) (age / f->units_per_block);
+  uint32_t b = f->log_block[k];
+  return f->erase_count[b] == f->log_block_erases[k] ? b : SSD_NONE;
+}
+
+/* The mapped statistical unit at lba is no longer valid: in its own block
+ * where the log layout knows it, else in one drawn in proportion. */
+static void
+invalidate_stat_of (struct ssd_ftl *f, uint32_t lba)
+{
+  uint32_t b = log_home (f, lba);
+  if (b != SSD_NONE && f->valid_stat[b] > 0)
+    block_invalidate (f, b, false);
+  else
+    invalidate_random_stat (f);
+}
+
+/* Units [first, end) leave the log layout (a trim of whole regions). */
+static void
+log_forget_range (struct ssd_ftl *f, uint64_t first, uint64_t end)
+{
+  uint64_t log_end = (uint64_t) f->log_first + f->log_units;
+  if (f->log_placed == NULL || end <= f->log_first || first >= log_end)
+    return;
+  uint64_t from = first > f->log_first ? first - f->log_first : 0;
+  uint64_t to = (end < log_end ? end : log_end) - f->log_first;
+  for (uint64_t i = from; i < to; i++)
+    f->log_placed[i / 64] &= ~(UINT64_C (1) << (i % 64));
+}
+
 /* k statistical units at once (large trims): each block loses its share,
  * the rounding remainder by weighted draws. */
 static void
@@ -416,8 +460,10 @@ unmap_old (struct ssd_ftl *f, uint32_t lba, bool *was_stat)
   uint64_t r = region_of (lba);
   if (stat_unit_mapped (f, lba)) {
     f->region_mapped[r]--;
-    invalidate_random_stat (f);
+    invalidate_stat_of (f, lba);
   }
+  else
+    log_home (f, lba);         /* unmapped: it leaves the layout all the same */
   return SSD_NONE;
 }
 
@@ -547,6 +593,9 @@ ssd_ftl_free (struct ssd_ftl *f)
   free (f->region_mapped);
   free (f->entries);
   free (f->hash);
+  free (f->log_block);
+  free (f->log_block_erases);
+  free (f->log_placed);
   free (f);
 }
 
@@ -795,6 +844,7 @@ trim_regions (struct ssd_ftl *f, uint64_t r0, uint64_t r1)
       entry_release (f, i);
     }
   }
+  log_forget_range (f, first, end);
   uint64_t stat_mapped = 0;
   for (uint64_t r = r0; r < r1; r++) {
     stat_mapped += f->region_mapped[r];
@@ -839,7 +889,9 @@ fixed_state_bytes (const struct ssd_ftl *f)
     + n * (sizeof *f->state + 8 * sizeof (uint32_t)) + (n + 1) * sizeof *f->fenwick
     + dies * (uint64_t) (f->units_per_block + 1) * sizeof *f->bucket_head
     + dies * (5 * sizeof (uint32_t) + 2 * sizeof (double))
-    + f->region_count * (sizeof *f->region_stat + sizeof *f->region_mapped);
+    + f->region_count * (sizeof *f->region_stat + sizeof *f->region_mapped)
+    + (uint64_t) f->log_block_count * (sizeof *f->log_block + sizeof *f->log_block_erases)
+    + ((uint64_t) f->log_units + 63) / 64 * sizeof *f->log_placed;
 }
 
 uint64_t

@@ -20,7 +20,9 @@
  *     Overwriting (or trimming) a mapped statistical unit invalidates one
  *     statistical unit of a block drawn in proportion to those counts (a
  *     Fenwick tree over valid_stat) -- under uniform random traffic exactly
- *     the law an exact map would follow.  Whole-region trims (mkfs, discard
+ *     the law an exact map would follow -- or, for a unit of a region laid
+ *     out as a log (ssd_ftl_precondition_log) that has not moved since,
+ *     one of the block its age puts it in.  Whole-region trims (mkfs, discard
  *     of large files) clear a region's count at once.
  * Reads of a statistical unit go to die (lba / program_units) mod dies, as
  * if the drive had been filled sequentially, striped over the dies.
@@ -93,6 +95,17 @@ struct ssd_ftl {
   uint32_t hash_mask;
   uint64_t evictions;
 
+  /* A log laid out by ssd_ftl_precondition_log: the statistical units of
+   * [log_first, log_first + log_units) fill blocks in the order the log
+   * wrote them, so an overwrite of one invalidates its own block, as the
+   * exact map would, at a bit a unit instead of 24-32 bytes. */
+  uint32_t log_first, log_units;
+  uint32_t log_oldest;         /* the unit (from log_first) the log writes next */
+  uint32_t log_block_count;
+  uint32_t *log_block;         /* [age / units_per_block]: the block holding those units */
+  uint32_t *log_block_erases;  /* its erase count then: another means it was collected */
+  uint64_t *log_placed;        /* a bit a log unit: still in its laid-out block */
+
   uint64_t rng;
 };
 
@@ -107,6 +120,20 @@ void ssd_ftl_free (struct ssd_ftl *f);
  * FTL.  Returns the victim valid fraction u of the state; 0 when the full
  * blocks cannot hold every logical unit, -1 out of memory. */
 double ssd_ftl_precondition_steady (struct ssd_ftl *f);
+
+/* The steady state of a drive whose units [first, first + count) are
+ * written as a circular log (a write buffer's data area) and the rest by
+ * long uniform random overwrite: the log's units fill whole blocks, oldest
+ * first from `oldest` (the unit the log writes next, 0 <= oldest < count),
+ * every one valid, the blocks left hold the rest in the spread of
+ * ssd_ftl_precondition_steady (all of the spare area theirs: the log's
+ * blocks die whole when it comes round, so greedy collection reclaims them
+ * without copying).  Only on a fresh FTL.  Returns 0 with *u the rest's
+ * victim valid fraction (0 when there is no rest), -1 out of memory, -2
+ * when the full blocks cannot hold every logical unit or the log is not
+ * within the drive. */
+int ssd_ftl_precondition_log (struct ssd_ftl *f, uint64_t first, uint64_t count,
+                              uint64_t oldest, double *u);
 
 /* Where a unit's data is for a read: false when unmapped; else its die and
  * its program-unit group (units in one group are read by one tR). */

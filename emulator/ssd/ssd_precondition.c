@@ -26,6 +26,16 @@
  * ~8 blocks^2 / (alpha (1 - u)) draws (0.1 s at write amplification 10),
  * independent of the drive's size.
  *
+ * A drive whose region is written as a circular log (a write buffer's
+ * data area, its slots taken in order) reaches another steady state: the
+ * log's units fill blocks in the order it wrote them and each block dies
+ * whole when the log comes round, so greedy collection takes those at no
+ * copy and the rest of the drive has all of the spare area.
+ * ssd_ftl_precondition_log lays that out: the log's blocks full, oldest
+ * first, and the other units in the spread above over the blocks left; a
+ * log unit's block follows from its age (no per-unit map, a bit a unit
+ * says it is still there), so its first overwrite invalidates that block.
+ *
  * Here T is the capacity of the blocks that hold data: every block but the
  * free ones (at the GC low watermark, where a busy drive sits) and the two
  * each die keeps open for host and GC writes.  All units are statistical
@@ -226,30 +236,36 @@ spread_valid_counts (uint32_t *counts, uint32_t n, uint32_t units_per_block,
   return assigned == total ? 0 : -1;
 }
 
-double
-ssd_ftl_precondition_steady (struct ssd_ftl *f)
+/* Valid counts for n full blocks holding `units` units after long uniform
+ * random overwrite; *u the victims' valid fraction.  -1 out of memory. */
+static int
+uniform_counts (struct ssd_ftl *f, uint32_t *counts, uint32_t n, uint64_t units, double *u)
 {
-  /* per die: full blocks, then the host's and GC's open blocks (empty), then
-   * the free blocks at the low watermark */
-  uint32_t full_per_die = f->blocks_per_die - f->gc_low_blocks - SL_SSD_OPEN_BLOCKS_PER_DIE;
-  uint32_t full = full_per_die * f->dies;
-  double alpha = (double) full * f->units_per_block / (double) f->logical_units;
-  if ((uint64_t) full * f->units_per_block < f->logical_units)
+  *u = 0;
+  if (units == 0) {
+    memset (counts, 0, n * sizeof *counts);
     return 0;
-  uint32_t population = full < POPULATION_BLOCKS ? full : POPULATION_BLOCKS;
-  double *sorted = malloc (population * sizeof *sorted);
-  uint32_t *counts = malloc (full * sizeof *counts);
-  double u = -1;
-  if (sorted != NULL && counts != NULL)
-    u = population_greedy (f->units_per_block, alpha, population, sorted, f->rng ^ 0x5eedull);
-  if (u < 0 || spread_valid_counts (counts, full, f->units_per_block, sorted, population,
-                                    f->logical_units) < 0) {
-    free (sorted);
-    free (counts);
-    return -1;
   }
+  double alpha = (double) n * f->units_per_block / (double) units;
+  uint32_t population = n < POPULATION_BLOCKS ? n : POPULATION_BLOCKS;
+  double *sorted = malloc (population * sizeof *sorted);
+  if (sorted == NULL)
+    return -1;
+  *u = population_greedy (f->units_per_block, alpha, population, sorted, f->rng ^ 0x5eedull);
+  int rc = *u < 0 ? -1
+    : spread_valid_counts (counts, n, f->units_per_block, sorted, population, units);
   free (sorted);
-  /* quantiles interleave over the dies: each die holds the same spread */
+  return rc;
+}
+
+/* The state's blocks: per die its full blocks (counts[], quantiles
+ * interleaved over the dies, so each die holds the same spread), then the
+ * host's and GC's open blocks (empty), then the free blocks at the low
+ * watermark; every logical unit mapped and statistical. */
+static void
+install_blocks (struct ssd_ftl *f, const uint32_t *counts, uint32_t full_per_die)
+{
+  uint32_t full = full_per_die * f->dies;
   for (uint32_t i = 0; i < full; i++) {
     uint32_t die = i % f->dies, j = i / f->dies;
     uint32_t b = die * f->blocks_per_die + j;
@@ -258,7 +274,6 @@ ssd_ftl_precondition_steady (struct ssd_ftl *f)
     f->valid_stat[b] = counts[i];
     f->erase_count[b] = 1;
   }
-  free (counts);
   for (uint32_t d = 0; d < f->dies; d++) {
     uint32_t *stack = &f->free_stack[(uint64_t) d * f->blocks_per_die];
     f->free_count[d] = 0;
@@ -275,5 +290,70 @@ ssd_ftl_precondition_steady (struct ssd_ftl *f)
   ssd_ftl_fenwick_rebuild (f);
   for (uint64_t r = 0; r < f->region_count; r++)
     f->region_mapped[r] = f->region_stat[r];
+}
+
+/* Full blocks a die keeps in steady state: all but the free ones at the
+ * GC low watermark and the two open ones. */
+static uint32_t
+full_blocks_per_die (const struct ssd_ftl *f)
+{
+  return f->blocks_per_die - f->gc_low_blocks - SL_SSD_OPEN_BLOCKS_PER_DIE;
+}
+
+double
+ssd_ftl_precondition_steady (struct ssd_ftl *f)
+{
+  uint32_t full_per_die = full_blocks_per_die (f), full = full_per_die * f->dies;
+  if ((uint64_t) full * f->units_per_block < f->logical_units)
+    return 0;
+  uint32_t *counts = malloc (full * sizeof *counts);
+  double u = -1;
+  if (counts == NULL || uniform_counts (f, counts, full, f->logical_units, &u) < 0) {
+    free (counts);
+    return -1;
+  }
+  install_blocks (f, counts, full_per_die);
+  free (counts);
   return u;
+}
+
+int
+ssd_ftl_precondition_log (struct ssd_ftl *f, uint64_t first, uint64_t count, uint64_t oldest,
+                          double *u)
+{
+  uint32_t full_per_die = full_blocks_per_die (f), full = full_per_die * f->dies;
+  uint64_t upb = f->units_per_block;
+  uint64_t log_blocks = (count + upb - 1) / upb;
+  if (count == 0 || first + count > f->logical_units || oldest >= count
+      || (uint64_t) full * upb < f->logical_units || log_blocks > full)
+    return -2;
+  uint64_t rest_units = f->logical_units - count;
+  uint32_t rest_blocks = full - (uint32_t) log_blocks;
+  if ((uint64_t) rest_blocks * upb < rest_units)
+    return -2;
+  uint32_t *counts = malloc (full * sizeof *counts);
+  f->log_block = malloc (log_blocks * sizeof *f->log_block);
+  f->log_block_erases = malloc (log_blocks * sizeof *f->log_block_erases);
+  f->log_placed = malloc ((count + 63) / 64 * sizeof *f->log_placed);
+  if (counts == NULL || f->log_block == NULL || f->log_block_erases == NULL
+      || f->log_placed == NULL
+      || uniform_counts (f, counts + log_blocks, rest_blocks, rest_units, u) < 0) {
+    free (counts);
+    return -1;                 /* the log arrays go with the FTL */
+  }
+  /* the log's blocks first, oldest first, each holding upb units of the
+   * log in the order they were written (the last one what is left) */
+  for (uint64_t k = 0; k < log_blocks; k++) {
+    counts[k] = (uint32_t) (k + 1 < log_blocks ? upb : count - k * upb);
+    f->log_block[k] = (uint32_t) (k % f->dies) * f->blocks_per_die + (uint32_t) (k / f->dies);
+    f->log_block_erases[k] = 1;
+  }
+  install_blocks (f, counts, full_per_die);
+  free (counts);
+  f->log_first = (uint32_t) first;
+  f->log_units = (uint32_t) count;
+  f->log_oldest = (uint32_t) oldest;
+  f->log_block_count = (uint32_t) log_blocks;
+  memset (f->log_placed, 0xff, (count + 63) / 64 * sizeof *f->log_placed);
+  return 0;
 }
