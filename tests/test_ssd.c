@@ -426,6 +426,38 @@ test_ftl_overwrite_trim_consistent (void **state)
   ftl_run_free (&r);
 }
 
+/* A circular log over [first, first + count), next at oldest, taking
+ * per_mille of the operations of ftl_mixed_traffic. */
+struct log_writes {
+  uint64_t first, count, oldest;
+  unsigned per_mille;
+};
+
+static void ftl_write_log (struct ftl_run *r, uint64_t first, uint64_t count, uint64_t oldest,
+                           uint64_t from, uint64_t units);
+
+/* ops operations: writes of the log if any, random writes (up to 95 %),
+ * trims of up to 200 units, whole-region trims (0.2 %); the FTL checked
+ * every 5000. */
+static void
+ftl_mixed_traffic (struct ftl_run *r, int ops, const struct log_writes *log)
+{
+  for (int op = 0; op < ops; op++) {
+    uint64_t dice = test_rng_next (&r->rng) % 1000;
+    if (log != NULL && dice < log->per_mille)
+      ftl_write_log (r, log->first, log->count, log->oldest, (uint64_t) op * r->g.program_units,
+                     r->g.program_units);
+    else if (dice < 950)
+      ftl_write_random (r);
+    else if (dice < 998)
+      ftl_trim (r, test_rng_next (&r->rng) % r->g.logical_units, 1 + test_rng_next (&r->rng) % 200);
+    else
+      ftl_trim (r, SSD_REGION_UNITS, SSD_REGION_UNITS);
+    if (op % 5000 == 4999)
+      ftl_check_ok (r);
+  }
+}
+
 /* With a tiny exact map, units keep falling back to statistical ones: the
  * bookkeeping must stay consistent (which unit is where is approximate). */
 static void
@@ -439,17 +471,7 @@ test_ftl_statistical_consistent (void **state)
   assert_true (u > 0 && u < 1);
   ftl_check_ok (&r);
   assert_int_equal (r.f->stat_total, r.g.logical_units);      /* everything mapped */
-  for (int op = 0; op < 40000; op++) {
-    uint64_t dice = test_rng_next (&r.rng) % 1000;
-    if (dice < 950)
-      ftl_write_random (&r);
-    else if (dice < 998)
-      ftl_trim (&r, test_rng_next (&r.rng) % r.g.logical_units, 1 + test_rng_next (&r.rng) % 200);
-    else
-      ftl_trim (&r, SSD_REGION_UNITS, SSD_REGION_UNITS);
-    if (op % 5000 == 4999)
-      ftl_check_ok (&r);
-  }
+  ftl_mixed_traffic (&r, 40000, NULL);
   assert_true (r.f->evictions > 0);
   assert_true (r.f->entry_live <= 500);
   ftl_check_ok (&r);
@@ -610,20 +632,8 @@ test_ftl_log_layout_statistical_consistent (void **state)
   uint64_t count = r.g.logical_units - SSD_REGION_UNITS;
   double u;
   assert_int_equal (ssd_ftl_precondition_log (r.f, SSD_REGION_UNITS / 2, count, 77, &u), 0);
-  for (int op = 0; op < 30000; op++) {
-    uint64_t dice = test_rng_next (&r.rng) % 1000;
-    if (dice < 600)
-      ftl_write_log (&r, SSD_REGION_UNITS / 2, count, 77, (uint64_t) op * r.g.program_units,
-                     r.g.program_units);
-    else if (dice < 950)
-      ftl_write_random (&r);
-    else if (dice < 998)
-      ftl_trim (&r, test_rng_next (&r.rng) % r.g.logical_units, 1 + test_rng_next (&r.rng) % 200);
-    else
-      ftl_trim (&r, SSD_REGION_UNITS, SSD_REGION_UNITS);
-    if (op % 5000 == 4999)
-      ftl_check_ok (&r);
-  }
+  const struct log_writes log = { SSD_REGION_UNITS / 2, count, 77, 600 };
+  ftl_mixed_traffic (&r, 30000, &log);
   assert_true (r.f->evictions > 0);
   ftl_check_ok (&r);
   ftl_run_free (&r);
