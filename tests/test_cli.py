@@ -43,6 +43,10 @@ def test_check_summary_counts_meson_results(tmp_path):
     log.write_text("\n".join(json.dumps({"name": f"t{i}", "result": r})
                              for i, r in enumerate(results)) + "\n")
     assert check.summarise(str(log)) == (3, 2, 1)
+    # two runs writing the log at once leave a torn line: one clear error
+    log.write_text(json.dumps({"name": "t0", "result": "OK"}) + "\n" + '"result": "OK"}\n')
+    with pytest.raises(UserError, match="testlog.json: line 2 is not a meson test record"):
+        check.summarise(str(log))
 
 
 def run_cli(*args):

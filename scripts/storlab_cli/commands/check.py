@@ -12,11 +12,17 @@ def summarise(testlog_path):
     """(passed, failed, skipped) from meson's testlog.json (one JSON per line)."""
     passed = failed = skipped = 0
     with open(testlog_path, encoding="utf-8") as log:
-        for line in log:
+        for number, line in enumerate(log, 1):
             line = line.strip()
             if not line:
                 continue
-            result = json.loads(line).get("result")
+            try:
+                result = json.loads(line).get("result")
+            except (json.JSONDecodeError, AttributeError):
+                # two meson test runs in one build directory write it at once
+                raise UserError(f"{testlog_path}: line {number} is not a meson test "
+                                "record (was another meson test running in this build "
+                                "directory?): see the results above") from None
             if result in ("OK", "EXPECTEDFAIL"):
                 passed += 1
             elif result == "SKIP":
