@@ -118,30 +118,33 @@ static const struct cl_target_ops device_ops = {
   .write_counters = device_write_counters, .destroy = device_destroy,
 };
 
+/* The device t is, or slices (through any number of slices), and the
+ * offset there of t's offset 0 in *offset_bytes; NULL for another target. */
+static struct device_layer *
+device_under (const struct cl_target *t, uint64_t *offset_bytes)
+{
+  *offset_bytes = 0;
+  for (; t->slice_of != NULL; t = t->slice_of)
+    *offset_bytes += t->slice_offset_bytes;
+  return t->ops == &device_ops ? t->self : NULL;
+}
+
 uint64_t
 cl_device_log_bytes (const struct cl_target *t, uint64_t length_bytes)
 {
-  while (t->slice_of != NULL)
-    t = t->slice_of;
-  if (t->ops != &device_ops)
-    return 0;
-  const struct device_layer *d = t->self;
-  return sl_ssd_model_log_layout_bytes (&d->model, length_bytes);
+  uint64_t base;
+  struct device_layer *d = device_under (t, &base);
+  return d ? sl_ssd_model_log_layout_bytes (&d->model, length_bytes) : 0;
 }
 
 int
 cl_device_written_as_log (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes,
                           uint64_t oldest_bytes, char *err, size_t err_bytes)
 {
-  for (; t->slice_of != NULL; t = t->slice_of) {
-    offset_bytes += t->slice_offset_bytes;
-    oldest_bytes += t->slice_offset_bytes;
-  }
-  if (t->ops != &device_ops)
-    return 0;
-  struct device_layer *d = t->self;
-  return sl_ssd_model_lay_out_log (&d->model, offset_bytes, length_bytes, oldest_bytes, err,
-                                   err_bytes);
+  uint64_t base;
+  struct device_layer *d = device_under (t, &base);
+  return d ? sl_ssd_model_lay_out_log (&d->model, base + offset_bytes, length_bytes,
+                                       base + oldest_bytes, err, err_bytes) : 0;
 }
 
 static void

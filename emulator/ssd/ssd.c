@@ -1069,23 +1069,28 @@ sl_ssd_model_status (const struct sl_model *model, struct sl_ssd_status *out)
   out->log_layout_bytes = m->log_length_bytes;
 }
 
+/* The SSD of model if it would take a log layout (steady state, none yet). */
+static struct ssd_model *
+log_layout_candidate (const struct sl_model *model)
+{
+  struct ssd_model *m = ssd_of (model);
+  return m != NULL && m->config.precondition == SL_SSD_STEADY && m->log_length_bytes == 0
+    ? m : NULL;
+}
+
 uint64_t
 sl_ssd_model_log_layout_bytes (const struct sl_model *model, uint64_t length_bytes)
 {
-  const struct ssd_model *m = ssd_of (model);
-  if (m == NULL || m->config.precondition != SL_SSD_STEADY || m->log_length_bytes > 0)
-    return 0;
-  uint64_t units = length_bytes / SL_SSD_UNIT_BYTES;
-  uint64_t blocks = units / m->g.units_per_block + 1;
-  return (units + 63) / 64 * sizeof (uint64_t) + blocks * 2 * sizeof (uint32_t);
+  const struct ssd_model *m = log_layout_candidate (model);
+  return m ? ssd_ftl_log_bytes (m->ftl, length_bytes / SL_SSD_UNIT_BYTES) : 0;
 }
 
 int
 sl_ssd_model_lay_out_log (struct sl_model *model, uint64_t offset_bytes, uint64_t length_bytes,
                           uint64_t oldest_bytes, char *err, size_t err_bytes)
 {
-  struct ssd_model *m = ssd_of (model);
-  if (m == NULL || m->config.precondition != SL_SSD_STEADY || m->log_length_bytes > 0)
+  struct ssd_model *m = log_layout_candidate (model);
+  if (m == NULL)
     return 0;
   /* whole units only: a unit the log shares with its neighbour stays theirs */
   uint64_t first = (offset_bytes + SL_SSD_UNIT_BYTES - 1) / SL_SSD_UNIT_BYTES;

@@ -890,8 +890,15 @@ fixed_state_bytes (const struct ssd_ftl *f)
     + dies * (uint64_t) (f->units_per_block + 1) * sizeof *f->bucket_head
     + dies * (5 * sizeof (uint32_t) + 2 * sizeof (double))
     + f->region_count * (sizeof *f->region_stat + sizeof *f->region_mapped)
-    + (uint64_t) f->log_block_count * (sizeof *f->log_block + sizeof *f->log_block_erases)
-    + ((uint64_t) f->log_units + 63) / 64 * sizeof *f->log_placed;
+    + ssd_ftl_log_bytes (f, f->log_units);
+}
+
+uint64_t
+ssd_ftl_log_bytes (const struct ssd_ftl *f, uint64_t units)
+{
+  uint64_t blocks = (units + f->units_per_block - 1) / f->units_per_block;
+  return blocks * (sizeof *f->log_block + sizeof *f->log_block_erases)
+    + (units + 63) / 64 * sizeof *f->log_placed;
 }
 
 uint64_t

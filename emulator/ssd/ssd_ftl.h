@@ -134,6 +134,8 @@ double ssd_ftl_precondition_steady (struct ssd_ftl *f);
  * within the drive. */
 int ssd_ftl_precondition_log (struct ssd_ftl *f, uint64_t first, uint64_t count,
                               uint64_t oldest, double *u);
+/* The memory a log layout of `units` units takes (0 for none). */
+uint64_t ssd_ftl_log_bytes (const struct ssd_ftl *f, uint64_t units);
 
 /* Where a unit's data is for a read: false when unmapped; else its die and
  * its program-unit group (units in one group are read by one tR). */

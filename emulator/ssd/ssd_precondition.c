@@ -331,10 +331,11 @@ ssd_ftl_precondition_log (struct ssd_ftl *f, uint64_t first, uint64_t count, uin
   uint32_t rest_blocks = full - (uint32_t) log_blocks;
   if ((uint64_t) rest_blocks * upb < rest_units)
     return -2;
+  size_t placed_bytes = (count + 63) / 64 * sizeof *f->log_placed;
   uint32_t *counts = malloc (full * sizeof *counts);
   f->log_block = malloc (log_blocks * sizeof *f->log_block);
   f->log_block_erases = malloc (log_blocks * sizeof *f->log_block_erases);
-  f->log_placed = malloc ((count + 63) / 64 * sizeof *f->log_placed);
+  f->log_placed = malloc (placed_bytes);
   if (counts == NULL || f->log_block == NULL || f->log_block_erases == NULL
       || f->log_placed == NULL
       || uniform_counts (f, counts + log_blocks, rest_blocks, rest_units, u) < 0) {
@@ -354,6 +355,6 @@ ssd_ftl_precondition_log (struct ssd_ftl *f, uint64_t first, uint64_t count, uin
   f->log_units = (uint32_t) count;
   f->log_oldest = (uint32_t) oldest;
   f->log_block_count = (uint32_t) log_blocks;
-  memset (f->log_placed, 0xff, (count + 63) / 64 * sizeof *f->log_placed);
+  memset (f->log_placed, 0xff, placed_bytes);
   return 0;
 }
