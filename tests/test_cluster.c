@@ -294,6 +294,74 @@ test_warm_write_buffer_lays_its_ssd_out_as_a_log (void **state)
   assert_true (moved[0] > written[0] / 10);
 }
 
+/* The warm probe (storlab-sim cluster --warm runs it): a write buffer
+ * over a slow disk, warmed one short of its high watermark, still filling
+ * through the probe's second half (writes arriving at SSD speed, leaving
+ * at the disk's) says "start full"; the same buffer with no writes in its
+ * second half (writeback draining it, still past the watermark) does not.  A run's cluster given
+ * the verdict starts with every slot dirty; verdicts of another cluster
+ * (another count) are refused in one line. */
+#define SLOW_ORIGIN_WB_SPEC \
+  "storlab-cluster 1\nnode n1\n" \
+  "device n1 cache ssd preset=intel-s3700-400g size=64M fixed-latency-us=50\n" \
+  "device n1 d0 hdd preset=sas10k-300g size=256M fixed-latency-us=20000\n" \
+  "local n1 disk-group mode=all-flash cache=cache stripe-width=1 stripe=64k d0\n" \
+  "volume n1 v 128M\nexport n1 at=0 size=128M volume=v\n"
+
+static bool
+probe_verdict (bool writes_in_second_half)
+{
+  struct run r = run_new (SLOW_ORIGIN_WB_SPEC);
+  sl_cluster_warm (r.c, 0, 128 * MIB, SL_WARM_RANDOM_WRITES);
+  assert_int_equal (sl_cluster_warm_finish (r.c, 0, NULL, 0), 0);
+  assert_int_equal (sl_cluster_warm_probe_layers (r.c), 1);
+  uint64_t block = 7;
+  for (int half = 0; half < 2; half++) {
+    if (half == 1)
+      sl_cluster_warm_probe_mark (r.c);
+    if (half == 0 || writes_in_second_half)
+      for (unsigned i = 0; i < 8; i++)
+        burst (&r, SL_OP_WRITE, 64, (block = (block * 1103515245u + 12345u) % 2048) * 64 * KIB,
+               4 * KIB, 4 * KIB);
+    /* the second half short: a buffer draining is still past its high
+     * watermark at the end, and only its trend tells */
+    sl_engine_run_until (r.engine, sl_engine_now_ns (r.engine) + (half ? 20 : 100) * 1000000ull);
+  }
+  bool full = false;
+  assert_int_equal (sl_cluster_warm_probe_verdicts (r.c, &full, 1), 1);
+  run_free (&r);
+  return full;
+}
+
+static void
+test_warm_probe_finds_a_buffer_its_writeback_cannot_keep (void **state)
+{
+  (void) state;
+  assert_true (probe_verdict (true));
+  assert_false (probe_verdict (false));
+  long long warmed[2], blocks = 0;
+  for (int full = 0; full < 2; full++) {
+    struct run r = run_new (SLOW_ORIGIN_WB_SPEC);
+    bool verdict = full;
+    char err[256] = "";
+    assert_int_equal (sl_cluster_warm_start_from (r.c, &verdict, 1, err, sizeof err), 0);
+    sl_cluster_warm (r.c, 0, 128 * MIB, SL_WARM_RANDOM_WRITES);
+    assert_int_equal (sl_cluster_warm_finish (r.c, 0, NULL, 0), 0);
+    char *json = json_of (&r);
+    warmed[full] = counter_of (json, "n1/diskgroup", "warmed_blocks");
+    blocks = counter_of (json, "n1/diskgroup", "buffer_blocks");
+    assert_int_equal (counter_of (json, "n1/diskgroup", "warm_full"), full);
+    free (json);
+    if (full)
+      assert_int_equal (sl_cluster_warm_start_from (r.c, &verdict, 2, err, sizeof err), -1);
+    if (full && strstr (err, "--warm: the probe's cluster has 2 write buffers, the run's 1") == NULL)
+      fail_msg ("error '%s'", err);
+    run_free (&r);
+  }
+  assert_int_equal (warmed[1], blocks);
+  assert_true (warmed[0] > 0 && warmed[0] < blocks / 2 + 1);
+}
+
 /* A node of two disk groups (group=2, a vSAN host's second), each its own
  * cache in front of its own capacity devices, the node's volume group made
  * of all four devices' regions: d0, d1 in group 1, d2, d3 in group 2. */
@@ -875,6 +943,7 @@ main (void)
     cmocka_unit_test (test_host_costs_of_md),
     cmocka_unit_test (test_host_costs_of_the_disk_group),
     cmocka_unit_test (test_warm_write_buffer_lays_its_ssd_out_as_a_log),
+    cmocka_unit_test (test_warm_probe_finds_a_buffer_its_writeback_cannot_keep),
     cmocka_unit_test (test_host_costs_of_a_hop),
     cmocka_unit_test (test_a_message_wakes_a_sleeping_node),
     cmocka_unit_test (test_host_pool_is_shared),

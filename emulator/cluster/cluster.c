@@ -224,6 +224,52 @@ sl_cluster_warm_finish (struct cluster *c, uint64_t budget_bytes, char *err, siz
   return 0;
 }
 
+size_t
+sl_cluster_warm_probe_layers (const struct cluster *c)
+{
+  size_t n = 0;
+  for (const struct cl_target *t = c->targets; t; t = t->next_all)
+    n += t->ops->warm_probe_full != NULL;
+  return n;
+}
+
+void
+sl_cluster_warm_probe_mark (struct cluster *probe)
+{
+  for (struct cl_target *t = probe->targets; t; t = t->next_all)
+    if (t->ops->warm_probe_mark)
+      t->ops->warm_probe_mark (t);
+}
+
+size_t
+sl_cluster_warm_probe_verdicts (const struct cluster *probe, bool *full, size_t max)
+{
+  size_t n = 0;
+  for (const struct cl_target *t = probe->targets; t; t = t->next_all)
+    if (t->ops->warm_probe_full) {
+      if (n < max)
+        full[n] = t->ops->warm_probe_full (t);
+      n++;
+    }
+  return n;
+}
+
+int
+sl_cluster_warm_start_from (struct cluster *c, const bool *full, size_t count, char *err,
+                            size_t err_bytes)
+{
+  if (sl_cluster_warm_probe_layers (c) != count) {
+    snprintf (err, err_bytes, "--warm: the probe's cluster has %zu write buffers, the run's %zu",
+              count, sl_cluster_warm_probe_layers (c));
+    return -1;
+  }
+  size_t n = 0;
+  for (struct cl_target *t = c->targets; t; t = t->next_all)
+    if (t->ops->warm_probe_full && full[n++] && t->ops->warm_start_full)
+      t->ops->warm_start_full (t);
+  return 0;
+}
+
 int
 sl_cluster_snapshot_event (struct cluster *c, bool take, char *err, size_t err_bytes)
 {

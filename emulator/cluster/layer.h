@@ -99,6 +99,15 @@ struct cl_target_ops {
   /* Optional: every warm region has been given; settle the state (a cache
    * shared by several regions gives each its share).  0, or -1 with err. */
   int (*warm_finish) (struct cl_target *t, char *err, size_t err_bytes);
+  /* Optional, the three together: a probe run (a cluster from the same
+   * spec, warmed the same way, under the workload) is half done: note the
+   * state (a write buffer its fill); at its end, whether the layer should
+   * start fuller than warm_finish would put it (a write buffer whose fill
+   * still rose past its high watermark: writeback cannot keep up); and, on
+   * the run's cluster before warm_finish, start so. */
+  void (*warm_probe_mark) (struct cl_target *t);
+  bool (*warm_probe_full) (const struct cl_target *t);
+  void (*warm_start_full) (struct cl_target *t);
   /* Optional: the bytes warm_finish will allocate (a write buffer's dirty
    * blocks), so a warm state the host cannot hold is refused first. */
   uint64_t (*warm_need_bytes) (struct cl_target *t);

@@ -118,6 +118,8 @@ struct writecache {
   uint32_t run_max_blocks;
 
   struct cl_ranges warm;               /* randomly written regions to start full, in blocks */
+  bool warm_full;                      /* start full, not at the high watermark */
+  uint32_t probe_mark_used;            /* a probe run's fill at its half */
   struct cl_ranges warm_sequential;    /* sequentially written ones, one range each */
 
   struct slot_word_layout layout;
@@ -902,15 +904,43 @@ warm_scattered (struct writecache *wc, uint64_t want, uint64_t random_total, boo
   }
 }
 
-/* The blocks a warm buffer starts with (want: one short of the high
- * watermark, or all that was written); the regions' block counts too. */
+/* The blocks a warm buffer starts with (want: as many as its writeback
+ * lets stay, or all that was written); the regions' block counts too.
+ * Where writeback keeps up with the writes it holds the buffer between
+ * its watermarks, and the buffer starts one short of the high one; where
+ * it cannot (a probe run's fill still rising past the high watermark:
+ * random writes arriving at SSD speed, leaving at a disk's) the buffer is
+ * full and every new block waits for one written back. */
 static uint64_t
 warm_want (struct writecache *wc, uint64_t *random_total, uint64_t *sequential_total)
 {
   *random_total = cl_ranges_merge (&wc->warm);
   *sequential_total = ranges_blocks (&wc->warm_sequential);
-  return sl_min_u64 (*random_total + *sequential_total,
-                     wc->high_blocks > 0 ? wc->high_blocks - 1 : 0);
+  uint64_t steady = wc->warm_full ? wc->blocks : wc->high_blocks > 0 ? wc->high_blocks - 1 : 0;
+  return sl_min_u64 (*random_total + *sequential_total, steady);
+}
+
+static void
+writecache_warm_probe_mark (struct cl_target *t)
+{
+  struct writecache *wc = t->self;
+  wc->probe_mark_used = wc->used;
+}
+
+/* The fill rose through the probe's second half and ended past the high
+ * watermark: writeback cannot keep up. */
+static bool
+writecache_warm_probe_full (const struct cl_target *t)
+{
+  const struct writecache *wc = t->self;
+  return wc->used > wc->high_blocks && wc->used > wc->probe_mark_used;
+}
+
+static void
+writecache_warm_start_full (struct cl_target *t)
+{
+  struct writecache *wc = t->self;
+  wc->warm_full = true;
 }
 
 /* Bytes of the chunks not allocated yet among those the next `slots`
@@ -985,11 +1015,13 @@ writecache_write_counters (struct cl_target *t, FILE *out)
            ", \"read_hits_blocks\": %" PRIu64 ", \"read_misses_blocks\": %" PRIu64
            ", \"writeback_blocks\": %" PRIu64 ", \"writeback_ios\": %" PRIu64
            ", \"writeback_reads\": %" PRIu64 ", \"room_waits\": %" PRIu64 ", \"warmed_blocks\": %" PRIu64
-           ", \"warmed_sequential_blocks\": %" PRIu64 ", \"fill_pct\": %.2f",
+           ", \"warmed_sequential_blocks\": %" PRIu64 ", \"warm_full\": %d"
+           ", \"fill_pct\": %.2f",
            wc->block_bytes, wc->blocks, wc->hash.count, wc->write_hits, wc->writes_buffered,
            wc->writes_around, wc->writes_around_blocks, wc->writes_bypassed,
            wc->read_hits_blocks, wc->read_misses_blocks, wc->writeback_blocks,
-           wc->writeback_ios, wc->writeback_reads, wc->room_waits, wc->warmed_blocks, wc->warmed_sequential_blocks,
+           wc->writeback_ios, wc->writeback_reads, wc->room_waits, wc->warmed_blocks,
+           wc->warmed_sequential_blocks, wc->warm_full ? 1 : 0,
            100.0 * (double) used / (double) wc->blocks);
 }
 
@@ -1120,6 +1152,8 @@ cl_writecache_new (struct cluster *c, const char *node, const char *name,
   static const struct cl_target_ops ops = {
     .kind = "writecache", .submit = writecache_submit, .warm = writecache_warm,
     .warm_finish = writecache_warm_finish, .warm_need_bytes = writecache_warm_need_bytes,
+    .warm_probe_mark = writecache_warm_probe_mark, .warm_probe_full = writecache_warm_probe_full,
+    .warm_start_full = writecache_warm_start_full,
     .write_counters = writecache_write_counters, .destroy = writecache_destroy,
   };
   return cl_target_new (c, &ops, wc, node, name, origin->capacity_bytes, true);

@@ -11,11 +11,20 @@
 #include "params.h"
 #include "presets.h"
 
+static bool notes_muted;
+
+void
+sl_device_notes_mute (bool muted)
+{
+  notes_muted = muted;
+}
+
 void
 sl_device_note_stderr (void *arg, const char *line)
 {
   (void) arg;
-  fprintf (stderr, "%s: note: %s\n", program_invocation_short_name, line);
+  if (!notes_muted)
+    fprintf (stderr, "%s: note: %s\n", program_invocation_short_name, line);
 }
 
 void

@@ -54,6 +54,9 @@ struct sl_device_builder {
 
 /* The default note sink: "PROGRAM: note: LINE" on stderr. */
 void sl_device_note_stderr (void *arg, const char *line);
+/* While muted, the default sink prints nothing: a program building the
+ * same devices twice (storlab-sim's warm probe) says each note once. */
+void sl_device_notes_mute (bool muted);
 
 /* Sets the note sink to sl_device_note_stderr; a caller may replace it. */
 void sl_device_builder_init (struct sl_device_builder *b, const struct sl_device_kind *kind);

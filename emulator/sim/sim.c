@@ -153,7 +153,9 @@ usage (FILE *out)
            "  --warm               cluster only: every job's region starts in the steady\n"
            "                       state its workload reaches (read caches hold their\n"
            "                       share of it, write buffers a writer's share at their\n"
-           "                       high watermark: a sequential writer's region end);\n"
+           "                       high watermark, or full where a 2 s probe run finds\n"
+           "                       writeback cannot keep up: a sequential writer's\n"
+           "                       region end);\n"
            "                       the JSON says so (start_state).\n"
            "  --progress           print progress (simulated time, percent, wall time, time\n"
            "                       left) to stderr once a second after the first 2 s even\n"
@@ -472,11 +474,12 @@ run_until (struct sim *sim, uint64_t until_ns)
   sl_engine_run_until (sim->engine, until_ns);
 }
 
-/* Runs every clone to its end.  -1 with err if the model stalls. */
+/* Starts every clone at its start time, in order, the run going on
+ * between.  -1 with err when out of memory. */
 static int
-run (struct sim *sim, char *err, size_t err_bytes)
+start_clones (struct sim *sim, char *err, size_t err_bytes)
 {
-  struct sim_clone **order = malloc (sim->clone_count * sizeof *order);
+  struct sim_clone **order = malloc ((sim->clone_count ? sim->clone_count : 1) * sizeof *order);
   if (order == NULL) {
     snprintf (err, err_bytes, "out of memory");
     return -1;
@@ -484,13 +487,21 @@ run (struct sim *sim, char *err, size_t err_bytes)
   for (size_t i = 0; i < sim->clone_count; i++)
     order[i] = &sim->clones[i];
   qsort (order, sim->clone_count, sizeof *order, compare_start);
-
   sim->active = sim->clone_count;
   for (size_t i = 0; i < sim->clone_count && !halted (sim); i++) {
     run_until (sim, order[i]->start_ns);
     start_clone (order[i]);
   }
   free (order);
+  return 0;
+}
+
+/* Runs every clone to its end.  -1 with err if the model stalls. */
+static int
+run (struct sim *sim, char *err, size_t err_bytes)
+{
+  if (start_clones (sim, err, err_bytes) != 0)
+    return -1;
   while (sim->active > 0 && !halted (sim) && step (sim))
     ;
   /* let the device finish what time-limited jobs left in flight, so its
@@ -612,12 +623,15 @@ memory_budget_bytes (void)
  * hundreds of GiB needs no hours of simulated warm-up.  A state larger
  * than the memory the host has left is refused before it is built. */
 static int
-warm_cluster_regions (struct sim *sim, const struct sl_model *model, char *err,
-                      size_t err_bytes)
+warm_cluster_regions (struct sim *sim, const struct sl_model *model, const bool *probed_full,
+                      size_t probed, char *err, size_t err_bytes)
 {
   struct cluster *c = sl_cluster_of (model);
   if (c == NULL)
     return 0;
+  if (probed_full != NULL && sl_cluster_warm_start_from (c, probed_full, probed, err,
+                                                         err_bytes) != 0)
+    return -1;
   for (size_t i = 0; i < sim->clone_count; i++)
     sl_cluster_warm (c, sim->clones[i].region.offset_bytes, sim->clones[i].region.size_bytes,
                      warm_load_of (sim->clones[i].job));
@@ -970,6 +984,83 @@ build_model (struct sim_args *a, char *err, size_t err_bytes)
   return model;
 }
 
+/* A warm write buffer starts as full as its writeback lets it stay, and
+ * which that is depends on the workload and the devices together: where
+ * writeback keeps up it holds the buffer between its watermarks, where it
+ * cannot (random writes arriving at SSD speed, leaving at a disk's) the
+ * buffer is full and every new block waits for one written back.  So the
+ * workload runs first for WARM_PROBE_NS of simulated time on a cluster of
+ * its own, built and warmed as the run's is (and freed before that one is
+ * built: memory for one at a time); *full gets each write buffer's
+ * verdict, NULL when no job writes or there is no write buffer. */
+#define WARM_PROBE_NS (2 * UINT64_C (1000000000))
+
+static int
+probe_warm_state (struct sim_args *a, const struct sl_jobfile *jf, bool **full,
+                  size_t *count, char *err, size_t err_bytes)
+{
+  bool writes = false;
+  for (size_t j = 0; j < jf->job_count; j++)
+    writes |= jf->jobs[j].do_write;
+  if (!writes)
+    return 0;
+  sl_device_notes_mute (true);         /* the run's build says them */
+  struct sl_model model = build_model (a, err, err_bytes);
+  sl_device_notes_mute (false);
+  if (model.ops == NULL)
+    return -1;
+  size_t layers = sl_cluster_warm_probe_layers (sl_cluster_of (&model));
+  struct sl_sim_events no_events = { 0 };
+  struct sl_sim_timeline timeline;
+  sl_sim_timeline_init (&timeline, 0, 0);
+  struct sim sim = { .events = &no_events, .timeline = &timeline };
+  struct sl_device_stats *stats = malloc (sizeof *stats);
+  *full = layers ? calloc (layers, sizeof **full) : NULL;
+  int status = -1;
+  if (layers == 0 || stats == NULL || *full == NULL) {
+    model.ops->destroy (model.self);
+    status = layers == 0 ? 0 : -1;
+    if (status != 0)
+      snprintf (err, err_bytes, "out of memory");
+    goto out;
+  }
+  if (setup_clones (&sim, jf, model.capacity_bytes, SIM_MAX_CLUSTER_CLONES, err,
+                    err_bytes) != 0
+      || warm_cluster_regions (&sim, &model, NULL, 0, err, err_bytes) != 0) {
+    model.ops->destroy (model.self);
+    goto out;
+  }
+  sim.engine = sl_engine_new (SL_CLOCK_VIRTUAL, model, stats, a->kind_name);
+  if (sim.engine == NULL) {
+    snprintf (err, err_bytes, "out of memory");
+    model.ops->destroy (model.self);
+    goto out;
+  }
+  uint64_t first_start_ns = UINT64_MAX;
+  for (size_t i = 0; i < sim.clone_count; i++)
+    if (sim.clones[i].start_ns < first_start_ns)
+      first_start_ns = sim.clones[i].start_ns;
+  if (start_clones (&sim, err, err_bytes) != 0)
+    goto out;
+  run_until (&sim, first_start_ns + WARM_PROBE_NS / 2);
+  sl_cluster_warm_probe_mark (sl_cluster_of (sl_engine_model (sim.engine)));
+  run_until (&sim, first_start_ns + WARM_PROBE_NS);
+  *count = sl_cluster_warm_probe_verdicts (sl_cluster_of (sl_engine_model (sim.engine)), *full,
+                                           layers);
+  status = 0;
+out:
+  sl_engine_free (sim.engine);
+  free (stats);
+  free_clones (&sim);
+  sl_sim_timeline_free (&timeline);
+  if (status != 0 || layers == 0) {
+    free (*full);
+    *full = NULL;
+    *count = 0;
+  }
+  return status;
+}
+
 static int
 fail (const char *message)
 {
@@ -1029,6 +1120,13 @@ main (int argc, char **argv)
   char *json = NULL;
   size_t json_bytes = 0;
 
+  bool *probed_full = NULL;
+  size_t probed = 0;
+  if (args.warm && args.cluster_spec != NULL
+      && probe_warm_state (&args, &jf, &probed_full, &probed, err, sizeof err) != 0) {
+    sl_device_builder_free (&args.builder);
+    goto out;
+  }
   struct sl_model model = build_model (&args, err, sizeof err);
   sl_device_builder_free (&args.builder);
   if (model.ops == NULL)
@@ -1051,7 +1149,8 @@ main (int argc, char **argv)
     model.ops->destroy (model.self);
     goto out;
   }
-  if (args.warm && warm_cluster_regions (&sim, &model, err, sizeof err) != 0) {
+  if (args.warm && warm_cluster_regions (&sim, &model, probed_full, probed, err,
+                                         sizeof err) != 0) {
     model.ops->destroy (model.self);
     goto out;
   }
@@ -1144,6 +1243,7 @@ main (int argc, char **argv)
 out:
   if (status != 0)
     fail (err);
+  free (probed_full);
   free (json);
   free (reports);
   sl_engine_free (sim.engine);
