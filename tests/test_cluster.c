@@ -297,10 +297,12 @@ test_warm_write_buffer_lays_its_ssd_out_as_a_log (void **state)
 /* The warm probe (storlab-sim cluster --warm runs it): a write buffer
  * over a slow disk, warmed one short of its high watermark, still filling
  * through the probe's second half (writes arriving at SSD speed, leaving
- * at the disk's) says "start full"; the same buffer with no writes in its
- * second half (writeback draining it, still past the watermark) does not.  A run's cluster given
- * the verdict starts with every slot dirty; verdicts of another cluster
- * (another count) are refused in one line. */
+ * at the disk's) gives a fill to start at, here all of it (the regions
+ * are twice the buffer, writeback next to nothing); the same buffer with
+ * no writes in its second half (writeback draining it, still past the
+ * watermark) gives none.  A run's cluster given the fill starts with
+ * every slot dirty; fills of another cluster (another count) are refused
+ * in one line. */
 #define SLOW_ORIGIN_WB_SPEC \
   "storlab-cluster 1\nnode n1\n" \
   "device n1 cache ssd preset=intel-s3700-400g size=64M fixed-latency-us=50\n" \
@@ -308,8 +310,8 @@ test_warm_write_buffer_lays_its_ssd_out_as_a_log (void **state)
   "local n1 disk-group mode=all-flash cache=cache stripe-width=1 stripe=64k d0\n" \
   "volume n1 v 128M\nexport n1 at=0 size=128M volume=v\n"
 
-static bool
-probe_verdict (bool writes_in_second_half)
+static uint64_t
+probe_fill (bool writes_in_second_half)
 {
   struct run r = run_new (SLOW_ORIGIN_WB_SPEC);
   sl_cluster_warm (r.c, 0, 128 * MIB, SL_WARM_RANDOM_WRITES);
@@ -327,22 +329,22 @@ probe_verdict (bool writes_in_second_half)
      * watermark at the end, and only its trend tells */
     sl_engine_run_until (r.engine, sl_engine_now_ns (r.engine) + (half ? 20 : 100) * 1000000ull);
   }
-  bool full = false;
-  assert_int_equal (sl_cluster_warm_probe_verdicts (r.c, &full, 1), 1);
+  uint64_t fill = 0;
+  assert_int_equal (sl_cluster_warm_probe_verdicts (r.c, &fill, 1), 1);
   run_free (&r);
-  return full;
+  return fill;
 }
 
 static void
 test_warm_probe_finds_a_buffer_its_writeback_cannot_keep (void **state)
 {
   (void) state;
-  assert_true (probe_verdict (true));
-  assert_false (probe_verdict (false));
+  uint64_t fill = probe_fill (true);
+  assert_int_equal (probe_fill (false), 0);
   long long warmed[2], blocks = 0;
   for (int full = 0; full < 2; full++) {
     struct run r = run_new (SLOW_ORIGIN_WB_SPEC);
-    bool verdict = full;
+    uint64_t verdict = full ? fill : 0;
     char err[256] = "";
     assert_int_equal (sl_cluster_warm_start_from (r.c, &verdict, 1, err, sizeof err), 0);
     sl_cluster_warm (r.c, 0, 128 * MIB, SL_WARM_RANDOM_WRITES);

@@ -229,7 +229,7 @@ sl_cluster_warm_probe_layers (const struct cluster *c)
 {
   size_t n = 0;
   for (const struct cl_target *t = c->targets; t; t = t->next_all)
-    n += t->ops->warm_probe_full != NULL;
+    n += t->ops->warm_probe_fill != NULL;
   return n;
 }
 
@@ -242,20 +242,20 @@ sl_cluster_warm_probe_mark (struct cluster *probe)
 }
 
 size_t
-sl_cluster_warm_probe_verdicts (const struct cluster *probe, bool *full, size_t max)
+sl_cluster_warm_probe_verdicts (const struct cluster *probe, uint64_t *fill, size_t max)
 {
   size_t n = 0;
   for (const struct cl_target *t = probe->targets; t; t = t->next_all)
-    if (t->ops->warm_probe_full) {
+    if (t->ops->warm_probe_fill) {
       if (n < max)
-        full[n] = t->ops->warm_probe_full (t);
+        fill[n] = t->ops->warm_probe_fill (t);
       n++;
     }
   return n;
 }
 
 int
-sl_cluster_warm_start_from (struct cluster *c, const bool *full, size_t count, char *err,
+sl_cluster_warm_start_from (struct cluster *c, const uint64_t *fill, size_t count, char *err,
                             size_t err_bytes)
 {
   if (sl_cluster_warm_probe_layers (c) != count) {
@@ -265,8 +265,8 @@ sl_cluster_warm_start_from (struct cluster *c, const bool *full, size_t count, c
   }
   size_t n = 0;
   for (struct cl_target *t = c->targets; t; t = t->next_all)
-    if (t->ops->warm_probe_full && full[n++] && t->ops->warm_start_full)
-      t->ops->warm_start_full (t);
+    if (t->ops->warm_probe_fill && t->ops->warm_start_fill)
+      t->ops->warm_start_fill (t, fill[n++]);
   return 0;
 }
 

@@ -65,15 +65,16 @@ int sl_cluster_warm_finish (struct cluster *c, uint64_t budget_bytes, char *err,
  * cluster --warm runs it): a cluster from the run's spec, warmed the same
  * way, run under the workload; halfway every layer notes its state
  * (sl_cluster_warm_probe_mark), at the end each that asks for a probe
- * gives its verdict, in the cluster's order (sl_cluster_warm_probe_verdicts:
- * how many, at most max in full[]); the run's cluster, built after the
- * probe's is freed, starts so (sl_cluster_warm_start_from, before its
- * sl_cluster_warm_finish; -1 with err when the counts differ). */
+ * gives the fill it should start at (0: as warm_finish puts it), in the
+ * cluster's order (sl_cluster_warm_probe_verdicts: how many, at most max
+ * in fill[]); the run's cluster, built after the probe's is freed, starts
+ * so (sl_cluster_warm_start_from, before its sl_cluster_warm_finish; -1
+ * with err when the counts differ). */
 size_t sl_cluster_warm_probe_layers (const struct cluster *c);
 void sl_cluster_warm_probe_mark (struct cluster *probe);
-size_t sl_cluster_warm_probe_verdicts (const struct cluster *probe, bool *full, size_t max);
-int sl_cluster_warm_start_from (struct cluster *c, const bool *full, size_t count, char *err,
-                                size_t err_bytes);
+size_t sl_cluster_warm_probe_verdicts (const struct cluster *probe, uint64_t *fill, size_t max);
+int sl_cluster_warm_start_from (struct cluster *c, const uint64_t *fill, size_t count,
+                                char *err, size_t err_bytes);
 
 /* A snapshot event (storlab-sim --event AT:snapshot): take one of every
  * volume that takes snapshots (take), or delete each one's oldest; -1 with

@@ -101,13 +101,14 @@ struct cl_target_ops {
   int (*warm_finish) (struct cl_target *t, char *err, size_t err_bytes);
   /* Optional, the three together: a probe run (a cluster from the same
    * spec, warmed the same way, under the workload) is half done: note the
-   * state (a write buffer its fill); at its end, whether the layer should
-   * start fuller than warm_finish would put it (a write buffer whose fill
-   * still rose past its high watermark: writeback cannot keep up); and, on
-   * the run's cluster before warm_finish, start so. */
+   * state (a write buffer its fill and writeback); at its end, the fill to
+   * start at where that is more than warm_finish would give (a write
+   * buffer whose writeback cannot keep up with the new blocks: the fill
+   * where it would), 0 for none; and, on the run's cluster before
+   * warm_finish, start so. */
   void (*warm_probe_mark) (struct cl_target *t);
-  bool (*warm_probe_full) (const struct cl_target *t);
-  void (*warm_start_full) (struct cl_target *t);
+  uint64_t (*warm_probe_fill) (const struct cl_target *t);
+  void (*warm_start_fill) (struct cl_target *t, uint64_t blocks);
   /* Optional: the bytes warm_finish will allocate (a write buffer's dirty
    * blocks), so a warm state the host cannot hold is refused first. */
   uint64_t (*warm_need_bytes) (struct cl_target *t);

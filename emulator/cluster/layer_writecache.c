@@ -118,8 +118,11 @@ struct writecache {
   uint32_t run_max_blocks;
 
   struct cl_ranges warm;               /* randomly written regions to start full, in blocks */
-  bool warm_full;                      /* start full, not at the high watermark */
+  uint64_t warm_start_blocks;          /* a probe's steady fill, 0: the high watermark */
   uint32_t probe_mark_used;            /* a probe run's fill at its half */
+  uint64_t probe_mark_writeback;       /* ... and its writeback_blocks */
+  uint64_t warm_region_blocks;         /* the warm regions' blocks (warm_finish) */
+  bool warm_sequential_only;           /* ... all of them sequentially written */
   struct cl_ranges warm_sequential;    /* sequentially written ones, one range each */
 
   struct slot_word_layout layout;
@@ -906,18 +909,18 @@ warm_scattered (struct writecache *wc, uint64_t want, uint64_t random_total, boo
 
 /* The blocks a warm buffer starts with (want: as many as its writeback
  * lets stay, or all that was written); the regions' block counts too.
- * Where writeback keeps up with the writes it holds the buffer between
- * its watermarks, and the buffer starts one short of the high one; where
- * it cannot (a probe run's fill still rising past the high watermark:
- * random writes arriving at SSD speed, leaving at a disk's) the buffer is
- * full and every new block waits for one written back. */
+ * Where writeback keeps up with the new blocks it holds the buffer
+ * between its watermarks, and the buffer starts one short of the high
+ * one; where it cannot, at the fill a probe run found steady (at most
+ * full: then the blocks it does not hold go around it). */
 static uint64_t
 warm_want (struct writecache *wc, uint64_t *random_total, uint64_t *sequential_total)
 {
   *random_total = cl_ranges_merge (&wc->warm);
   *sequential_total = ranges_blocks (&wc->warm_sequential);
-  uint64_t steady = wc->warm_full ? wc->blocks : wc->high_blocks > 0 ? wc->high_blocks - 1 : 0;
-  return sl_min_u64 (*random_total + *sequential_total, steady);
+  uint64_t steady = sl_max_u64 (wc->warm_start_blocks,
+                                wc->high_blocks > 0 ? wc->high_blocks - 1 : 0);
+  return sl_min_u64 (*random_total + *sequential_total, sl_min_u64 (steady, wc->blocks));
 }
 
 static void
@@ -925,22 +928,41 @@ writecache_warm_probe_mark (struct cl_target *t)
 {
   struct writecache *wc = t->self;
   wc->probe_mark_used = wc->used;
+  wc->probe_mark_writeback = wc->writeback_blocks;
 }
 
-/* The fill rose through the probe's second half and ended past the high
- * watermark: writeback cannot keep up. */
-static bool
-writecache_warm_probe_full (const struct cl_target *t)
+/* The fill where new blocks come in as fast as writeback takes them out,
+ * from the probe's second half: new blocks N = its rise + the blocks
+ * written back D.  Random writes over R blocks bring a new one with the
+ * chance 1 - u/R at fill u (the buffer holds a uniform share, as the
+ * warm state drew it), so the writes ran at N / (1 - u/R) blocks, and
+ * the steady fill f has (1 - f/R) of those equal D.  A sequential writer
+ * brings a new block with every one: full once N > D.  0 where writeback
+ * kept up (N <= D, or the fill never passed the high watermark). */
+static uint64_t
+writecache_warm_probe_fill (const struct cl_target *t)
 {
   const struct writecache *wc = t->self;
-  return wc->used > wc->high_blocks && wc->used > wc->probe_mark_used;
+  double rise = (double) wc->used - (double) wc->probe_mark_used;
+  double back = (double) (wc->writeback_blocks - wc->probe_mark_writeback);
+  double in = rise + back, regions = (double) wc->warm_region_blocks;
+  if (wc->used <= wc->high_blocks || in <= back || regions <= 0)
+    return 0;
+  if (wc->warm_sequential_only)
+    return wc->blocks;
+  double u = 0.5 * ((double) wc->used + (double) wc->probe_mark_used);
+  double new_chance = 1.0 - u / regions;
+  if (new_chance <= 0)
+    return 0;
+  double steady = regions * (1.0 - back * new_chance / in);
+  return steady >= (double) wc->blocks ? wc->blocks : (uint64_t) steady;
 }
 
 static void
-writecache_warm_start_full (struct cl_target *t)
+writecache_warm_start_fill (struct cl_target *t, uint64_t blocks)
 {
   struct writecache *wc = t->self;
-  wc->warm_full = true;
+  wc->warm_start_blocks = blocks;
 }
 
 /* Bytes of the chunks not allocated yet among those the next `slots`
@@ -986,6 +1008,8 @@ writecache_warm_finish (struct cl_target *t, char *err, size_t err_bytes)
   uint64_t random_total, sequential_total;
   uint64_t want = warm_want (wc, &random_total, &sequential_total);
   uint64_t total = random_total + sequential_total;
+  wc->warm_region_blocks = total;
+  wc->warm_sequential_only = random_total == 0 && sequential_total > 0;
   /* a buffer already holding blocks, or regions offering one block twice:
    * look each up (else every block offered is new to it) */
   bool look_up = wc->hash.count > 0
@@ -1021,7 +1045,7 @@ writecache_write_counters (struct cl_target *t, FILE *out)
            wc->writes_around, wc->writes_around_blocks, wc->writes_bypassed,
            wc->read_hits_blocks, wc->read_misses_blocks, wc->writeback_blocks,
            wc->writeback_ios, wc->writeback_reads, wc->room_waits, wc->warmed_blocks,
-           wc->warmed_sequential_blocks, wc->warm_full ? 1 : 0,
+           wc->warmed_sequential_blocks, wc->warm_start_blocks > 0 ? 1 : 0,
            100.0 * (double) used / (double) wc->blocks);
 }
 
@@ -1152,8 +1176,8 @@ cl_writecache_new (struct cluster *c, const char *node, const char *name,
   static const struct cl_target_ops ops = {
     .kind = "writecache", .submit = writecache_submit, .warm = writecache_warm,
     .warm_finish = writecache_warm_finish, .warm_need_bytes = writecache_warm_need_bytes,
-    .warm_probe_mark = writecache_warm_probe_mark, .warm_probe_full = writecache_warm_probe_full,
-    .warm_start_full = writecache_warm_start_full,
+    .warm_probe_mark = writecache_warm_probe_mark, .warm_probe_fill = writecache_warm_probe_fill,
+    .warm_start_fill = writecache_warm_start_fill,
     .write_counters = writecache_write_counters, .destroy = writecache_destroy,
   };
   return cl_target_new (c, &ops, wc, node, name, origin->capacity_bytes, true);

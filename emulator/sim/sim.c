@@ -153,9 +153,9 @@ usage (FILE *out)
            "  --warm               cluster only: every job's region starts in the steady\n"
            "                       state its workload reaches (read caches hold their\n"
            "                       share of it, write buffers a writer's share at their\n"
-           "                       high watermark, or full where a 2 s probe run finds\n"
-           "                       writeback cannot keep up: a sequential writer's\n"
-           "                       region end);\n"
+           "                       high watermark, or where a 2 s probe run finds the\n"
+           "                       fill steady when writeback cannot keep up, up to\n"
+           "                       full: a sequential writer's region end);\n"
            "                       the JSON says so (start_state).\n"
            "  --progress           print progress (simulated time, percent, wall time, time\n"
            "                       left) to stderr once a second after the first 2 s even\n"
@@ -623,13 +623,13 @@ memory_budget_bytes (void)
  * hundreds of GiB needs no hours of simulated warm-up.  A state larger
  * than the memory the host has left is refused before it is built. */
 static int
-warm_cluster_regions (struct sim *sim, const struct sl_model *model, const bool *probed_full,
-                      size_t probed, char *err, size_t err_bytes)
+warm_cluster_regions (struct sim *sim, const struct sl_model *model,
+                      const uint64_t *probed_fill, size_t probed, char *err, size_t err_bytes)
 {
   struct cluster *c = sl_cluster_of (model);
   if (c == NULL)
     return 0;
-  if (probed_full != NULL && sl_cluster_warm_start_from (c, probed_full, probed, err,
+  if (probed_fill != NULL && sl_cluster_warm_start_from (c, probed_fill, probed, err,
                                                          err_bytes) != 0)
     return -1;
   for (size_t i = 0; i < sim->clone_count; i++)
@@ -991,12 +991,13 @@ build_model (struct sim_args *a, char *err, size_t err_bytes)
  * buffer is full and every new block waits for one written back.  So the
  * workload runs first for WARM_PROBE_NS of simulated time on a cluster of
  * its own, built and warmed as the run's is (and freed before that one is
- * built: memory for one at a time); *full gets each write buffer's
- * verdict, NULL when no job writes or there is no write buffer. */
+ * built: memory for one at a time); *fill gets each write buffer's
+ * starting fill (0: its high watermark), NULL when no job writes or
+ * there is no write buffer. */
 #define WARM_PROBE_NS (2 * UINT64_C (1000000000))
 
 static int
-probe_warm_state (struct sim_args *a, const struct sl_jobfile *jf, bool **full,
+probe_warm_state (struct sim_args *a, const struct sl_jobfile *jf, uint64_t **fill,
                   size_t *count, char *err, size_t err_bytes)
 {
   bool writes = false;
@@ -1015,9 +1016,9 @@ probe_warm_state (struct sim_args *a, const struct sl_jobfile *jf, bool **full,
   sl_sim_timeline_init (&timeline, 0, 0);
   struct sim sim = { .events = &no_events, .timeline = &timeline };
   struct sl_device_stats *stats = malloc (sizeof *stats);
-  *full = layers ? calloc (layers, sizeof **full) : NULL;
+  *fill = layers ? calloc (layers, sizeof **fill) : NULL;
   int status = -1;
-  if (layers == 0 || stats == NULL || *full == NULL) {
+  if (layers == 0 || stats == NULL || *fill == NULL) {
     model.ops->destroy (model.self);
     status = layers == 0 ? 0 : -1;
     if (status != 0)
@@ -1045,7 +1046,7 @@ probe_warm_state (struct sim_args *a, const struct sl_jobfile *jf, bool **full,
   run_until (&sim, first_start_ns + WARM_PROBE_NS / 2);
   sl_cluster_warm_probe_mark (sl_cluster_of (sl_engine_model (sim.engine)));
   run_until (&sim, first_start_ns + WARM_PROBE_NS);
-  *count = sl_cluster_warm_probe_verdicts (sl_cluster_of (sl_engine_model (sim.engine)), *full,
+  *count = sl_cluster_warm_probe_verdicts (sl_cluster_of (sl_engine_model (sim.engine)), *fill,
                                            layers);
   status = 0;
 out:
@@ -1054,8 +1055,8 @@ out:
   free_clones (&sim);
   sl_sim_timeline_free (&timeline);
   if (status != 0 || layers == 0) {
-    free (*full);
-    *full = NULL;
+    free (*fill);
+    *fill = NULL;
     *count = 0;
   }
   return status;
@@ -1120,10 +1121,10 @@ main (int argc, char **argv)
   char *json = NULL;
   size_t json_bytes = 0;
 
-  bool *probed_full = NULL;
+  uint64_t *probed_fill = NULL;
   size_t probed = 0;
   if (args.warm && args.cluster_spec != NULL
-      && probe_warm_state (&args, &jf, &probed_full, &probed, err, sizeof err) != 0) {
+      && probe_warm_state (&args, &jf, &probed_fill, &probed, err, sizeof err) != 0) {
     sl_device_builder_free (&args.builder);
     goto out;
   }
@@ -1149,7 +1150,7 @@ main (int argc, char **argv)
     model.ops->destroy (model.self);
     goto out;
   }
-  if (args.warm && warm_cluster_regions (&sim, &model, probed_full, probed, err,
+  if (args.warm && warm_cluster_regions (&sim, &model, probed_fill, probed, err,
                                          sizeof err) != 0) {
     model.ops->destroy (model.self);
     goto out;
@@ -1243,7 +1244,7 @@ main (int argc, char **argv)
 out:
   if (status != 0)
     fail (err);
-  free (probed_full);
+  free (probed_fill);
   free (json);
   free (reports);
   sl_engine_free (sim.engine);
