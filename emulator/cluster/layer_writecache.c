@@ -993,10 +993,11 @@ writecache_warm_need_bytes (struct cl_target *t)
     + cl_device_log_bytes (wc->buffer, (uint64_t) wc->blocks * wc->block_bytes);
 }
 
-/* A steady write load keeps the buffer between its watermarks: writeback
- * starts at the high one and stops under the low one, and new writes fill
- * it up again.  So it starts one block short of the high watermark, each
- * region giving its share as its writer leaves it.  Its slots are taken in
+/* A steady write load that writeback keeps up with holds the buffer
+ * between its watermarks: writeback starts at the high one and stops
+ * under the low one, and new writes fill it up again.  So it starts one
+ * block short of the high watermark, or at the steadier fill a probe
+ * found (warm_want), each region giving its share as its writer leaves it.  Its slots are taken in
  * order, so the cache device has seen them written as a log, the oldest
  * at the cursor: an SSD there starts in that pattern's steady state, not
  * in uniform random overwrite's (which its exact map, a fraction of a
