@@ -938,7 +938,8 @@ writecache_warm_probe_mark (struct cl_target *t)
  * warm state drew it), so the writes ran at N / (1 - u/R) blocks, and
  * the steady fill f has (1 - f/R) of those equal D.  A sequential writer
  * brings a new block with every one: full once N > D.  0 where writeback
- * kept up (N <= D, or the fill never passed the high watermark). */
+ * kept up (N <= D, the fill never passed the high watermark, or its
+ * steady fill is no higher), so warm_full says the start moved. */
 static uint64_t
 writecache_warm_probe_fill (const struct cl_target *t)
 {
@@ -955,6 +956,8 @@ writecache_warm_probe_fill (const struct cl_target *t)
   if (new_chance <= 0)
     return 0;
   double steady = regions * (1.0 - back * new_chance / in);
+  if (steady <= (double) wc->high_blocks)
+    return 0;
   return steady >= (double) wc->blocks ? wc->blocks : (uint64_t) steady;
 }
 
@@ -997,11 +1000,12 @@ writecache_warm_need_bytes (struct cl_target *t)
  * between its watermarks: writeback starts at the high one and stops
  * under the low one, and new writes fill it up again.  So it starts one
  * block short of the high watermark, or at the steadier fill a probe
- * found (warm_want), each region giving its share as its writer leaves it.  Its slots are taken in
- * order, so the cache device has seen them written as a log, the oldest
- * at the cursor: an SSD there starts in that pattern's steady state, not
- * in uniform random overwrite's (which its exact map, a fraction of a
- * full-size buffer, would take hours of simulated writing to leave). */
+ * found (warm_want), each region giving its share as its writer leaves
+ * it.  Its slots are taken in order, so the cache device has seen them
+ * written as a log, the oldest at the cursor: an SSD there starts in that
+ * pattern's steady state, not in uniform random overwrite's (which its
+ * exact map, a fraction of a full-size buffer, would take hours of
+ * simulated writing to leave). */
 static int
 writecache_warm_finish (struct cl_target *t, char *err, size_t err_bytes)
 {

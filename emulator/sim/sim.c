@@ -988,41 +988,43 @@ build_model (struct sim_args *a, char *err, size_t err_bytes)
  * which that is depends on the workload and the devices together: where
  * writeback keeps up it holds the buffer between its watermarks, where it
  * cannot (random writes arriving at SSD speed, leaving at a disk's) the
- * buffer is full and every new block waits for one written back.  So the
- * workload runs first for WARM_PROBE_NS of simulated time on a cluster of
- * its own, built and warmed as the run's is (and freed before that one is
- * built: memory for one at a time); *fill gets each write buffer's
- * starting fill (0: its high watermark), NULL when no job writes or
- * there is no write buffer. */
+ * fill where new blocks come in as fast as writeback takes them out.  So
+ * where a job writes into a cluster with write buffers, the workload runs
+ * first for WARM_PROBE_NS of simulated time on the cluster as built and
+ * warmed, which is then freed and built again for the run (memory for one
+ * at a time).  Whether model needs one: */
 #define WARM_PROBE_NS (2 * UINT64_C (1000000000))
 
-static int
-probe_warm_state (struct sim_args *a, const struct sl_jobfile *jf, uint64_t **fill,
-                  size_t *count, char *err, size_t err_bytes)
+static bool
+wants_warm_probe (const struct sl_model *model, const struct sl_jobfile *jf)
 {
-  bool writes = false;
+  const struct cluster *c = sl_cluster_of (model);
+  if (c == NULL || sl_cluster_warm_probe_layers (c) == 0)
+    return false;
   for (size_t j = 0; j < jf->job_count; j++)
-    writes |= jf->jobs[j].do_write;
-  if (!writes)
-    return 0;
-  sl_device_notes_mute (true);         /* the run's build says them */
-  struct sl_model model = build_model (a, err, err_bytes);
-  sl_device_notes_mute (false);
-  if (model.ops == NULL)
-    return -1;
+    if (jf->jobs[j].do_write)
+      return true;
+  return false;
+}
+
+/* Runs the probe on model (which it frees): *fill gets each write
+ * buffer's starting fill (0: its high watermark), *count how many. */
+static int
+probe_warm_state (struct sl_model model, const struct sl_jobfile *jf, const char *kind_name,
+                  uint64_t **fill, size_t *count, char *err, size_t err_bytes)
+{
   size_t layers = sl_cluster_warm_probe_layers (sl_cluster_of (&model));
   struct sl_sim_events no_events = { 0 };
   struct sl_sim_timeline timeline;
   sl_sim_timeline_init (&timeline, 0, 0);
   struct sim sim = { .events = &no_events, .timeline = &timeline };
   struct sl_device_stats *stats = malloc (sizeof *stats);
-  *fill = layers ? calloc (layers, sizeof **fill) : NULL;
+  *fill = calloc (layers, sizeof **fill);
+  *count = 0;
   int status = -1;
-  if (layers == 0 || stats == NULL || *fill == NULL) {
+  if (stats == NULL || *fill == NULL) {
+    snprintf (err, err_bytes, "out of memory");
     model.ops->destroy (model.self);
-    status = layers == 0 ? 0 : -1;
-    if (status != 0)
-      snprintf (err, err_bytes, "out of memory");
     goto out;
   }
   if (setup_clones (&sim, jf, model.capacity_bytes, SIM_MAX_CLUSTER_CLONES, err,
@@ -1031,7 +1033,7 @@ probe_warm_state (struct sim_args *a, const struct sl_jobfile *jf, uint64_t **fi
     model.ops->destroy (model.self);
     goto out;
   }
-  sim.engine = sl_engine_new (SL_CLOCK_VIRTUAL, model, stats, a->kind_name);
+  sim.engine = sl_engine_new (SL_CLOCK_VIRTUAL, model, stats, kind_name);
   if (sim.engine == NULL) {
     snprintf (err, err_bytes, "out of memory");
     model.ops->destroy (model.self);
@@ -1043,21 +1045,20 @@ probe_warm_state (struct sim_args *a, const struct sl_jobfile *jf, uint64_t **fi
       first_start_ns = sim.clones[i].start_ns;
   if (start_clones (&sim, err, err_bytes) != 0)
     goto out;
+  struct cluster *c = sl_cluster_of (sl_engine_model (sim.engine));
   run_until (&sim, first_start_ns + WARM_PROBE_NS / 2);
-  sl_cluster_warm_probe_mark (sl_cluster_of (sl_engine_model (sim.engine)));
+  sl_cluster_warm_probe_mark (c);
   run_until (&sim, first_start_ns + WARM_PROBE_NS);
-  *count = sl_cluster_warm_probe_verdicts (sl_cluster_of (sl_engine_model (sim.engine)), *fill,
-                                           layers);
+  *count = sl_cluster_warm_probe_verdicts (c, *fill, layers);
   status = 0;
 out:
   sl_engine_free (sim.engine);
   free (stats);
   free_clones (&sim);
   sl_sim_timeline_free (&timeline);
-  if (status != 0 || layers == 0) {
+  if (status != 0) {
     free (*fill);
     *fill = NULL;
-    *count = 0;
   }
   return status;
 }
@@ -1121,14 +1122,16 @@ main (int argc, char **argv)
   char *json = NULL;
   size_t json_bytes = 0;
 
+  struct sl_model model = build_model (&args, err, sizeof err);
   uint64_t *probed_fill = NULL;
   size_t probed = 0;
-  if (args.warm && args.cluster_spec != NULL
-      && probe_warm_state (&args, &jf, &probed_fill, &probed, err, sizeof err) != 0) {
-    sl_device_builder_free (&args.builder);
-    goto out;
+  if (model.ops != NULL && args.warm && wants_warm_probe (&model, &jf)) {
+    int probe = probe_warm_state (model, &jf, args.kind_name, &probed_fill, &probed, err,
+                                  sizeof err);
+    sl_device_notes_mute (true);       /* the first build said them */
+    model = probe == 0 ? build_model (&args, err, sizeof err) : (struct sl_model) { 0 };
+    sl_device_notes_mute (false);
   }
-  struct sl_model model = build_model (&args, err, sizeof err);
   sl_device_builder_free (&args.builder);
   if (model.ops == NULL)
     goto out;
