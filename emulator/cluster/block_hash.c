@@ -41,6 +41,18 @@ bucket_of (const struct block_hash *h, uint64_t key)
   return i;
 }
 
+/* The first empty bucket from key's home on: where a key not in the table
+ * goes.  No key is read back on the way (each would be a slot's, another
+ * cache line), so an insert touches the buckets only. */
+static uint32_t
+free_bucket_of (const struct block_hash *h, uint64_t key)
+{
+  uint32_t i = home_of (h, key);
+  while (h->buckets[i] != 0)
+    i = next_bucket (h, i);
+  return i;
+}
+
 static void
 alloc_buckets (struct block_hash *h, uint32_t bucket_count)
 {
@@ -74,6 +86,12 @@ block_hash_find (const struct block_hash *h, uint64_t key)
   return h->buckets[bucket_of (h, key)] - 1;           /* 0 - 1: BLOCK_HASH_NONE */
 }
 
+void
+block_hash_prefetch (const struct block_hash *h, uint64_t key)
+{
+  __builtin_prefetch (&h->buckets[home_of (h, key)], 1);
+}
+
 /* The table in bucket_count buckets, its entries moved over. */
 static void
 rehash (struct block_hash *h, uint32_t bucket_count)
@@ -82,7 +100,7 @@ rehash (struct block_hash *h, uint32_t bucket_count)
   alloc_buckets (h, bucket_count);
   for (uint32_t i = 0; i < old_count; i++)
     if (old[i] != 0)
-      h->buckets[bucket_of (h, h->key (h->owner, old[i] - 1))] = old[i];
+      h->buckets[free_bucket_of (h, h->key (h->owner, old[i] - 1))] = old[i];
   free (old);
   if (h->memory_bytes)
     *h->memory_bytes -= (uint64_t) old_count * sizeof *old;
@@ -133,7 +151,7 @@ void
 block_hash_insert (struct block_hash *h, uint32_t slot)
 {
   grow_for_one_more (h);
-  h->buckets[bucket_of (h, h->key (h->owner, slot))] = slot + 1;
+  h->buckets[free_bucket_of (h, h->key (h->owner, slot))] = slot + 1;
   h->count++;
 }
 

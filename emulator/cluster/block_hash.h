@@ -46,6 +46,9 @@ void block_hash_reserve (struct block_hash *h, uint64_t entries);
 /* The bytes block_hash_reserve (h, entries) allocates (0: the table holds
  * them already); the old table is freed only after the new one is full. */
 uint64_t block_hash_reserve_bytes (const struct block_hash *h, uint64_t entries);
+/* A hint that key will be looked up or inserted soon: its home bucket is
+ * fetched into the cache meanwhile. */
+void block_hash_prefetch (const struct block_hash *h, uint64_t key);
 /* Adds slot under the key it holds, which is not in the table yet. */
 void block_hash_insert (struct block_hash *h, uint32_t slot);
 /* Removes slot, which is in the table and still holds its key. */

@@ -75,6 +75,12 @@
 #include "ranges.h"
 #include "core/units.h"
 
+/* A warm-up places tens of millions of blocks in an order it knows, each
+ * at a random bucket of a table far larger than the caches: it fetches
+ * the bucket of the block this many places on, so that the memory's
+ * latency overlaps the placing instead of adding up. */
+#define WARM_AHEAD 16
+
 #define NO_SLOT BLOCK_HASH_NONE
 #define MAX_BLOCKS (UINT32_C (1) << 30)        /* the hash's buckets stay in 32 bits */
 #define HASH_MIN_BUCKETS 1024u
@@ -881,18 +887,29 @@ warm_sequential_ends (struct writecache *wc, uint64_t want, uint64_t sequential_
     for (size_t i = 0; i < r->count; i++) {
       uint64_t from = r->range[i].start + step;
       uint64_t to = sl_min_u64 (from + wc->run_max_blocks, r->range[i].end);
-      for (uint64_t block = from; block < to && room (wc) > 0; block++)
+      for (uint64_t block = from; block < to && room (wc) > 0; block++) {
+        if (block + WARM_AHEAD < to)
+          block_hash_prefetch (&wc->hash, block + WARM_AHEAD);
         if (warm_place (wc, block, look_up)) {
           wc->warmed_sequential_blocks++;
           placed++;
         }
+      }
     }
   return placed;
+}
+
+/* The i-th block warm_scattered visits. */
+static uint64_t
+scattered_block (const struct writecache *wc, uint64_t i, uint64_t stride, uint64_t random_total)
+{
+  return cl_ranges_at (&wc->warm, (uint64_t) ((unsigned __int128) i * stride % random_total));
 }
 
 /* A random writer leaves blocks drawn evenly from every region it wrote
  * (all of them if they fit), oldest first in a scattered order: the first
  * writeback passes are not one sequential sweep. */
+
 static void
 warm_scattered (struct writecache *wc, uint64_t want, uint64_t random_total, bool look_up)
 {
@@ -900,9 +917,16 @@ warm_scattered (struct writecache *wc, uint64_t want, uint64_t random_total, boo
   uint64_t stride = UINT64_C (2654435761);
   while (random_total > 1 && random_total % stride == 0)
     stride += 2;
+  /* the blocks WARM_AHEAD places on, their buckets fetched meanwhile */
+  uint64_t ahead[WARM_AHEAD];
+  for (uint64_t i = 0; i < WARM_AHEAD && i < random_total; i++)
+    ahead[i] = scattered_block (wc, i, stride, random_total);
   for (uint64_t i = 0, placed = 0; i < random_total && placed < want && room (wc) > 0; i++) {
-    uint64_t block = cl_ranges_at (&wc->warm, (uint64_t) ((unsigned __int128) i * stride
-                                                          % random_total));
+    uint64_t block = ahead[i % WARM_AHEAD];
+    if (i + WARM_AHEAD < random_total) {
+      ahead[i % WARM_AHEAD] = scattered_block (wc, i + WARM_AHEAD, stride, random_total);
+      block_hash_prefetch (&wc->hash, ahead[i % WARM_AHEAD]);
+    }
     placed += warm_place (wc, block, look_up);
   }
 }
