@@ -45,10 +45,15 @@
 #include "ssd_ftl.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define POPULATION_BLOCKS 512u
+/* Populations remembered: a cluster builds dozens of drives of a few
+ * kinds, each the same population (same units per block, alpha and seed),
+ * and builds them all twice when it probes its warm state first. */
+#define POPULATION_MEMO_ENTRIES 16u
 /* Host writes, in drive fills, until the spread has settled (a fresh drive
  * takes ~6); the victims of the last fill give u. */
 #define POPULATION_FILLS 8u
@@ -236,6 +241,52 @@ spread_valid_counts (uint32_t *counts, uint32_t n, uint32_t units_per_block,
   return assigned == total ? 0 : -1;
 }
 
+struct population_memo {
+  uint32_t b, n;
+  double alpha;
+  uint64_t seed;
+  double u;
+  double sorted[POPULATION_BLOCKS];
+};
+
+static struct {
+  pthread_mutex_t lock;
+  struct population_memo *entry[POPULATION_MEMO_ENTRIES];
+  unsigned count;
+} memo = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* population_greedy's result for these arguments, computed once: the
+ * simulation is deterministic in them (0.1-1 s a drive), so a drive of a
+ * kind already built gets the same spread without running it again. */
+static double
+population_greedy_memo (uint32_t b, double alpha, uint32_t n, double *sorted, uint64_t seed)
+{
+  pthread_mutex_lock (&memo.lock);
+  for (unsigned i = 0; i < memo.count; i++) {
+    const struct population_memo *e = memo.entry[i];
+    if (e->b == b && e->n == n && e->alpha == alpha && e->seed == seed) {
+      memcpy (sorted, e->sorted, n * sizeof *sorted);
+      double u = e->u;
+      pthread_mutex_unlock (&memo.lock);
+      return u;
+    }
+  }
+  pthread_mutex_unlock (&memo.lock);
+  double u = population_greedy (b, alpha, n, sorted, seed);
+  struct population_memo *e;
+  if (u < 0 || memo.count == POPULATION_MEMO_ENTRIES || (e = malloc (sizeof *e)) == NULL)
+    return u;
+  *e = (struct population_memo) { .b = b, .n = n, .alpha = alpha, .seed = seed, .u = u };
+  memcpy (e->sorted, sorted, n * sizeof *sorted);
+  pthread_mutex_lock (&memo.lock);
+  if (memo.count < POPULATION_MEMO_ENTRIES)
+    memo.entry[memo.count++] = e;
+  else
+    free (e);
+  pthread_mutex_unlock (&memo.lock);
+  return u;
+}
+
 /* Valid counts for n full blocks holding `units` units after long uniform
  * random overwrite; *u the victims' valid fraction.  -1 out of memory. */
 static int
@@ -251,7 +302,8 @@ uniform_counts (struct ssd_ftl *f, uint32_t *counts, uint32_t n, uint64_t units,
   double *sorted = malloc (population * sizeof *sorted);
   if (sorted == NULL)
     return -1;
-  *u = population_greedy (f->units_per_block, alpha, population, sorted, f->rng ^ 0x5eedull);
+  *u = population_greedy_memo (f->units_per_block, alpha, population, sorted,
+                               f->rng ^ 0x5eedull);
   int rc = *u < 0 ? -1
     : spread_valid_counts (counts, n, f->units_per_block, sorted, population, units);
   free (sorted);
