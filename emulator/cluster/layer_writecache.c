@@ -909,7 +909,6 @@ scattered_block (const struct writecache *wc, uint64_t i, uint64_t stride, uint6
 /* A random writer leaves blocks drawn evenly from every region it wrote
  * (all of them if they fit), oldest first in a scattered order: the first
  * writeback passes are not one sequential sweep. */
-
 static void
 warm_scattered (struct writecache *wc, uint64_t want, uint64_t random_total, bool look_up)
 {

@@ -89,7 +89,7 @@ sl_sim_probe_warm_state (struct sl_model model, const struct sl_jobfile *jf,
     goto out;
   }
   if (sl_sim_setup_clones (&sim, jf, model.capacity_bytes, SIM_MAX_CLUSTER_CLONES, err,
-                    err_bytes) != 0
+                           err_bytes) != 0
       || sl_sim_warm_cluster_regions (&sim, &model, NULL, 0, err, err_bytes) != 0) {
     model.ops->destroy (model.self);
     goto out;

@@ -274,7 +274,7 @@ population_greedy_memo (uint32_t b, double alpha, uint32_t n, double *sorted, ui
   pthread_mutex_unlock (&memo.lock);
   double u = population_greedy (b, alpha, n, sorted, seed);
   struct population_memo *e;
-  if (u < 0 || memo.count == POPULATION_MEMO_ENTRIES || (e = malloc (sizeof *e)) == NULL)
+  if (u < 0 || (e = malloc (sizeof *e)) == NULL)
     return u;
   *e = (struct population_memo) { .b = b, .n = n, .alpha = alpha, .seed = seed, .u = u };
   memcpy (e->sorted, sorted, n * sizeof *sorted);
