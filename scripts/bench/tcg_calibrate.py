@@ -80,13 +80,14 @@ the vCPU is busy throughout, so each I/O's cost is its own:
 
 A figure not by direction is the mean of its read and write runs. The
 bench makes --repeat passes (interleaved, so a slow spell of the host hits
-every mechanism alike) and the preset takes each figure's median; a dm
+every mechanism alike) and the preset takes its figures from the median
+runs (each run's figures, median over the passes: median_runs); a dm
 linear remap's own cost is printed too (not charged: it scatters from run
 to run). The tables are what the run measured; the preset quotes them with
 the date.
 
-With --host-file FILE it also writes this machine's own figures, the
-medians, as a host file (scripts/storlab_cli/schema/sim_host_file.py) that
+With --host-file FILE it also writes this machine's own figures, of the
+median runs, as a host file (scripts/storlab_cli/schema/sim_host_file.py) that
 `storlab sweep --sim-host FILE` gives the simulator's prediction in place of
 the tcg preset's: the preset holds one machine's figures, and another
 machine's TCG guests may spend two or three times as much (cluster_
@@ -246,12 +247,28 @@ def measure_mechanism(name, addr, n):
     return runs
 
 
+def warm_up():
+    """fio on the bare disk, unmeasured, before the first pass. The first
+    runs after the lab came up cost more: on 2026-12-02 two calibrations
+    of three had pass 1's bare reads at 347-420 µs of vCPU an I/O at 1
+    outstanding and 188-214 at 8, where the same runs later took 202-228
+    and 147-157; bare comes first and is the base of most figures."""
+    device = guest("node1", MECHANISMS["bare"][0]).strip().splitlines()[-1]
+    for op in OPS:
+        try:
+            gated_fio.run(LAB, {"node1": gated_fio.FioJob(device, op, 8, size=WORKING_SET)},
+                          RUNTIME_S, RAMP_S, WINDOW_S)
+        except gated_fio.Failed as e:
+            sys.exit(f"tcg_calibrate: the warm-up: {e}")
+
+
 def measure(topo, repeat, only=None):
     """repeat passes over every mechanism (or those named in only), op and
     depth; a list of {(mechanism, op, depth): Run} per pass. A mechanism
     whose run fails (a fio stuck on requests its guest never sent on) is
     measured again on the lab brought down and up."""
     addr = export_node2(topo)
+    warm_up()
     passes = []
     for n in range(repeat):
         runs = {}
@@ -378,9 +395,31 @@ def median(values):
     return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
 
 
+def median_runs(passes):
+    """{(mechanism, op, depth): Run} whose every figure is its median over
+    the passes. A preset figure is a difference of runs: taken from the
+    median runs, one slow run (a spell of the shared host: the same run
+    ranged 150-226 µs of vCPU an I/O across passes on 2026-12-02, 147-157
+    six times back to back) moves no figure, where the median of each
+    pass's differences is moved once two passes have one in either run."""
+    out = {}
+    for key in passes[0]:
+        runs = [p[key] for p in passes if key in p]
+        r = Run.__new__(Run)
+        for name in ("ios", "iops", "host_us", "host_cores"):
+            setattr(r, name, median([getattr(x, name) for x in runs]))
+        for name in ("vcpu_us", "devices"):
+            nodes = sorted({n for x in runs for n in getattr(x, name)})
+            setattr(r, name, {n: median([getattr(x, name).get(n, 0.0) for x in runs])
+                              for n in nodes})
+        out[key] = r
+    return out
+
+
 def print_tables(passes):
     """Each run's figures as the median over the passes, then the preset's
-    figures of every pass and their median (what the preset takes)."""
+    figures of every pass and those of the median runs (what the preset
+    takes: median_runs)."""
     print("| mechanism | op | qd | IOPS | node1 vCPU µs/IO | node2 vCPU µs/IO |"
           " node1 disk I/Os per IO | node2 disk I/Os per IO | host besides guests µs/IO |"
           " host cores busy |")
@@ -403,13 +442,13 @@ def print_tables(passes):
         print("(the preset's figures need every mechanism: not all were measured)")
         return
     each = [figures(p) for p in passes]
+    taken = figures(median_runs(passes))
     print("| preset figure | " + " | ".join(f"pass {i + 1} µs" for i in range(len(each)))
-          + " | median µs |")
+          + " | of the median runs µs |")
     print("|---|" + "---|" * (len(each) + 1))
     for key in each[0]:
-        values = [f[key] for f in each]
-        print(f"| {key} | " + " | ".join(f"{v:.0f}" for v in values)
-              + f" | {median(values):.0f} |")
+        print(f"| {key} | " + " | ".join(f"{f[key]:.0f}" for f in each)
+              + f" | {taken[key]:.0f} |")
 
 
 def print_switch_by_depth(passes):
@@ -461,21 +500,21 @@ def switch_batching(cost, depths):
 
 
 def host_file_figures(passes):
-    """This machine's medians by the cost keys the library takes (the
-    catalog's), each named as its field is (per_volume_read_ns:
+    """This machine's figures, of the median runs, by the cost keys the
+    library takes (the catalog's), each named as its field is (per_volume_read_ns:
     per-volume-read-us), at least 0 (a mechanism that measured cheaper
     than its base costs nothing more)."""
     known = catalog.load()["cluster"]["host_cost_keys"]
-    each = [figures(p) for p in passes]
+    taken = figures(median_runs(passes))
     out = {}
-    for field in each[0]:
+    for field, value in taken.items():
         if field.startswith("("):                 # printed, not charged
             continue
         key = field.removesuffix("_ns").replace("_", "-") + "-us"
         if key not in known:
             raise SystemExit(f"tcg_calibrate: {field}: the library takes no {key}"
                              f" (known: {', '.join(known)})")
-        out[key] = round(max(median([f[field] for f in each]), 0.0))
+        out[key] = round(max(value, 0.0))
     batching = switch_batching(*switch_costs(passes))
     if batching is not None:
         batch, wake_us = batching
@@ -529,7 +568,7 @@ def main():
                         help="measure only these mechanisms (a check; the preset needs all)")
     parser.add_argument("--report", metavar="JSON", help="the tables of a saved run, nothing run")
     parser.add_argument("--host-file", metavar="FILE", help="also write this machine's figures"
-                        " (the medians) as a host file for `storlab sweep --sim-host FILE`")
+                        " (of the median runs) as a host file for `storlab sweep --sim-host FILE`")
     args = parser.parse_args()
     unknown = [name for name in args.only or () if name not in MECHANISMS]
     if unknown:
@@ -539,7 +578,7 @@ def main():
         passes = load(args.report)
         print_tables(passes)
         if args.host_file:
-            write_host_file(passes, args.host_file, f"the medians of {len(passes)} passes in"
+            write_host_file(passes, args.host_file, f"the median runs of {len(passes)} passes in"
                             f" {os.path.abspath(args.report)}")
         return
     topo = topology.load(TOPOLOGY)
@@ -559,7 +598,7 @@ def main():
     print(f"runs: {out}", file=sys.stderr)
     print_tables(passes)
     if args.host_file:
-        write_host_file(passes, args.host_file, f"the medians of scripts/bench/tcg_calibrate.py"
+        write_host_file(passes, args.host_file, f"the median runs of scripts/bench/tcg_calibrate.py"
                         f" --repeat {len(passes)} on {stamp} UTC ({out})")
 
 
