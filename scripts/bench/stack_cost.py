@@ -31,11 +31,8 @@ A step's PATH is a guest path, or serial:NAME for the disk of that serial
 only to steps among the workload volumes (/dev/storlab/).
 """
 import argparse
-import json
 import os
 import re
-import subprocess
-import tempfile
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -46,7 +43,9 @@ import gated_fio  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
-from storlab_cli import paths  # noqa: E402
+from storlab_cli.errors import UserError  # noqa: E402
+
+import tcg_model_check  # noqa: E402
 
 VOLUMES = "/dev/storlab/"
 LIB = ". /usr/lib/storlab/profiles/lib.sh; "
@@ -119,17 +118,10 @@ def model_job(op, depth, size_bytes, workers):
 
 def simulate(spec_text, job_text, node):
     """(IOPS, node's CPU µs per I/O, the hypervisor's, device I/Os per I/O)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        spec_path, job_path = os.path.join(tmp, "step.spec"), os.path.join(tmp, "step.fio")
-        with open(spec_path, "w", encoding="utf-8") as f:
-            f.write(spec_text)
-        with open(job_path, "w", encoding="utf-8") as f:
-            f.write(job_text)
-        result = subprocess.run([paths.simulator(), "cluster", "--", spec_path, job_path],
-                                capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        raise SystemExit(f"stack_cost: storlab-sim: {result.stderr.strip().splitlines()[-1]}")
-    device = json.loads(result.stdout)["storlab"]["device"]
+    try:
+        device = tcg_model_check.run_cluster(spec_text, job_text)["storlab"]["device"]
+    except UserError as e:
+        raise SystemExit(f"stack_cost: {e}") from None
     model = device["model"]
     front = sum(l["ops"]["read"]["count"] + l["ops"]["write"]["count"]
                 for l in model["layers"] if l["kind"] == "front")

@@ -59,8 +59,9 @@ def job(op, depth):
             f"time_based=1\nruntime={RUNTIME_S}\nramp_time={RAMP_S}\n[j]\n")
 
 
-def simulate(spec_text, job_text):
-    """(IOPS, {node: vCPU µs per I/O}, hypervisor µs per I/O) of one run."""
+def run_cluster(spec_text, job_text):
+    """storlab-sim cluster's JSON document of a spec and a job (their
+    texts); UserError with its last words when it fails."""
     with tempfile.TemporaryDirectory() as tmp:
         spec_path, job_path = os.path.join(tmp, "check.spec"), os.path.join(tmp, "check.fio")
         with open(spec_path, "w", encoding="utf-8") as f:
@@ -71,7 +72,12 @@ def simulate(spec_text, job_text):
                                 capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise UserError(f"storlab-sim: {result.stderr.strip().splitlines()[-1]}")
-    doc = json.loads(result.stdout)
+    return json.loads(result.stdout)
+
+
+def simulate(spec_text, job_text):
+    """(IOPS, {node: vCPU µs per I/O}, hypervisor µs per I/O) of one run."""
+    doc = run_cluster(spec_text, job_text)
     device = doc["storlab"]["device"]
     ops = device["stats"]["ops"]
     ios = max(ops["read"]["count"] + ops["write"]["count"], 1)
