@@ -27,8 +27,9 @@ usage: scripts/bench/stack_cost.py LAB NODE [--op randread] [--depth 8] [--model
            [--step NAME=PATH[:PROCESSESxTHREADS]]...
 
 A step's PATH is a guest path, or serial:NAME for the disk of that serial
-(a device of the topology, named so in the spec). Without --step, profile-raid's steps. Writes
-only to steps among the workload volumes (/dev/storlab/).
+(a device of the topology, named so in the spec). Without --step,
+profile-raid's steps. Writes only to steps among the workload volumes
+(/dev/storlab/).
 """
 import argparse
 import os
@@ -44,7 +45,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 from storlab_cli.errors import UserError  # noqa: E402
+from storlab_cli.schema.sizes import parse_size_bytes  # noqa: E402
 
+import tcg_calibrate  # noqa: E402
 import tcg_model_check  # noqa: E402
 
 VOLUMES = "/dev/storlab/"
@@ -66,16 +69,6 @@ def parse_step(text):
     if layout:
         path, processes, threads = layout[1], int(layout[2]), int(layout[3])
     return name, path, processes, threads
-
-
-def parse_size(text):
-    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-    try:
-        if text[-1:].lower() in units:
-            return int(text[:-1]) * units[text[-1].lower()]
-        return int(text)
-    except ValueError:
-        raise SystemExit(f"stack_cost: --size {text!r}: not a size (16M, 1G, bytes)") from None
 
 
 def resolve(lab, node, path):
@@ -152,8 +145,6 @@ def main():
     if "write" in args.op and below:
         raise SystemExit(f"stack_cost: --op {args.op}: steps {', '.join(below)} lie below the"
                          f" workload volumes ({VOLUMES}): writing them would break the lab's stack")
-    print(f"{args.lab} {args.node}: 4 KiB {args.op}, {args.depth} outstanding a worker,"
-          f" {WINDOW_S:g} s window\n")
     spec_text = None
     if args.model:
         try:
@@ -161,7 +152,11 @@ def main():
                 spec_text = f.read()
         except OSError as e:
             raise SystemExit(f"stack_cost: --model {args.model}: cannot read ({e.strerror})")
-    size_bytes = parse_size(args.size)
+    size_bytes = parse_size_bytes(args.size)
+    if size_bytes is None:
+        raise SystemExit(f"stack_cost: --size {args.size!r}: not a size (16M, 1G, bytes)")
+    print(f"{args.lab} {args.node}: 4 KiB {args.op}, {args.depth} outstanding a worker,"
+          f" {WINDOW_S:g} s window\n")
     columns = ["IOPS", "vCPU µs/IO", "hypervisor µs/IO", "device I/Os per I/O"]
     header = ["step", "device", "processes x threads"] + [f"lab {c}" for c in columns] \
         + ["host cores busy"] + ([f"model {c}" for c in columns] if spec_text else [])
@@ -175,13 +170,10 @@ def main():
                 RUNTIME_S, RAMP_S, WINDOW_S)
         except gated_fio.Failed as e:
             raise SystemExit(f"stack_cost: {name}: {e}") from None
-        used, seconds = window.used, window.used["seconds"]
-        ios = max(window.ios, 1)
-        vcpu = used["vcpu"].get(args.node, 0) * seconds * 1e6 / ios
-        hyper = (sum(used["qemu_io"].values()) + used["nbdkit"]) * seconds * 1e6 / ios
-        devices = sum(window.devices.values()) / ios
-        row = [name, device, f"{processes} x {threads}", f"{window.ios / seconds:.0f}",
-               f"{vcpu:.0f}", f"{hyper:.0f}", f"{devices:.2f}", f"{used['host_busy']:.2f}"]
+        r = tcg_calibrate.Run(window)
+        row = [name, device, f"{processes} x {threads}", f"{r.iops:.0f}",
+               f"{r.vcpu_us.get(args.node, 0):.0f}", f"{r.host_us:.0f}",
+               f"{sum(r.devices.values()):.2f}", f"{r.host_cores:.2f}"]
         if spec_text:
             m_iops, m_vcpu, m_hyper, m_devices = simulate(
                 model_spec(spec_text, args.node, path, processes, threads, args.depth, size_bytes),

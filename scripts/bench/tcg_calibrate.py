@@ -247,28 +247,12 @@ def measure_mechanism(name, addr, n):
     return runs
 
 
-def warm_up():
-    """fio on the bare disk, unmeasured, before the first pass. The first
-    runs after the lab came up cost more: on 2026-12-02 two calibrations
-    of three had pass 1's bare reads at 347-420 µs of vCPU an I/O at 1
-    outstanding and 188-214 at 8, where the same runs later took 202-228
-    and 147-157; bare comes first and is the base of most figures."""
-    device = guest("node1", MECHANISMS["bare"][0]).strip().splitlines()[-1]
-    for op in OPS:
-        try:
-            gated_fio.run(LAB, {"node1": gated_fio.FioJob(device, op, 8, size=WORKING_SET)},
-                          RUNTIME_S, RAMP_S, WINDOW_S)
-        except gated_fio.Failed as e:
-            sys.exit(f"tcg_calibrate: the warm-up: {e}")
-
-
 def measure(topo, repeat, only=None):
     """repeat passes over every mechanism (or those named in only), op and
     depth; a list of {(mechanism, op, depth): Run} per pass. A mechanism
     whose run fails (a fio stuck on requests its guest never sent on) is
     measured again on the lab brought down and up."""
     addr = export_node2(topo)
-    warm_up()
     passes = []
     for n in range(repeat):
         runs = {}
