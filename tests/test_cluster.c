@@ -179,8 +179,9 @@ test_a_read_passed_down_counts_at_every_layer (void **state)
  * (volume-group=per-device, a volume set's stripe_width): an LV lies on the
  * devices it names, striped by the group's stripe unit over several, each
  * taking its share after the LVs before it there. */
-#define PER_DEVICE_GROUP(volumes) \
-  "storlab-cluster 1\nnode n1\n" \
+#define PER_DEVICE_GROUP(volumes) PER_DEVICE_GROUP_ON ("n1", volumes)
+#define PER_DEVICE_GROUP_ON(node_line, volumes) \
+  "storlab-cluster 1\nnode " node_line "\n" \
   "device n1 cache ssd preset=intel-s3700-400g size=1G fixed-latency-us=50\n" \
   DISK ("n1", "d0") DISK ("n1", "d1") DISK ("n1", "d2") \
   "local n1 disk-group mode=all-flash cache=cache stripe=64k volume-group=per-device d0 d1 d2\n" \
@@ -744,6 +745,39 @@ test_host_costs_of_md (void **state)
   run_free (&r);
 }
 
+/* Every LV is a device-mapper target: its remap costs its node for each
+ * I/O it takes (3 us), an LV on an md as one on a disk; once for an LV
+ * striped over several devices, however many it splits an I/O over.  The
+ * tcg preset charges it, bare metal does not. */
+static void
+test_host_costs_of_an_lv (void **state)
+{
+  (void) state;
+  struct run r = run_new ("storlab-cluster 1\nnode n1 cores=1 per-io-us=10 per-md-io-us=7"
+                          " per-linear-io-us=3\n" DISK ("n1", "d0") DISK ("n1", "d1")
+                          "local n1 raid level=1 chunk=64k d0 d1\nvolume n1 v 64M\n"
+                          "export n1 at=0 size=64M volume=v\n");
+  assert_int_equal (burst (&r, SL_OP_READ, 1, 0, 0, 4 * KIB), 10000 + 3000 + 7000 + 100000);
+  assert_int_equal (r.c->node[0].cpu.busy_ns, 10000 + 3000 + 7000);
+  run_free (&r);
+
+  struct run striped = run_new (PER_DEVICE_GROUP_ON ("n1 cores=1 per-io-us=10 per-linear-io-us=3",
+                                                     "volume n1 a 64M devices=d1+d2\n"
+                                                     "export n1 at=0 size=64M volume=a\n"));
+  burst (&striped, SL_OP_READ, 1, 0, 0, 128 * KIB);
+  assert_int_equal (bytes_of (&striped, "n1/d1", SL_OP_READ), 64 * KIB);
+  assert_int_equal (bytes_of (&striped, "n1/d2", SL_OP_READ), 64 * KIB);
+  assert_int_equal (striped.c->node[0].cpu.busy_ns, 10000 + 3000);
+  run_free (&striped);
+
+  struct cl_host_config tcg, bare;
+  char err[256];
+  assert_int_equal (cl_host_preset ("tcg", &tcg, err, sizeof err), 0);
+  assert_int_equal (cl_host_preset ("bare-metal", &bare, err, sizeof err), 0);
+  assert_true (tcg.per_linear_io_ns > 0);
+  assert_int_equal (bare.per_linear_io_ns, 0);
+}
+
 /* The disk group's caches cost the node's kernel for each I/O they take:
  * a read passes the write buffer (7 us) and the read cache (3 us); a write
  * stays in the buffer (7 us).  An all-flash group has no read cache. */
@@ -943,6 +977,7 @@ main (void)
     cmocka_unit_test (test_host_costs_by_direction),
     cmocka_unit_test (test_host_costs_of_the_front_end),
     cmocka_unit_test (test_host_costs_of_md),
+    cmocka_unit_test (test_host_costs_of_an_lv),
     cmocka_unit_test (test_host_costs_of_the_disk_group),
     cmocka_unit_test (test_warm_write_buffer_lays_its_ssd_out_as_a_log),
     cmocka_unit_test (test_warm_probe_finds_a_buffer_its_writeback_cannot_keep),

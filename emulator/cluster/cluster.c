@@ -376,6 +376,7 @@ write_hosts (const struct cluster *c, uint64_t now_ns, FILE *out)
              ", \"per_volume_write_ns\": %" PRIu64 ", \"per_file_read_ns\": %" PRIu64
              ", \"per_file_write_ns\": %" PRIu64 ", \"per_device_read_ns\": %" PRIu64
              ", \"per_device_write_ns\": %" PRIu64 ", \"per_md_io_ns\": %" PRIu64
+             ", \"per_linear_io_ns\": %" PRIu64
              ", \"per_write_buffer_io_ns\": %" PRIu64 ", \"per_read_cache_io_ns\": %" PRIu64
              ", \"per_hop_read_ns\": %" PRIu64 ", \"per_hop_write_ns\": %" PRIu64
              ", \"per_remote_read_ns\": %" PRIu64 ", \"per_remote_write_ns\": %" PRIu64
@@ -387,6 +388,7 @@ write_hosts (const struct cluster *c, uint64_t now_ns, FILE *out)
              ", \"threads\": %" PRIu32 ", \"worker_depth\": %" PRIu32, h->cores, h->per_volume_io.read_ns,
              h->per_volume_io.write_ns, h->per_file_io.read_ns, h->per_file_io.write_ns,
              h->per_device_io.read_ns, h->per_device_io.write_ns, h->per_md_io_ns,
+             h->per_linear_io_ns,
              h->per_write_buffer_io_ns, h->per_read_cache_io_ns, h->per_hop_io.read_ns,
              h->per_hop_io.write_ns, h->per_remote_io.read_ns, h->per_remote_io.write_ns,
              h->idle_wake_ns, h->idle_message_ns, h->hypervisor_idle_message_ns,

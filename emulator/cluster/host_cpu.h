@@ -21,7 +21,7 @@ struct cl_op_cost {
  * processing at a time, first come first served.  A node's own kernel pays
  * per front-end I/O (a volume's block device, or a file of a share: the
  * file system's own work besides), per I/O it sends a device, per I/O its
- * md RAID and its disk group's write buffer and read cache take, per
+ * md RAID, its LVs and its disk group's write buffer and read cache take, per
  * request it sends a peer and per request it serves; a core that was idle
  * first pays its wake-up.  Where the node is a guest, the hypervisor's
  * threads beside its vCPUs (QEMU's I/O thread, the device's server, the
@@ -33,6 +33,7 @@ struct cl_host_config {
   struct cl_op_cost per_file_io;       /* ... on a file of a share, its file system's */
   struct cl_op_cost per_device_io;     /* each I/O it sends one of its devices */
   uint64_t per_md_io_ns;               /* each I/O its md RAID (or a replica's md) takes */
+  uint64_t per_linear_io_ns;           /* each I/O an LV of its (a dm linear or striped target) takes */
   uint64_t per_write_buffer_io_ns;     /* each I/O its dm-writecache (and LV under it) takes */
   uint64_t per_read_cache_io_ns;       /* each I/O its dm-cache takes */
   struct cl_op_cost per_hop_io;        /* each NVMe/TCP or NFS request it sends a peer */

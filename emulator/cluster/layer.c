@@ -119,8 +119,9 @@ sent_event (struct sl_engine *e, void *arg, uint64_t unused)
 void
 cl_submit (struct cl_target *t, struct cl_io *io)
 {
-  /* a bare slice is an offset: through it to what it slices (layer.h) */
-  for (; t->slice_of && !t->listed; t = t->slice_of)
+  /* a bare slice is an offset: through it to what it slices (layer.h),
+   * unless it costs something (an LV's remap) */
+  for (; t->slice_of && !t->listed && !t->cpu; t = t->slice_of)
     cl_slice_range (t, io, &io->offset_bytes, &io->length_bytes);
   uint64_t now = cl_now_ns (t->cluster);
   if (t->cpu) {                        /* the node's kernel, then its hypervisor */

@@ -128,8 +128,8 @@ struct cl_target {
   uint64_t capacity_bytes;
   bool listed;                         /* a record of its own in the output */
   /* A slice: an offset into slice_of (cl_slice_new).  A bare one
-   * (unlisted) is nothing else, so cl_submit sends its I/Os straight
-   * there (a level less per request). */
+   * (unlisted, costing no CPU) is nothing else, so cl_submit sends its
+   * I/Os straight there (a level less per request). */
   struct cl_target *slice_of;
   uint64_t slice_offset_bytes;
   /* The node whose kernel pays for each I/O this target takes (a device's

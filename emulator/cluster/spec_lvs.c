@@ -51,6 +51,16 @@ named_pvs (struct spec *s, struct cl_node *nd, const char *name, const char *dev
   return count;
 }
 
+/* Every LV is a device-mapper target (linear, or striped over several
+ * PVs): its remap costs its node's kernel for each I/O it takes. */
+static struct cl_target *
+remapped (struct cl_node *nd, struct cl_target *lv)
+{
+  if (lv)
+    cl_layer_runs_on (lv, &nd->cpu, nd->cpu.config.per_linear_io_ns);
+  return lv;
+}
+
 /* An LV of size_bytes on node's local volume, after those before it; on a
  * volume group made of the node's capacity devices (volume-group=
  * per-device), on the ones devices names ("disk0+disk1"): striped over
@@ -82,7 +92,7 @@ new_lv (struct spec *s, unsigned node, const char *name, uint64_t size_bytes, bo
       return NULL;
     }
     nd->local_used_bytes += extents_bytes;
-    return lv;
+    return remapped (nd, lv);
   }
   if (devices == NULL) {
     spec_fail (s, "%s: node %s's volume group is made of its capacity devices: name the LV's "
@@ -120,12 +130,12 @@ new_lv (struct spec *s, unsigned node, const char *name, uint64_t size_bytes, bo
     on[k]->used_bytes += share_bytes;
   }
   if (count == 1)
-    return part[0];
+    return remapped (nd, part[0]);
   struct cl_target *lv = cl_stripe_new (s->c, nd->name, name, nd->pv_stripe_bytes, part, count,
                                         why, sizeof why);
   if (lv == NULL)
     spec_fail (s, "%s: %s", name, why);
-  return lv;
+  return remapped (nd, lv);
 }
 
 /* size_bytes of data on node holder: the LV lv_name, or when checksummed

@@ -20,8 +20,8 @@ With --model SPEC (the cluster spec of one of the lab sweep's simulated
 points, DIR/sim/points/N/cluster.spec: its hosts as that prediction had
 them) it runs each step in storlab-sim too and prints the model's figures
 beside the lab's: a raw device as the node's only local device, the md and
-a volume as the spec's own local storage (the model's volume remap costs
-nothing: what the lab's LV row adds over its md row is what it leaves out).
+a volume as the spec's own local storage (an LV: its remap, per-linear-io-us,
+is charged only on the steps that are LVs in the lab too).
 
 usage: scripts/bench/stack_cost.py LAB NODE [--op randread] [--depth 8] [--model SPEC]
            [--step NAME=PATH[:PROCESSESxTHREADS]]...
@@ -85,7 +85,9 @@ def resolve(lab, node, path):
 def model_spec(spec_text, node, path, processes, threads, depth, size_bytes):
     """spec_text with node's front end one volume on the step: a raw
     device alone (serial:NAME), else the spec's own local storage; the
-    node's workload processes x threads at depth."""
+    node's workload processes x threads at depth. The model's volume is an
+    LV: on a step the lab's fio drives below its LVs, its remap is not
+    charged."""
     out = []
     for line in spec_text.splitlines():
         words = line.split()
@@ -94,10 +96,11 @@ def model_spec(spec_text, node, path, processes, threads, depth, size_bytes):
         if words[:2] == ["local", node] and path.startswith("serial:"):
             line = f"local {node} disk {path[7:]}"
         elif words[:2] == ["node", node]:
+            lv = [] if path.startswith(VOLUMES) else ["per-linear-io-us=0"]
             line = " ".join([w for w in words if w.split("=")[0] not in
                              ("processes", "threads", "worker-depth")]
                             + [f"processes={processes}", f"threads={threads}",
-                               f"worker-depth={depth}"])
+                               f"worker-depth={depth}"] + lv)
         out.append(line)
     out += [f"volume {node} v {size_bytes}", f"export {node} at=0 size={size_bytes} volume=v"]
     return "\n".join(out) + "\n"

@@ -13,7 +13,8 @@ udp link):
 
   bare   node1's volume on its disk
   raid1  node1's volume on an md RAID-1 over two of its disks (the lab's
-         fio drives the md itself: the model's volume remap costs nothing)
+         fio drives the md itself: the model's volume remap, its LV, is
+         not charged: per-linear-io-us=0)
   nvme   node1's volume a mirror of one copy on node2, over NVMe/TCP (the
          lab's fio drives the namespace itself: the model adds md's
          per-md-io-us a request)
@@ -47,8 +48,11 @@ MECHANISMS = {
 
 
 def spec(preset, words, mechanism, depth):
-    # fio's one thread keeps depth I/Os in flight (as a sweep's spec says)
-    nodes = "".join(f"node {n} host={preset} {' '.join(words)} worker-depth={depth}\n"
+    # fio's one thread keeps depth I/Os in flight (as a sweep's spec says);
+    # the lab's fio drives the disk, md or namespace itself, where the
+    # model's volume is an LV: its remap is not charged here
+    nodes = "".join(f"node {n} host={preset} {' '.join(words)} per-linear-io-us=0"
+                    f" worker-depth={depth}\n"
                     for n in ("node1", "node2"))
     return (f"storlab-cluster 1\npool cores=2\n{nodes}{DISKS}link node1 node2\n"
             f"{MECHANISMS[mechanism]}export node1 at=0 size=64M volume=v\n")
