@@ -14,7 +14,11 @@ runs the grid, runs the simulator's prediction of the same grid on the
 lab's hosts (the tcg preset) into DIR/sim and takes down a lab it brought
 up. No sweep records the host's CPU, so while it runs this script samples
 the host's, every lab QEMU's (its vCPU thread apart) and the lab's nbdkits'
-CPU time (DIR/host-cpu.json).
+CPU time (DIR/host-cpu.json), and reads the host's caches every 2 s
+(host_probe.py, DIR/host-probe.json): the points it measured in a slow
+spell of the host (other tenants of the host taking its L3) it runs again
+once the host reads steady, at most twice, and the table flags those still
+measured in one. The calibration's runs are repeated the same way.
 
 Per point it prints lab and simulator IOPS and mean latency, their ratio
 (sim / lab) and whether both are within 15 %. The lab's mean latency is
@@ -64,6 +68,7 @@ import glob
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -79,6 +84,7 @@ from storlab_cli.report import plot_data  # noqa: E402
 from storlab_cli.results import device_window, fio_results, points_csv, steady_state  # noqa: E402
 from storlab_cli.schema import sim_host_file, topology  # noqa: E402
 
+import host_probe  # noqa: E402
 from lab_cpu import CpuSampler, cpu_in_window, load_cpu  # noqa: E402
 
 STORLAB = os.path.join(ROOT, "scripts", "storlab")
@@ -89,6 +95,7 @@ PER_IO_FLOOR = 0.05         # device I/Os per front-end I/O both below this: no 
 CPU_FILE = "host-cpu.json"
 HOST_FILE = "host.toml"      # --calibrate's
 SIM_HOST_FILE = "sim-host.txt"   # what the predictions ran on
+SPELL_RETRIES = 2           # rounds of points measured again after a slow spell
 
 # Each point is measured in steady state: its first seconds are not.  The
 # lab's fill before point 0 leaves the hybrid SSD's write buffer and GC
@@ -133,6 +140,7 @@ class Side:
     # "node/device" -> (its I/Os per front-end I/O, its mean latency µs)
     devices: dict = field(default_factory=dict)
     steady: bool | None = None          # the window, as SNIA PTS judges (steady_state.py)
+    cache_ratio: float | None = None    # the lab's host caches over their lowest (host_probe.py)
 
 
 def _snapshot_ns(doc):
@@ -290,6 +298,9 @@ def where_they_part(lab, sim):
     others = [f[0] for f in found if f is not named]
     if others:
         text += "; also parting: " + ", ".join(others)
+    if host_probe.in_spell(lab.cache_ratio):
+        return (f"host (measured in a slow spell: its caches read {lab.cache_ratio:.1f}x their "
+                f"lowest); then {text}")
     return f"host ({lab.host_limit}); then {text}" if lab.host_limit else text
 
 
@@ -303,33 +314,80 @@ def sweep_text(case, ramp_s):
             f"[workload]\n{workload}\n{phases}{GRID}")
 
 
+def _sweep(sweep_file, results, sim_host, log):
+    """storlab sweep (a first run or a resumed one), the lab kept up: its exit code."""
+    return subprocess.run(["/usr/bin/python3", STORLAB, "sweep", sweep_file, "--out", results,
+                           "--keep-lab"] + (["--sim-host", sim_host] if sim_host else []),
+                          stdout=log, stderr=subprocess.STDOUT, check=False).returncode
+
+
+def spell_points(results, readings):
+    """The finished lab points of results measured in a slow spell of the
+    host (host_probe.py): [(point directory, its caches' ratio)]."""
+    lowest = host_probe.Lowest.ns
+    out = []
+    with open(os.path.join(results, "manifest.json"), encoding="utf-8") as f:
+        duration_s = json.load(f)["phases"]["duration_s"]
+    clock = {"wall_minus_monotonic_ns": time.time_ns() - time.monotonic_ns()}
+    for point_dir in sorted(glob.glob(os.path.join(results, "points", "[0-9]*"))):
+        window = _window_ns(point_dir, duration_s, clock) \
+            if os.path.exists(os.path.join(point_dir, "done")) else None
+        ratio = host_probe.window_ratio(readings, *window, lowest) if window else None
+        if host_probe.in_spell(ratio):
+            out.append((point_dir, ratio))
+    return out
+
+
 def run_case(case, out, sim_host, ramp_s):
-    """Runs the case's sweep into out/case; returns None, or why it failed."""
+    """Runs the case's sweep into out/case, and again the points it
+    measured in a slow spell of the host once the host reads steady (at
+    most SPELL_RETRIES times); returns None, or why it failed."""
     sweep_file = os.path.join(out, f"{case}.toml")
     with open(sweep_file, "w", encoding="utf-8") as f:
         f.write(sweep_text(case, ramp_s))
     lab = topology.load(os.path.join(ROOT, "topologies", CASES[case][0])).name
+    was_up = subprocess.run(["/usr/bin/python3", STORLAB, "status", lab], capture_output=True,
+                            check=False).returncode == 0
     results = os.path.join(out, case)
     print(f"cluster_validate: {case}: storlab sweep {sweep_file} --out {results}",
           file=sys.stderr, flush=True)
-    sampler = CpuSampler(lab)
+    sampler, cache = CpuSampler(lab), host_probe.CacheSampler()
     sampler.start()
+    cache.start()
     started = time.monotonic()
     with open(os.path.join(out, f"{case}.log"), "w+", encoding="utf-8") as log:
         try:
-            code = subprocess.run(["/usr/bin/python3", STORLAB, "sweep", sweep_file, "--out", results]
-                                  + (["--sim-host", sim_host] if sim_host else []),
-                                  stdout=log, stderr=subprocess.STDOUT, check=False).returncode
+            code = _sweep(sweep_file, results, sim_host, log)
+            for _ in range(SPELL_RETRIES):
+                spells = spell_points(results, cache.readings) if code == 0 else []
+                if not spells:
+                    break
+                say(f"{case}: {len(spells)} point(s) measured in a slow spell of the host ("
+                    + ", ".join(f"{os.path.basename(d)}: caches {r:.1f}x" for d, r in spells)
+                    + "): again once it reads steady")
+                if not host_probe.wait_steady(lambda text: say(f"{case}: {text}")):
+                    break
+                for point_dir, _ in spells:
+                    os.remove(os.path.join(point_dir, "done"))
+                code = _sweep(sweep_file, results, sim_host, log)
         finally:
+            if not was_up:
+                subprocess.run(["/usr/bin/python3", STORLAB, "down", lab], stdout=log,
+                               stderr=subprocess.STDOUT, check=False)
             if os.path.isdir(results):
                 sampler.stop(os.path.join(results, CPU_FILE))
+                cache.stop(os.path.join(results, host_probe.PROBE_FILE))
             else:
                 sampler.done.set()
+                cache.done.set()
         log.seek(0)
         text = log.read()
-    print(f"cluster_validate: {case}: exit {code} after {time.monotonic() - started:.0f} s",
-          file=sys.stderr, flush=True)
+    say(f"{case}: exit {code} after {time.monotonic() - started:.0f} s")
     return None if code == 0 else last_line(text.encode(), f"exit {code}")
+
+
+def say(text):
+    print(f"cluster_validate: {text}", file=sys.stderr, flush=True)
 
 
 def point_label(row, swept):
@@ -359,14 +417,21 @@ def fmt(value, spec=".0f"):
     return "–" if value is None else format(value, spec)
 
 
-def case_rows(case, results):
-    """[(label, lab Side, sim Side or None)] of a finished case."""
+def probe_readings(results):
+    path = os.path.join(results, host_probe.PROBE_FILE)
+    return host_probe.load(path) if os.path.exists(path) else []
+
+
+def case_rows(case, results, lowest_ns):
+    """[(label, lab Side, sim Side or None)] of a finished case (lowest_ns:
+    the run's lowest reading of the host's caches, None without any)."""
     lab_table = points_csv.read(os.path.join(results, "points.csv"))
     sim_path = os.path.join(results, "sim", "points.csv")
     sim_rows = {r["point"]: r for r in points_csv.read(sim_path).rows} \
         if os.path.exists(sim_path) else {}
     cpu_path = os.path.join(results, CPU_FILE)
     cpu = load_cpu(cpu_path) if os.path.exists(cpu_path) else None
+    readings = probe_readings(results)
     with open(os.path.join(results, "manifest.json"), encoding="utf-8") as f:
         duration_s = json.load(f)["phases"]["duration_s"]
     out = []
@@ -374,6 +439,9 @@ def case_rows(case, results):
         directory = f"points/{row['point']:03d}"
         lab = lab_side(row, os.path.join(results, directory), duration_s, cpu)
         lab.steady = window_steady(os.path.join(results, directory))
+        window = _window_ns(os.path.join(results, directory), duration_s, cpu)
+        if window and readings:
+            lab.cache_ratio = host_probe.window_ratio(readings, *window, lowest_ns)
         sim = sim_side(sim_rows[row["point"]], os.path.join(results, "sim", directory)) \
             if row["point"] in sim_rows else None
         if sim is not None:
@@ -390,12 +458,16 @@ def tables(cases, out):
     layers = ("| topology | point | lab guest: submission / completion µs | guest CPU µs per "
               "I/O, lab / sim | guests' vCPU cores, lab / sim | lab host: busy of its cores; "
               "QEMU I/O threads; nbdkit; other | device I/Os per I/O, lab / sim | device mean "
-              "lat µs, lab / sim | busiest sim link % |\n" + "|---" * 9 + "|\n")
+              "lat µs, lab / sim | busiest sim link % | lab host caches, x lowest |\n"
+              + "|---" * 10 + "|\n")
+    lowest = [r["ns_per_load"] for case in cases
+              for r in probe_readings(os.path.join(out, case))]
+    lowest_ns = min(lowest) if lowest else None
     for case in cases:
         results = os.path.join(out, case)
         name = CASES[case][0][:-len(".toml")]
         try:
-            rows = case_rows(case, results)
+            rows = case_rows(case, results, lowest_ns)
         except (OSError, KeyError, UserError) as e:
             head += f"| {name} | no results: {e} |" + " |" * 9 + "\n"
             continue
@@ -415,7 +487,8 @@ def tables(cases, out):
                        f"{fmt(lab.cpu_us_per_io)} / {fmt(sim.cpu_us_per_io)} | "
                        f"{fmt(lab.cores, '.2f')} / {fmt(sim.cores, '.2f')} | {busy} | "
                        f"{fmt(lab.dev_per_io, '.2f')} / {fmt(sim.dev_per_io, '.2f')} | "
-                       f"{fmt(lab.dev_lat_us)} / {fmt(sim.dev_lat_us)} | {fmt(sim.link_pct, '.1f')} |\n")
+                       f"{fmt(lab.dev_lat_us)} / {fmt(sim.dev_lat_us)} | {fmt(sim.link_pct, '.1f')} | "
+                       f"{fmt(lab.cache_ratio, '.1f')}{' (spell)' if host_probe.in_spell(lab.cache_ratio) else ''} |\n")
     return head, layers
 
 
@@ -436,6 +509,16 @@ def calibrate(out, passes):
         if code != 0 or not os.path.exists(host_file):
             sys.exit(f"cluster_validate: {bench}.py failed (exit {code}): {stem}.txt")
     return host_file
+
+
+def spell_note(cases, out):
+    readings = [r["ns_per_load"] for case in cases for r in probe_readings(os.path.join(out, case))]
+    if not readings:
+        return "not read (a run from before host_probe.py)"
+    return (f"{len(readings)} readings of host-cache-probe (a chase over 4 MiB), lowest "
+            f"{min(readings):.1f} ns a load, median {statistics.median(readings):.1f}; a point "
+            f"whose readings' mean is over {host_probe.SPELL_RATIO:g}x the lowest was measured "
+            "in a slow spell of the host")
 
 
 def predicted_on(out):
@@ -490,7 +573,8 @@ def main():
             if failure:
                 failures[case] = failure
     head, layers = tables([c for c in cases if os.path.isdir(os.path.join(out, c))], out)
-    print(f"Simulator's hosts: {predicted_on(out)}\n")
+    print(f"Simulator's hosts: {predicted_on(out)}")
+    print(f"Host caches: {spell_note(cases, out)}\n")
     print(head)
     print("Per-layer figures:\n")
     print(layers)

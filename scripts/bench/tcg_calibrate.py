@@ -213,6 +213,7 @@ class Run:
         self.devices = {n: d / self.ios for n, d in window.devices.items()}
         self.host_us = (sum(used["qemu_io"].values()) + used["nbdkit"]) * busy_s * 1e6 / self.ios
         self.host_cores = used["host_busy"]
+        self.host_cache_ratio = window.cache_ratio    # host_probe.py: a slow spell's mark
 
 
 def export_node2(topo):
@@ -235,9 +236,10 @@ def measure_mechanism(name, addr, n):
                 r = run_point(device, op, depth, *LAYOUTS.get(name, (1, 1)),
                               size=WORKING_SETS.get(name, WORKING_SET))
                 runs[name, op, depth] = r
+                cache = "–" if r.host_cache_ratio is None else f"{r.host_cache_ratio:.1f}x"
                 print(f"tcg_calibrate: pass {n}: {name} {op} qd{depth}: {r.iops:.0f}"
-                      f" IOPS, node1 vCPU {r.vcpu_us.get('node1', 0):.0f} us/IO",
-                      file=sys.stderr, flush=True)
+                      f" IOPS, node1 vCPU {r.vcpu_us.get('node1', 0):.0f} us/IO, host caches"
+                      f" {cache} their lowest", file=sys.stderr, flush=True)
     finally:
         if teardown:
             try:
@@ -535,6 +537,7 @@ def load(path):
             r = Run.__new__(Run)
             for key in ("ios", "iops", "vcpu_us", "devices", "host_us", "host_cores"):
                 setattr(r, key, row[key])
+            r.host_cache_ratio = row.get("host_cache_ratio")      # none before 2026-12-03
             runs[row["mechanism"], row["op"], row["depth"]] = r
         passes.append(runs)
     return passes

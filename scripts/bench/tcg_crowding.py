@@ -94,7 +94,12 @@ def run(busy, op, threads, depth, disks):
             "iops": window.ios / used["seconds"],
             "vcpu_us": vcpu * used["seconds"] * 1e6 / ios,
             "hypervisor_us": hypervisor * used["seconds"] * 1e6 / ios,
-            "host_busy_cores": used["host_busy"]}
+            "host_busy_cores": used["host_busy"],
+            "host_cache_ratio": window.cache_ratio}    # host_probe.py: a slow spell's mark
+
+
+def fmt_ratio(ratio):
+    return "–" if ratio is None else f"{ratio:.1f}x"
 
 
 def idle_vcpu_cores():
@@ -134,8 +139,8 @@ def measure(repeat, cores):
                     row["pass"] = n + 1
                     rows.append(row)
                     print(f"tcg_crowding: pass {n + 1}: {busy} busy, {op} {threads}x qd{depth}:"
-                          f" {row['iops']:.0f} IOPS, vCPU {row['vcpu_us']:.0f} µs/IO",
-                          file=sys.stderr)
+                          f" {row['iops']:.0f} IOPS, vCPU {row['vcpu_us']:.0f} µs/IO, host caches"
+                          f" {fmt_ratio(row['host_cache_ratio'])} their lowest", file=sys.stderr)
     return rows
 
 
