@@ -86,7 +86,25 @@ def test_spell_rule():
     assert not host_probe.in_spell(None)
 
 
-def test_sampler_writes_its_readings_after_earlier_ones(tmp_path):
+@pytest.fixture
+def own_lowest(tmp_path, monkeypatch):
+    """The machine's lowest reading kept in a file of the test's own."""
+    monkeypatch.setattr(host_probe, "LOWEST_FILE", str(tmp_path / "lowest.json"))
+    monkeypatch.setattr(host_probe.Lowest, "ns", None)
+    return tmp_path / "lowest.json"
+
+
+def test_the_lowest_reading_is_kept_for_the_next_process(own_lowest):
+    host_probe.Lowest.note(30.0)
+    host_probe.Lowest.note(25.0)
+    host_probe.Lowest.note(40.0)
+    assert json.loads(own_lowest.read_text())["ns_per_load"] == 25.0
+    host_probe.Lowest.ns = None            # another process: starts from the kept one
+    host_probe.Lowest.note(35.0)
+    assert host_probe.Lowest.ns == 25.0
+
+
+def test_sampler_writes_its_readings_after_earlier_ones(tmp_path, own_lowest):
     path = tmp_path / host_probe.PROBE_FILE
     for _ in range(2):                    # the second: a resumed run
         sampler = host_probe.CacheSampler()
@@ -98,3 +116,4 @@ def test_sampler_writes_its_readings_after_earlier_ones(tmp_path):
     assert all(r["ns_per_load"] > 0 for r in kept)
     assert [r["t_ns"] for r in kept] == sorted(r["t_ns"] for r in kept)
     assert host_probe.Lowest.ns == min(r["ns_per_load"] for r in kept)
+    assert host_probe.lowest_of(str(path)) == host_probe.Lowest.ns

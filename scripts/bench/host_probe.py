@@ -1,3 +1,4 @@
+#!/usr/bin/python3
 """The host's caches beside each lab measurement: is this a slow spell?
 
 This machine is a VM sharing its host's L3 and memory with other tenants.
@@ -28,6 +29,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 from storlab_cli import build, paths  # noqa: E402
 from storlab_cli.errors import UserError  # noqa: E402
+from storlab_cli.lab import state as lab_state  # noqa: E402
 
 PROBE_S = 2.0            # ~25 ms of one core a reading: about 1 % of it
 SPELL_RATIO = 1.5        # more than a tenth of the time at 6x the lowest
@@ -69,12 +71,39 @@ class Waited:
 
 
 class Lowest:
-    """The lowest reading this process has seen: the host when steady."""
+    """The lowest reading seen on this machine since it booted (kept in
+    LOWEST_FILE, so every bench process of a run judges by the same one,
+    whichever started in a spell): the host when steady."""
     ns = None
 
     @classmethod
     def note(cls, ns):
-        cls.ns = ns if cls.ns is None else min(cls.ns, ns)
+        if cls.ns is None:
+            cls.ns = _kept_lowest()
+        if cls.ns is None or ns < cls.ns:
+            cls.ns = ns
+            _keep_lowest(ns)
+
+
+LOWEST_FILE = os.path.join(lab_state.RUN_BASE, "host-cache-lowest.json")   # gone at reboot
+
+
+def _kept_lowest():
+    try:
+        with open(LOWEST_FILE, encoding="utf-8") as f:
+            return float(json.load(f)["ns_per_load"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _keep_lowest(ns):
+    try:
+        os.makedirs(os.path.dirname(LOWEST_FILE), exist_ok=True)
+        with open(LOWEST_FILE + ".tmp", "w", encoding="utf-8") as f:
+            json.dump({"ns_per_load": ns, "program": "host-cache-probe", "mib": 4}, f)
+        os.replace(LOWEST_FILE + ".tmp", LOWEST_FILE)
+    except OSError:
+        pass                   # this process keeps its own then
 
 
 def reading():
@@ -107,9 +136,11 @@ class CacheSampler(threading.Thread):
         self.join()
         if path:
             earlier = load(path) if os.path.exists(path) else []
+            lowest = [ns for ns in (lowest_of(path) if earlier else None, Lowest.ns) if ns]
             with open(path, "w", encoding="utf-8") as f:
                 json.dump({"program": "host-cache-probe", "mib": 4,
                            "wall_minus_monotonic_ns": time.time_ns() - time.monotonic_ns(),
+                           "lowest_ns": min(lowest) if lowest else None,
                            "readings": earlier + self.readings}, f)
         if self.error:
             raise self.error
@@ -119,6 +150,13 @@ class CacheSampler(threading.Thread):
 def load(path):
     with open(path, encoding="utf-8") as f:
         return json.load(f)["readings"]
+
+
+def lowest_of(path):
+    """The machine's lowest reading when path was written (None before
+    2026-12-03 09:00, when each run judged by its own)."""
+    with open(path, encoding="utf-8") as f:
+        return json.load(f).get("lowest_ns")
 
 
 def window_ratio(readings, t0_ns, t1_ns, lowest_ns):
@@ -155,3 +193,32 @@ def wait_steady(say, timeout_s=WAIT_STEADY_S):
         Waited.s += time.monotonic() - start
     say(f"the host did not read steady in {timeout_s:.0f} s: going on, flagged")
     return False
+
+
+def main():
+    """usage: scripts/bench/host_probe.py [--seconds S]: reads the host's
+    caches every PROBE_S for S seconds (default 30) and says whether the
+    host is in a slow spell now, before a bench is started."""
+    import argparse
+    parser = argparse.ArgumentParser(description=main.__doc__.split(":", 1)[1].strip())
+    parser.add_argument("--seconds", type=float, default=30.0, metavar="S")
+    args = parser.parse_args()
+    if not 0 < args.seconds <= 86400:
+        parser.error(f"--seconds: {args.seconds:g}: not a number of seconds (0-86400)")
+    try:
+        sampler = CacheSampler()
+        sampler.start()
+        time.sleep(args.seconds)
+        taken = sampler.stop()
+    except ProbeError as e:
+        sys.exit(f"host_probe: {e}")
+    values = [r["ns_per_load"] for r in taken]
+    ratio = window_ratio(taken, taken[0]["t_ns"], taken[-1]["t_ns"], Lowest.ns)
+    print(f"{len(values)} readings over {args.seconds:g} s: {min(values):.1f}-{max(values):.1f} ns"
+          f" a load (median {statistics.median(values):.1f}); this machine's lowest"
+          f" {Lowest.ns:.1f}; mean {ratio:.2f}x it: "
+          + ("a slow spell" if in_spell(ratio) else "steady"))
+
+
+if __name__ == "__main__":
+    main()
