@@ -117,3 +117,25 @@ def test_sampler_writes_its_readings_after_earlier_ones(tmp_path, own_lowest):
     assert [r["t_ns"] for r in kept] == sorted(r["t_ns"] for r in kept)
     assert host_probe.Lowest.ns == min(r["ns_per_load"] for r in kept)
     assert host_probe.lowest_of(str(path)) == host_probe.Lowest.ns
+
+
+@pytest.mark.parametrize("in_spell_for, steady, taken", [
+    (0, True, 1),            # steady the first time: measured once
+    (1, True, 2),            # once in a spell: again, then steady
+    (9, True, 1 + host_probe.SPELL_RETRIES),   # always in a spell: at most the retries
+    (9, False, 1),           # the host never read steady: no point measuring again
+])
+def test_measured_again_after_a_spell(monkeypatch, in_spell_for, steady, taken):
+    # wait_steady reads the real host: here it answers as told
+    monkeypatch.setattr(host_probe, "wait_steady", lambda say: steady)
+    calls, said = [], []
+
+    def measure(spelled):
+        calls.append(spelled)
+        return len(calls)
+
+    result = host_probe.measured_steady(
+        measure, lambda n: f"run {n}" if n <= in_spell_for else "", said.append)
+    assert len(calls) == taken and result == taken
+    assert calls[0] is None and calls[1:] == [f"run {n}" for n in range(1, taken)]
+    assert all("slow spell" in text for text in said)

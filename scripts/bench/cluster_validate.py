@@ -95,7 +95,6 @@ PER_IO_FLOOR = 0.05         # device I/Os per front-end I/O both below this: no 
 CPU_FILE = "host-cpu.json"
 HOST_FILE = "host.toml"      # --calibrate's
 SIM_HOST_FILE = "sim-host.txt"   # what the predictions ran on
-SPELL_RETRIES = 2           # rounds of points measured again after a slow spell
 
 # Each point is measured in steady state: its first seconds are not.  The
 # lab's fill before point 0 leaves the hybrid SSD's write buffer and GC
@@ -177,7 +176,7 @@ def fio_submission_us(point_dir):
     return slat / n / 1e3 if n else None
 
 
-def lab_side(row, point_dir, duration_s, cpu):
+def lab_side(row, point_dir, duration_s, cpu, readings=(), lowest_ns=None):
     slat_us = fio_submission_us(point_dir)
     # the window's completion latency (points.csv, as its IOPS) and fio's submission time
     lat_us = row["lat_mean_us"] + slat_us if None not in (row["lat_mean_us"], slat_us) else None
@@ -199,6 +198,8 @@ def lab_side(row, point_dir, duration_s, cpu):
     if side.devices:
         side.dev_per_io = sum(per_io for per_io, _ in side.devices.values())
     window = _window_ns(point_dir, duration_s, cpu)
+    if window and readings:
+        side.cache_ratio = host_probe.window_ratio(readings, *window, lowest_ns)
     used = cpu_in_window(cpu, *window) if window else None
     if used:
         side.cores, side.qemu_io_cores, side.nbdkit_cores, side.host_busy, side.host_cores = used
@@ -299,8 +300,8 @@ def where_they_part(lab, sim):
     if others:
         text += "; also parting: " + ", ".join(others)
     if host_probe.in_spell(lab.cache_ratio):
-        return (f"host (measured in a slow spell: its caches read {lab.cache_ratio:.1f}x their "
-                f"lowest); then {text}")
+        return (f"host (measured in a slow spell: its caches read "
+                f"{host_probe.ratio_text(lab.cache_ratio)} their lowest); then {text}")
     return f"host ({lab.host_limit}); then {text}" if lab.host_limit else text
 
 
@@ -341,7 +342,7 @@ def spell_points(results, readings):
 def run_case(case, out, sim_host, ramp_s):
     """Runs the case's sweep into out/case, and again the points it
     measured in a slow spell of the host once the host reads steady (at
-    most SPELL_RETRIES times); returns None, or why it failed."""
+    most host_probe.SPELL_RETRIES times); returns None, or why it failed."""
     sweep_file = os.path.join(out, f"{case}.toml")
     with open(sweep_file, "w", encoding="utf-8") as f:
         f.write(sweep_text(case, ramp_s))
@@ -355,21 +356,23 @@ def run_case(case, out, sim_host, ramp_s):
     sampler.start()
     cache.start()
     started = time.monotonic()
+    spelled = {}           # point directory -> its caches' ratio, of the last sweep
+
+    def measure(again, log):
+        for point_dir in spelled if again else ():     # resumed, these points run again
+            os.remove(os.path.join(point_dir, "done"))
+        return _sweep(sweep_file, results, sim_host, log)
+
+    def spells(code):
+        spelled.clear()
+        spelled.update(spell_points(results, cache.readings) if code == 0 else [])
+        return ", ".join(f"point {os.path.basename(d)} (caches {host_probe.ratio_text(r)})"
+                         for d, r in spelled.items())
+
     with open(os.path.join(out, f"{case}.log"), "w+", encoding="utf-8") as log:
         try:
-            code = _sweep(sweep_file, results, sim_host, log)
-            for _ in range(SPELL_RETRIES):
-                spells = spell_points(results, cache.readings) if code == 0 else []
-                if not spells:
-                    break
-                say(f"{case}: {len(spells)} point(s) measured in a slow spell of the host ("
-                    + ", ".join(f"{os.path.basename(d)}: caches {r:.1f}x" for d, r in spells)
-                    + "): again once it reads steady")
-                if not host_probe.wait_steady(lambda text: say(f"{case}: {text}")):
-                    break
-                for point_dir, _ in spells:
-                    os.remove(os.path.join(point_dir, "done"))
-                code = _sweep(sweep_file, results, sim_host, log)
+            code = host_probe.measured_steady(lambda again: measure(again, log), spells,
+                                              lambda text: say(f"{case}: {text}"))
         finally:
             if not was_up:
                 subprocess.run(["/usr/bin/python3", STORLAB, "down", lab], stdout=log,
@@ -437,11 +440,8 @@ def case_rows(case, results, lowest_ns):
     out = []
     for row in lab_table.rows:
         directory = f"points/{row['point']:03d}"
-        lab = lab_side(row, os.path.join(results, directory), duration_s, cpu)
+        lab = lab_side(row, os.path.join(results, directory), duration_s, cpu, readings, lowest_ns)
         lab.steady = window_steady(os.path.join(results, directory))
-        window = _window_ns(os.path.join(results, directory), duration_s, cpu)
-        if window and readings:
-            lab.cache_ratio = host_probe.window_ratio(readings, *window, lowest_ns)
         sim = sim_side(sim_rows[row["point"]], os.path.join(results, "sim", directory)) \
             if row["point"] in sim_rows else None
         if sim is not None:
@@ -514,10 +514,10 @@ def lowest_reading(cases, out):
     or the machine's lowest then (host_probe.Lowest), whichever is lower."""
     values = []
     for case in cases:
-        path = os.path.join(out, case, host_probe.PROBE_FILE)
-        if os.path.exists(path):
-            values += [r["ns_per_load"] for r in host_probe.load(path)]
-            values += [ns for ns in [host_probe.lowest_of(path)] if ns]
+        readings = probe_readings(os.path.join(out, case))
+        values += [r["ns_per_load"] for r in readings]
+        kept = readings and host_probe.lowest_of(os.path.join(out, case, host_probe.PROBE_FILE))
+        values += [kept] if kept else []
     return min(values) if values else None
 
 

@@ -17,7 +17,7 @@ steady ratio: 1 on a disk, 2 for a write to md RAID-1).
 
 Beside every run the host's caches are read (host_probe.py): a run
 measured in a slow spell of the host is run again once it reads steady,
-up to SPELL_RETRIES times; its Window says what the last one read."""
+up to host_probe.SPELL_RETRIES times; its Window says what the last one read."""
 import json
 import os
 import subprocess
@@ -46,7 +46,6 @@ GATE_WAIT_S = 300          # a fio slower than this to reach its gate is stuck
 # in the guest and never answered (seen under TCG: the guest's virtio-scsi
 # queue holds them while QEMU and the device servers have none in flight)
 STUCK_S = 60
-SPELL_RETRIES = 2
 
 
 class Failed(Exception):
@@ -188,8 +187,8 @@ def run(lab, jobs, runtime_s, ramp_s, window_s):
     after another); the Window of ramp_s .. ramp_s + window_s after the
     last gate opened (window_s + ramp_s well inside runtime_s, so every
     thread runs through it). Run again while it was measured in a slow
-    spell of the host, at most SPELL_RETRIES times."""
-    for attempt in range(SPELL_RETRIES + 1):
+    spell of the host, at most host_probe.SPELL_RETRIES times."""
+    def measure(_):
         sampler = host_probe.CacheSampler()
         sampler.start()
         try:
@@ -197,14 +196,14 @@ def run(lab, jobs, runtime_s, ramp_s, window_s):
         finally:
             readings = sampler.stop()
         window.cache_ratio = host_probe.window_ratio(readings, t0_ns, t1_ns, host_probe.Lowest.ns)
-        if not host_probe.in_spell(window.cache_ratio) or attempt == SPELL_RETRIES:
-            return window
-        say = lambda text: print(f"gated_fio: {text}", file=sys.stderr, flush=True)  # noqa: E731
-        say(f"a run measured in a slow spell of the host (its caches read "
-            f"{window.cache_ratio:.1f}x their lowest): once more when steady")
-        if not host_probe.wait_steady(say):
-            return window
-    return window
+        return window
+
+    def spells(window):
+        return f"a run (its caches read {host_probe.ratio_text(window.cache_ratio)} their lowest)" \
+            if host_probe.in_spell(window.cache_ratio) else ""
+
+    return host_probe.measured_steady(
+        measure, spells, lambda text: print(f"gated_fio: {text}", file=sys.stderr, flush=True))
 
 
 def _run_once(lab, jobs, runtime_s, ramp_s, window_s):

@@ -37,6 +37,7 @@ STEADY_RATIO = 1.25      # wait_steady: STEADY_READINGS in a row within this of 
 STEADY_READINGS = 5
 WAIT_STEADY_S = 600
 WAIT_BUDGET_S = 1200     # a process's waits in all: a host that stays in a spell is flagged
+SPELL_RETRIES = 2        # measured_steady: times a measurement is taken again
 PROBE_FILE = "host-probe.json"
 
 
@@ -169,6 +170,27 @@ def window_ratio(readings, t0_ns, t1_ns, lowest_ns):
 
 def in_spell(ratio):
     return ratio is not None and ratio > SPELL_RATIO
+
+
+def ratio_text(ratio):
+    return "–" if ratio is None else f"{ratio:.1f}x"
+
+
+def measured_steady(measure, spells, say):
+    """measure(spelled) taken again, once the host reads steady, while
+    spells(its result) says what it measured in a slow spell (a text;
+    empty: nothing), at most SPELL_RETRIES times; its last result.
+    spelled is None the first time, then what spells said."""
+    result = measure(None)
+    for _ in range(SPELL_RETRIES):
+        spelled = spells(result)
+        if not spelled:
+            break
+        say(f"{spelled} measured in a slow spell of the host: again once it reads steady")
+        if not wait_steady(say):
+            break
+        result = measure(spelled)
+    return result
 
 
 def wait_steady(say, timeout_s=WAIT_STEADY_S):

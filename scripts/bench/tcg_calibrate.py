@@ -117,6 +117,7 @@ from storlab_cli.lab import profiles  # noqa: E402
 from storlab_cli.schema import topology  # noqa: E402
 
 import gated_fio  # noqa: E402
+import host_probe  # noqa: E402
 
 STORLAB = os.path.join(ROOT, "scripts", "storlab")
 TOPOLOGY = os.path.join(HERE, "calibrate-tcg.toml")
@@ -236,10 +237,9 @@ def measure_mechanism(name, addr, n):
                 r = run_point(device, op, depth, *LAYOUTS.get(name, (1, 1)),
                               size=WORKING_SETS.get(name, WORKING_SET))
                 runs[name, op, depth] = r
-                cache = "–" if r.host_cache_ratio is None else f"{r.host_cache_ratio:.1f}x"
                 print(f"tcg_calibrate: pass {n}: {name} {op} qd{depth}: {r.iops:.0f}"
                       f" IOPS, node1 vCPU {r.vcpu_us.get('node1', 0):.0f} us/IO, host caches"
-                      f" {cache} their lowest", file=sys.stderr, flush=True)
+                      f" {host_probe.ratio_text(r.host_cache_ratio)} their lowest", file=sys.stderr, flush=True)
     finally:
         if teardown:
             try:

@@ -49,6 +49,7 @@ from storlab_cli.lab.each_node import each_node  # noqa: E402
 from storlab_cli.schema import sim_host_file  # noqa: E402
 
 import gated_fio  # noqa: E402
+import host_probe  # noqa: E402
 from lab_cpu import between, sample  # noqa: E402
 
 STORLAB = os.path.join(ROOT, "scripts", "storlab")
@@ -98,10 +99,6 @@ def run(busy, op, threads, depth, disks):
             "host_cache_ratio": window.cache_ratio}    # host_probe.py: a slow spell's mark
 
 
-def fmt_ratio(ratio):
-    return "–" if ratio is None else f"{ratio:.1f}x"
-
-
 def idle_vcpu_cores():
     """What an idle guest's vCPU keeps busy, in cores (the most of any)."""
     a = sample(LAB)
@@ -140,7 +137,7 @@ def measure(repeat, cores):
                     rows.append(row)
                     print(f"tcg_crowding: pass {n + 1}: {busy} busy, {op} {threads}x qd{depth}:"
                           f" {row['iops']:.0f} IOPS, vCPU {row['vcpu_us']:.0f} µs/IO, host caches"
-                          f" {fmt_ratio(row['host_cache_ratio'])} their lowest", file=sys.stderr)
+                          f" {host_probe.ratio_text(row['host_cache_ratio'])} their lowest", file=sys.stderr)
     return rows
 
 
