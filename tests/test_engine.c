@@ -188,6 +188,10 @@ real_time_offset_releases_early_by_the_offset (void **state)
   qsort (took_ns, 20, sizeof took_ns[0], compare_u64);
   assert_true (took_ns[10] > 700000 - 200000);
   assert_true (took_ns[10] < 700000 + 250000);
+  /* the stats say what the client's latency lacks */
+  struct sl_device_stats copy;
+  sl_device_stats_snapshot (stats, &copy);
+  assert_int_equal (copy.latency_offset_ns, 300000);
   sl_engine_free (e);
   free (stats);
 }

@@ -132,6 +132,32 @@ def test_ctl_fails_the_luns_battery_live(smoke_lab):
     assert refused.returncode == 1 and "has no control socket" in refused.stderr
 
 
+def device_reads(lab, device):
+    """(count, mean latency ns, latency offset ns) of a device's reads so far."""
+    stats = subprocess.run([paths.stats_tool(), os.path.join(RUN_BASE, lab, f"node1-{device}.stats")],
+                           capture_output=True, text=True, timeout=60, check=True)
+    front = json.loads(stats.stdout)["devices"][0]
+    read = front["ops"]["read"]
+    return read["count"], read["latency_ns"]["mean"], front["realtime"]["latency_offset_ns"]
+
+
+def test_the_guest_feels_every_device_read(smoke_lab):
+    """A guest's read takes at least what the model gave it: the lab's
+    devices release at the model's time, not early by a learnt gap that
+    would hold the guest's own work (lifecycle.LATENCY_OFFSET_KEY)."""
+    count_before, mean_before, _ = device_reads(smoke_lab, "disk0")
+    fio = ("fio --name=feel --filename=$dev --ioengine=libaio --direct=1 --rw=randread "
+           "--bs=4k --iodepth=1 --runtime=4 --time_based --output-format=json")
+    result = in_guest(smoke_lab, "disk0", fio)
+    assert result.returncode == 0, result.stderr
+    guest = json.loads(result.stdout[result.stdout.index("{"):])["jobs"][0]["read"]
+    count, mean, offset_ns = device_reads(smoke_lab, "disk0")
+    model_mean_ns = (mean * count - mean_before * count_before) / (count - count_before)
+    assert offset_ns == 0
+    assert count - count_before >= guest["total_ios"] > 0
+    assert guest["clat_ns"]["mean"] >= model_mean_ns, (guest["clat_ns"]["mean"], model_mean_ns)
+
+
 SWEEP = """
 name = "smoke-sweep"
 topology = "{topology}"

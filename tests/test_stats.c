@@ -304,7 +304,7 @@ child_compare_snapshot (const char *path, const struct sl_device_stats *expected
     return 1;
   }
   const struct sl_stats_file_header *h = sl_stats_file_header (f);
-  if (sl_stats_file_record_count (f) != 3 || h->record_count != 3 || h->version != 1
+  if (sl_stats_file_record_count (f) != 3 || h->record_count != 3 || h->version != SL_STATS_FILE_VERSION
       || h->clock_epoch_ns != 123456789 || h->record_bytes != sizeof (struct sl_device_stats)
       || sl_stats_file_record (f, 3) != NULL)
     return 2;

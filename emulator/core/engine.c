@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "release.h"
+#include "round_trip.h"
 
 /* A real-time request thread parks here until the model has decided its
  * completion time. */
@@ -25,11 +26,6 @@ struct waiter {
   int is_decided;
 };
 
-/* Idle gaps (reply sent -> next request, nothing in flight) give the
- * transport floor; the median of recent gaps under this bound is used. */
-#define GAP_SAMPLES 64
-#define GAP_MAX_NS 2000000u
-#define GAP_RECOMPUTE_EVERY 16
 /* A request's completion event only books statistics: the driver runs it
  * at most this late when no request thread passes by (a live stats reader
  * sees completions this late at worst), instead of waking per request. */
@@ -57,14 +53,10 @@ struct sl_engine {
   uint64_t model_events;               /* queued events that are not bookkeeping */
   struct sl_request *free_requests;    /* engine-owned requests for execute() */
 
-  /* latency offset */
+  /* latency offset: with auto, the transport's round trip (round_trip.h) */
   uint64_t latency_offset_ns;
   int offset_auto;
-  uint64_t threads_inside;
-  uint64_t last_release_ns;            /* engine time the last thread left while idle */
-  int have_release;
-  uint64_t gap_ns[GAP_SAMPLES];
-  unsigned gap_count, gap_next, gaps_since_recompute;
+  struct sl_round_trip round_trip;
 };
 
 /* ------------------------------------------------------------ lifecycle -- */
@@ -287,31 +279,6 @@ sl_engine_start (struct sl_engine *e)
   return 0;
 }
 
-static int
-compare_u64 (const void *a, const void *b)
-{
-  uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-  return x < y ? -1 : x > y;
-}
-
-static void
-record_gap (struct sl_engine *e, uint64_t gap_ns)
-{
-  if (gap_ns > GAP_MAX_NS)
-    return;                    /* the client was thinking, not the transport */
-  e->gap_ns[e->gap_next] = gap_ns;
-  e->gap_next = (e->gap_next + 1) % GAP_SAMPLES;
-  if (e->gap_count < GAP_SAMPLES)
-    e->gap_count++;
-  if (++e->gaps_since_recompute < GAP_RECOMPUTE_EVERY && e->gap_count == GAP_SAMPLES)
-    return;
-  e->gaps_since_recompute = 0;
-  uint64_t sorted[GAP_SAMPLES];
-  memcpy (sorted, e->gap_ns, e->gap_count * sizeof sorted[0]);
-  qsort (sorted, e->gap_count, sizeof sorted[0], compare_u64);
-  e->latency_offset_ns = sorted[e->gap_count / 2];
-}
-
 static struct sl_request *
 take_request (struct sl_engine *e)
 {
@@ -338,14 +305,12 @@ keep_driver_for_bookkeeping (struct sl_engine *e)
     pthread_cond_signal (&e->driver_wake);
 }
 
-/* A request thread leaves the engine; the last one out starts an idle gap. */
+/* A request thread leaves the engine: its reply is on its way. */
 static void
 leave_locked (struct sl_engine *e, uint64_t left_ns)
 {
-  if (--e->threads_inside == 0) {
-    e->last_release_ns = left_ns;
-    e->have_release = 1;
-  }
+  if (e->offset_auto)
+    sl_round_trip_reply (&e->round_trip, left_ns);
 }
 
 void
@@ -365,9 +330,10 @@ sl_engine_execute_at_arrival (struct sl_engine *e, struct sl_request *caller,
   uint64_t now = wall_engine_ns (e);
   /* Catch up on due events first so the model sees the present. */
   sl_engine_run_until (e, now);
-  if (e->offset_auto && e->threads_inside == 0 && e->have_release)
-    record_gap (e, now - e->last_release_ns);
-  e->threads_inside++;
+  if (e->offset_auto && sl_round_trip_request (&e->round_trip, now)) {
+    e->latency_offset_ns = sl_round_trip_ns (&e->round_trip);
+    sl_device_stats_latency_offset (e->stats, e->latency_offset_ns);
+  }
 
   /* The engine owns the request it hands the model: the model may refer to
    * it until its completion event, which can be after this thread left. */
@@ -413,6 +379,7 @@ sl_engine_set_latency_offset_ns (struct sl_engine *e, uint64_t offset_ns)
   pthread_mutex_lock (&e->lock);
   e->offset_auto = 0;
   e->latency_offset_ns = offset_ns;
+  sl_device_stats_latency_offset (e->stats, offset_ns);
   pthread_mutex_unlock (&e->lock);
 }
 
@@ -421,6 +388,7 @@ sl_engine_set_latency_offset_auto (struct sl_engine *e, bool on)
 {
   pthread_mutex_lock (&e->lock);
   e->offset_auto = on;
+  sl_round_trip_init (&e->round_trip);
   pthread_mutex_unlock (&e->lock);
 }
 

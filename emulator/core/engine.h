@@ -75,9 +75,10 @@ void sl_engine_execute_at_arrival (struct sl_engine *e, struct sl_request *r,
 
 /* Latency offset subtracted from every real-time deadline, so that what a
  * client observes (model + transport) matches the model.  With auto on,
- * the offset tracks the transport floor measured from idle gaps: the time
- * between a reply leaving the plugin and the next request arriving while
- * nothing else was in flight (one client round trip). */
+ * the offset tracks the client's round trip at whatever depth it runs
+ * (round_trip.h): a reply leaving the plugin to the request it lets the
+ * client send.  Only for a client that sends as soon as a reply comes: a
+ * guest's own work between the two would count as transport. */
 void sl_engine_set_latency_offset_ns (struct sl_engine *e, uint64_t offset_ns);
 void sl_engine_set_latency_offset_auto (struct sl_engine *e, bool on);
 uint64_t sl_engine_latency_offset_ns (const struct sl_engine *e);

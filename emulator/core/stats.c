@@ -17,7 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SL_STATS_FILE_VERSION 1u
 /* the header is padded to a page so records start page-aligned */
 #define SL_STATS_RECORDS_OFFSET_BYTES 4096u
 #define SL_STATS_RECORD_ALIGN_BYTES 64u
@@ -210,6 +209,16 @@ sl_device_stats_release (struct sl_device_stats *s, uint64_t lateness_ns,
 }
 
 void
+sl_device_stats_latency_offset (struct sl_device_stats *s, uint64_t offset_ns)
+{
+  if (s->latency_offset_ns == offset_ns)
+    return;
+  write_begin (s);
+  s->latency_offset_ns = offset_ns;
+  write_end (s);
+}
+
+void
 sl_device_stats_name_counter (struct sl_device_stats *s, unsigned index,
                               const char *name)
 {
@@ -315,6 +324,7 @@ write_json_record (const struct sl_device_stats *s, FILE *out)
   /* the buckets too: a sweep's window of lateness is the difference of two */
   fputs (", \"release_lateness_histogram\": ", out);
   write_json_histogram (out, &s->release_lateness_ns);
+  fprintf (out, ", \"latency_offset_ns\": %llu", (unsigned long long) s->latency_offset_ns);
   fprintf (out, ", \"release_path\": {\"spin_cores\": %llu, "
            "\"handover_ns\": %llu, \"timer_late_ns\": %llu}",
            (unsigned long long) s->release_path.spin_cores,

@@ -20,6 +20,8 @@
 #include "request.h"
 
 #define SL_STATS_MAGIC "STORLAB-STATS-1"
+/* 2: a record holds its engine's latency offset */
+#define SL_STATS_FILE_VERSION 2u
 #define SL_STATS_NAME_BYTES 48
 
 struct sl_op_stats {
@@ -54,6 +56,10 @@ struct sl_device_stats {
    * A lab whose releases run late measures the host, not the model. */
   struct sl_histogram release_lateness_ns;
   struct sl_release_path release_path;
+  /* How much earlier than its model completion a request is released (the
+   * engine's latency offset, engine.h): an offset at or above a request's
+   * modelled latency releases it at once, and its client never feels it. */
+  uint64_t latency_offset_ns;
   /* model-specific counters (named, for JSON): e.g. hdd cache hits, seeks */
   uint64_t model_counter[16];
   char model_counter_name[16][24];
@@ -80,6 +86,8 @@ void sl_device_stats_completion (struct sl_device_stats *s, enum sl_op op,
  * the release path's figures then. */
 void sl_device_stats_release (struct sl_device_stats *s, uint64_t lateness_ns,
                               const struct sl_release_path *path);
+/* The engine's latency offset changed to offset_ns. */
+void sl_device_stats_latency_offset (struct sl_device_stats *s, uint64_t offset_ns);
 /* Name a model counter slot (index < 16). */
 void sl_device_stats_name_counter (struct sl_device_stats *s, unsigned index,
                                    const char *name);
