@@ -572,6 +572,25 @@ test_host_costs_by_step (void **state)
   }
 }
 
+/* A lab's device replies 25 us after its model is done (the plugin's
+ * release path): the volume's I/O sees it, the disk's own record (as a
+ * plugin's stats) does not, and no core is taken for it; several I/Os
+ * released together are not queued behind each other. */
+static void
+test_host_device_release (void **state)
+{
+  (void) state;
+  struct run r = run_new ("storlab-cluster 1\nnode n1 cores=1 per-io-us=0 device-release-us=25\n"
+                          DISK ("n1", "d0")
+                          "local n1 disk d0\nvolume n1 v 64M\nexport n1 at=0 size=64M volume=v\n");
+  assert_int_equal (burst (&r, SL_OP_READ, 1, 0, 0, 4 * KIB), 100000 + 25000);
+  assert_int_equal (layer (&r, "n1/d0")->op[SL_OP_READ].latency_sum_ns, 100000);
+  assert_int_equal (r.c->node[0].cpu.busy_ns, 0);
+  uint64_t start = sl_engine_now_ns (r.engine);
+  assert_int_equal (burst (&r, SL_OP_READ, 8, 0, 64 * KIB, 4 * KIB) - start, 100000 + 25000);
+  run_free (&r);
+}
+
 /* One node of one core, 10 us a front-end I/O besides node_keys, over a
  * volume of one disk. */
 static struct run
@@ -971,6 +990,7 @@ main (void)
     cmocka_unit_test (test_link_bandwidth_saturates),
     cmocka_unit_test (test_host_cpu_per_io),
     cmocka_unit_test (test_host_costs_by_step),
+    cmocka_unit_test (test_host_device_release),
     cmocka_unit_test (test_host_cost_of_switching_processes),
     cmocka_unit_test (test_host_cost_of_a_switch_shared_by_a_batch),
     cmocka_unit_test (test_host_cost_of_a_thread_woken_an_io),

@@ -691,3 +691,13 @@ def test_node_events_in_the_simulator(tmp_path):
     assert failing["node2/disk0"]["ops"]["write"]["count"] - resync_blocks < 0.8 * guest
     assert steady["node2/disk0"]["ops"]["write"]["bytes"] < 8 << 20
     assert steady["node1/disk0"]["ops"]["read"]["count"] == 0
+
+
+def test_a_host_file_takes_the_release_path_of_a_labs_devices(tmp_path):
+    """The calibration's timed disk gives device-release-us (a lab plugin's
+    reply past its model's completion); the library's keys are the file's."""
+    path = str(tmp_path / "this-host.toml")
+    sim_host_file.update(path, {"device-release-us": 31, "hypervisor-per-device-io-us": 130},
+                         "calibrated")
+    assert sim_host_file.load(path) == ("tcg", ("device-release-us=31",
+                                                "hypervisor-per-device-io-us=130"))

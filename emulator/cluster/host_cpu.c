@@ -109,6 +109,11 @@
  *                and the preset was not measured again: a lab's prediction
  *                takes its own host's figures where it can
  *                (scripts/bench/cluster_validate.py --calibrate).
+ *                Nor was a timed device's release path on that machine
+ *                (device_release_ns: how late a lab plugin's reply leaves
+ *                past its model's completion, measured since 2026-12-03 on
+ *                calibrate-tcg.toml's timed disk): 0 here, a host file
+ *                from tcg_calibrate.py --host-file carries it.
  *   bare-metal — a KVM host: the kernel block layer plus virtio and QEMU's
  *                I/O thread cost on the order of 10 µs of CPU per I/O, and
  *                an NVMe/TCP or NFS target about as much again; 16 cores
@@ -217,6 +222,7 @@ static const struct cl_host_cost host_costs[] = {
   { "hypervisor-idle-message-us", { COST (hypervisor_idle_message_ns) }, 1 },
   { "hypervisor-per-device-io-us", { COST (hypervisor_per_device_io_ns) }, 1 },
   { "hypervisor-per-message-us", { COST (hypervisor_per_message_ns) }, 1 },
+  { "device-release-us", { COST (device_release_ns) }, 1 },
   { "process-switch-us", { COST (process_switch_ns) }, 1 },
   { "thread-wake-us", { COST (thread_wake_ns) }, 1 },
   { "crowded-wake-us", { COST (crowded_wake_ns) }, 1 },

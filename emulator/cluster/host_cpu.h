@@ -49,6 +49,11 @@ struct cl_host_config {
   uint64_t hypervisor_idle_message_ns;
   uint64_t hypervisor_per_device_io_ns;
   uint64_t hypervisor_per_message_ns;
+  /* A device's reply leaves its server this long after the model completes
+   * it: a lab's release path (the plugin's timer and the wake of the
+   * thread that sends the reply, nbdkit-hdd-plugin(1)).  Time, not work:
+   * no core is taken.  0 for a real device. */
+  uint64_t device_release_ns;
   uint64_t process_switch_ns;          /* a core going from one process's I/O to another's */
   /* A thread woken for an I/O's completion: at 1 outstanding a thread
    * every I/O, deeper a batch of them (batch_ios_max at most).  The

@@ -173,18 +173,47 @@ count_completion (struct cl_target *t, const struct cl_io *io, uint64_t now_ns)
   o->latency_sum_ns += now_ns - io->start_ns;
 }
 
+/* The layers io passed through (slices that cost nothing of their own),
+ * then whoever waits for it. */
+static void
+complete_passes (struct cl_io *io, uint64_t now_ns)
+{
+  while (io->passes > 0) {             /* innermost first, as children would */
+    const struct cl_pass *p = &io->passed[--io->passes];
+    io->target = p->target;
+    io->start_ns = p->start_ns;
+    count_completion (io->target, io, now_ns);
+  }
+  io->done (io);
+}
+
 void
 cl_io_complete (struct cl_io *io)
 {
   uint64_t now = cl_now_ns (io->target->cluster);
   count_completion (io->target, io, now);
-  while (io->passes > 0) {             /* innermost first, as children would */
-    const struct cl_pass *p = &io->passed[--io->passes];
-    io->target = p->target;
-    io->start_ns = p->start_ns;
-    count_completion (io->target, io, now);
+  complete_passes (io, now);
+}
+
+static void
+released_event (struct sl_engine *e, void *arg, uint64_t unused)
+{
+  (void) e;
+  (void) unused;
+  struct cl_io *io = arg;
+  complete_passes (io, cl_now_ns (io->target->cluster));
+}
+
+void
+cl_io_complete_released (struct cl_io *io, uint64_t release_ns)
+{
+  if (release_ns == 0) {
+    cl_io_complete (io);
+    return;
   }
-  io->done (io);
+  uint64_t now = cl_now_ns (io->target->cluster);
+  count_completion (io->target, io, now);
+  cl_schedule (io->target->cluster, now + release_ns, released_event, io, 0);
 }
 
 static void

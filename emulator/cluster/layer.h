@@ -173,6 +173,11 @@ void cl_submit_only (struct cl_target *t, struct cl_io *io, enum sl_op op, uint3
 /* The target is done with io now (counts it, and every layer it passed
  * through as itself, then calls io->done). */
 void cl_io_complete (struct cl_io *io);
+/* The same for a device whose reply leaves release_ns after the model is
+ * done with it (host_cpu.h, device_release_ns): the device's own record
+ * counts the model's completion, as a plugin's stats do; the layers above
+ * see the reply. */
+void cl_io_complete_released (struct cl_io *io, uint64_t release_ns);
 /* A done callback for a child that is one part of its parent: frees it and
  * completes the parent when its last part is done (pending reaches 0). */
 void cl_part_done (struct cl_io *child);

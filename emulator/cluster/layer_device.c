@@ -31,6 +31,7 @@ struct device_layer {
   struct sl_engine *engine;
   struct request_block *blocks;
   struct sl_request *free_requests;    /* linked by model_next */
+  uint64_t release_ns;                 /* its node's device_release_ns (host_cpu.h) */
 };
 
 static struct sl_request *
@@ -60,7 +61,7 @@ request_done (struct sl_engine *e, struct sl_request *r)
   struct device_layer *d = io->target->self;
   r->model_next = d->free_requests;
   d->free_requests = r;
-  cl_io_complete (io);
+  cl_io_complete_released (io, d->release_ns);
 }
 
 static void
@@ -180,6 +181,7 @@ cl_device_new (struct cluster *c, const char *node, const char *name, struct sl_
   if (sender >= 0) {
     struct cl_cpu *cpu = &c->node[sender].cpu;
     cl_target_pays (t, cpu, cpu->config.per_device_io, cpu->config.hypervisor_per_device_io_ns);
+    d->release_ns = cpu->config.device_release_ns;
   }
   return t;
 }

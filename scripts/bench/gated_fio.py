@@ -74,6 +74,9 @@ class Window:
     devices: dict
     used: dict
     cache_ratio: float | None = None
+    # how late the devices' replies left past their model's completion, on
+    # average over the window's releases (None: none waited)
+    release_late_ns: float | None = None
 
 
 def guest(lab, node, script, timeout=600):
@@ -89,13 +92,31 @@ def guest(lab, node, script, timeout=600):
     return result.stdout
 
 
-def device_ios(devices):
-    """{node: reads + writes} the lab's emulated devices have served."""
-    out = {}
+@dataclass
+class DeviceTotals:
+    """What the lab's emulated devices have done so far: reads + writes by
+    node, and their replies that waited for their time (releases) with
+    how late those left, summed."""
+    ios: dict
+    releases: int
+    release_late_ns: float
+
+    def late_since(self, before):
+        """The mean lateness of the releases since before, or None."""
+        releases = self.releases - before.releases
+        return (self.release_late_ns - before.release_late_ns) / releases if releases > 0 else None
+
+
+def device_totals(devices):
+    """DeviceTotals of the lab's devices now (their stats files)."""
+    ios, releases, late_ns = {}, 0, 0.0
     for entry in devices:
-        ops = stats_snapshot.take(entry.stats)["devices"][0]["ops"]
-        out[entry.node] = out.get(entry.node, 0) + ops["read"]["count"] + ops["write"]["count"]
-    return out
+        record = stats_snapshot.take(entry.stats)["devices"][0]
+        ops, realtime = record["ops"], record["realtime"]
+        ios[entry.node] = ios.get(entry.node, 0) + ops["read"]["count"] + ops["write"]["count"]
+        releases += realtime["releases"]
+        late_ns += realtime["releases"] * realtime["release_lateness_ns"]["mean"]
+    return DeviceTotals(ios, releases, late_ns)
 
 
 def fio_ios(fio_json):
@@ -213,20 +234,22 @@ def _run_once(lab, jobs, runtime_s, ramp_s, window_s):
     nodes = sorted(jobs)
     try:
         each_node(nodes, lambda node: _start(lab, node, jobs[node], runtime_s))
-        run_before = device_ios(devices)
+        run_before = device_totals(devices).ios
         each_node(nodes, lambda node: guest(lab, node, gate_go_script(GATE)))
         opened = time.monotonic()
         time.sleep(max(0.0, opened + ramp_s - time.monotonic()))
-        a, window_before = sample(lab), device_ios(devices)
+        a, window_before = sample(lab), device_totals(devices)
         time.sleep(max(0.0, opened + ramp_s + window_s - time.monotonic()))
-        b, window_after = sample(lab), device_ios(devices)
+        b, window_after = sample(lab), device_totals(devices)
         outputs = each_node(nodes, lambda node: _results(lab, node, jobs[node], runtime_s))
     except Failed:
         each_node(nodes, lambda node: _stop(lab, node))
         raise
-    run_device_ios = sum(device_ios(devices).values()) - sum(run_before.values())
-    window = {node: window_after[node] - window_before.get(node, 0) for node in window_after}
+    run_device_ios = sum(device_totals(devices).ios.values()) - sum(run_before.values())
+    window = {node: window_after.ios[node] - window_before.ios.get(node, 0)
+              for node in window_after.ios}
     ios = sum(window.values()) * sum(fio_ios(out) for out in outputs.values()) \
         / max(run_device_ios, 1)
-    return (Window(ios=ios, devices=window, used=between(a, b, os.sysconf("SC_CLK_TCK"))),
+    return (Window(ios=ios, devices=window, used=between(a, b, os.sysconf("SC_CLK_TCK")),
+                   release_late_ns=window_after.late_since(window_before)),
             a["t_ns"], b["t_ns"])

@@ -13,6 +13,8 @@ for a request to wait for) and runs fio (4 KiB random, libaio, O_DIRECT,
   raid1    md RAID-1 over two disks: a read goes to one, a write to both
   ext4     a file on ext4 over a disk (the replicas' share's file system)
   nvme     node2's disk imported over NVMe/TCP (nvmet in node2's kernel)
+  timed    a disk that waits for its model's time (the hdd plugin at a
+           fixed latency, as a lab starts it: no latency offset)
   threads2, processes2   the bare disk driven by two fio workers, as two
            threads of one fio process and as two fio processes (a lab runs
            one fio a workload unit, its workers threads)
@@ -54,7 +56,8 @@ the vCPU is busy throughout, so each I/O's cost is its own:
                      its device I/O: node2's vCPU in nvme - per_device_io_ns
   idle_wake_ns       what an I/O at 1 outstanding costs more than at 8 (the
                      vCPU idles while the request is out, then takes an
-                     interrupt and wakes fio): bare qd1 - bare qd8
+                     interrupt and wakes fio): timed qd1 - timed qd8 (bare
+                     where timed was not measured)
   idle_message_ns    what a network message that finds its guest asleep
                      costs the vCPU more than one at depth, beyond the
                      wake-up: nvme qd1 - nvme qd8 on each side, less the
@@ -64,7 +67,13 @@ the vCPU is busy throughout, so each I/O's cost is its own:
                      nvme qd8, less bare qd1 - bare qd8 (the target's
                      device I/O), over the hop's two messages
   hypervisor_per_device_io_ns   QEMU's I/O thread and nbdkit per device
-                     I/O (bare)
+                     I/O: timed (a lab's devices wait for their model's
+                     time, and the plugin's release path costs nbdkit
+                     more; bare where timed was not measured)
+  device_release_ns  how late a timed device's reply leaves past its
+                     model's completion (its release path's timer and
+                     thread wake-up; the stats' release lateness), the
+                     mean of timed's runs
   hypervisor_per_message_ns     QEMU's netdevs per network message (nvme,
                      less its device I/Os, over its two messages)
   per_write_buffer_io_ns   the disk group's write buffer (dm-writecache
@@ -148,6 +157,7 @@ DISK_GROUP_DOWN = ("dmsetup remove --noudevsync diskgroup; vgchange -an dg >/dev
 # name: (guest setup printing the device fio drives, teardown)
 MECHANISMS = {
     "bare": ("disk_by_serial disk0", ""),
+    "timed": ("disk_by_serial timed0", ""),
     "linear": ('d=$(disk_by_serial disk1); '
                'dmsetup create --noudevsync cal-linear --table "0 $(blockdev --getsz $d) linear $d 0"'
                ' && dmsetup mknodes cal-linear && echo /dev/mapper/cal-linear',
@@ -215,6 +225,8 @@ class Run:
         self.host_us = (sum(used["qemu_io"].values()) + used["nbdkit"]) * busy_s * 1e6 / self.ios
         self.host_cores = used["host_busy"]
         self.host_cache_ratio = window.cache_ratio    # host_probe.py: a slow spell's mark
+        self.release_late_us = None if window.release_late_ns is None \
+            else window.release_late_ns / 1e3
 
 
 def export_node2(topo):
@@ -239,7 +251,9 @@ def measure_mechanism(name, addr, n):
                 runs[name, op, depth] = r
                 print(f"tcg_calibrate: pass {n}: {name} {op} qd{depth}: {r.iops:.0f}"
                       f" IOPS, node1 vCPU {r.vcpu_us.get('node1', 0):.0f} us/IO, host caches"
-                      f" {host_probe.ratio_text(r.host_cache_ratio)} their lowest", file=sys.stderr, flush=True)
+                      f" {host_probe.ratio_text(r.host_cache_ratio)} their lowest"
+                      + (f", replies {r.release_late_us:.0f} us late" if r.release_late_us is not None
+                         else ""), file=sys.stderr, flush=True)
     finally:
         if teardown:
             try:
@@ -299,8 +313,15 @@ def figures(runs):
     # direction (a read costs more); on a file of ext4, the file's
     volume = {op: cpu("bare", op) - device for op in OPS}
     file = {op: cpu("ext4", op) - device for op in OPS}
-    hypervisor_device = mean(lambda op: runs["bare", op, 8].host_us
-                             / max(runs["bare", op, 8].devices["node1"], 1e-9))
+    def hypervisor_per_device(name):
+        return mean(lambda op: runs[name, op, 8].host_us
+                    / max(runs[name, op, 8].devices["node1"], 1e-9))
+
+    # the untimed disks' (the hop's runs are on them), and a lab's devices'
+    hypervisor_device = hypervisor_per_device("bare")
+    timed = ("timed", "randread", 8) in runs
+    timed_runs = [runs["timed", op, d] for op in OPS for d in DEPTHS if ("timed", op, d) in runs]
+    lateness = [r.release_late_us for r in timed_runs if r.release_late_us is not None]
 
     def per_message(op):
         r = runs["nvme", op, 8]
@@ -314,7 +335,11 @@ def figures(runs):
         return (cpu(name, op) - cpu(base, op)
                 - device * (a.devices["node1"] - b.devices["node1"]))
 
-    idle_wake = mean(lambda op: cpu("bare", op, 1) - cpu("bare", op))
+    # where the disk waits as a lab's devices do, the vCPU goes idle for
+    # the whole wait (an untimed disk answers before it may have): the
+    # wake-up is measured there when it was
+    waits = "timed" if all(("timed", op, d) in runs for op in OPS for d in DEPTHS) else "bare"
+    idle_wake = mean(lambda op: cpu(waits, op, 1) - cpu(waits, op))
     # A hop at 1 outstanding finds both guests asleep. What it costs each
     # side's vCPU more than at 8, less what the model charges there anyway
     # (the wake-up; on the initiator also its fio thread's wake, which the
@@ -351,7 +376,10 @@ def figures(runs):
         "idle_wake_ns": idle_wake,
         "idle_message_ns": mean(idle_message),
         "hypervisor_idle_message_ns": mean(hypervisor_idle_message),
-        "hypervisor_per_device_io_ns": hypervisor_device,
+        "hypervisor_per_device_io_ns": hypervisor_per_device("timed") if timed
+        else hypervisor_device,
+        # runs saved before the timed disk was measured have none
+        "device_release_ns": sum(lateness) / len(lateness) if lateness else 0.0,
         "hypervisor_per_message_ns": mean(per_message),
         # at 1 outstanding, where each I/O wakes its process on its own (at 8,
         # writes are reaped in batches and switch less); runs saved before
@@ -393,6 +421,8 @@ def median_runs(passes):
         r = Run.__new__(Run)
         for name in ("ios", "iops", "host_us", "host_cores"):
             setattr(r, name, median([getattr(x, name) for x in runs]))
+        late = [x.release_late_us for x in runs if getattr(x, "release_late_us", None) is not None]
+        r.release_late_us = median(late) if late else None
         for name in ("vcpu_us", "devices"):
             nodes = sorted({n for x in runs for n in getattr(x, name)})
             setattr(r, name, {n: median([getattr(x, name).get(n, 0.0) for x in runs])
@@ -538,6 +568,7 @@ def load(path):
             for key in ("ios", "iops", "vcpu_us", "devices", "host_us", "host_cores"):
                 setattr(r, key, row[key])
             r.host_cache_ratio = row.get("host_cache_ratio")      # none before 2026-12-03
+            r.release_late_us = row.get("release_late_us")        # none before 2026-12-03 13:50
             runs[row["mechanism"], row["op"], row["depth"]] = r
         passes.append(runs)
     return passes
