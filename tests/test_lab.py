@@ -18,10 +18,10 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STORLAB = os.path.join(ROOT, "scripts", "storlab")
 
-from storlab_cli import paths
 from storlab_cli.common import process
 from storlab_cli.results.host_limit import HOST_QUEUE_SHARE_MIN
 from storlab_cli.lab import libvirt_conn
+from storlab_cli.live import stats_snapshot
 
 SMOKE = os.path.join(ROOT, "topologies", "smoke.toml")
 RUN_BASE = os.environ.get("STORLAB_RUN_DIR", "/run/storlab")
@@ -39,6 +39,11 @@ def storlab(*args, timeout=900):
 def lab_domains(lab):
     conn = libvirt_conn.connect()
     return [d.name() for d in conn.listAllDomains() if d.name().startswith(f"storlab-{lab}-")]
+
+
+def device_record(lab, device):
+    """The front record of node1's device's live stats file (storlab-stats)."""
+    return stats_snapshot.take(os.path.join(RUN_BASE, lab, f"node1-{device}.stats"))["devices"][0]
 
 
 def in_guest(lab, device, script, timeout=900):
@@ -121,10 +126,7 @@ def test_ctl_fails_the_luns_battery_live(smoke_lab):
     with open(events, encoding="utf-8") as f:
         logged = [json.loads(line)["event"] for line in f]
     assert "battery set failed" in logged and "cache now write-through" in logged
-    stats = subprocess.run([paths.stats_tool(),
-                            os.path.join(RUN_BASE, smoke_lab, "node1-lun0.stats")],
-                           capture_output=True, text=True, timeout=60, check=True)
-    front = json.loads(stats.stdout)["devices"][0]
+    front = device_record(smoke_lab, "lun0")
     assert front["kind"] == "raid" and front["capacity_bytes"] == LUN_BYTES
     assert front["counters"]["battery_state"] == 2 and front["counters"]["write_back_effective"] == 0
     assert front["counters"]["events"] >= 4
@@ -134,9 +136,7 @@ def test_ctl_fails_the_luns_battery_live(smoke_lab):
 
 def device_reads(lab, device):
     """(count, mean latency ns, latency offset ns) of a device's reads so far."""
-    stats = subprocess.run([paths.stats_tool(), os.path.join(RUN_BASE, lab, f"node1-{device}.stats")],
-                           capture_output=True, text=True, timeout=60, check=True)
-    front = json.loads(stats.stdout)["devices"][0]
+    front = device_record(lab, device)
     read = front["ops"]["read"]
     return read["count"], read["latency_ns"]["mean"], front["realtime"]["latency_offset_ns"]
 

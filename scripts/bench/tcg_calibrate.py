@@ -319,9 +319,10 @@ def figures(runs):
 
     # the untimed disks' (the hop's runs are on them), and a lab's devices'
     hypervisor_device = hypervisor_per_device("bare")
-    timed = ("timed", "randread", 8) in runs
-    timed_runs = [runs["timed", op, d] for op in OPS for d in DEPTHS if ("timed", op, d) in runs]
-    lateness = [r.release_late_us for r in timed_runs if r.release_late_us is not None]
+    # runs saved before the timed disk was measured have none of its runs
+    timed = all(("timed", op, d) in runs for op in OPS for d in DEPTHS)
+    lateness = [runs["timed", op, d].release_late_us for op in OPS for d in DEPTHS] if timed else []
+    lateness = [late for late in lateness if late is not None]
 
     def per_message(op):
         r = runs["nvme", op, 8]
@@ -338,7 +339,7 @@ def figures(runs):
     # where the disk waits as a lab's devices do, the vCPU goes idle for
     # the whole wait (an untimed disk answers before it may have): the
     # wake-up is measured there when it was
-    waits = "timed" if all(("timed", op, d) in runs for op in OPS for d in DEPTHS) else "bare"
+    waits = "timed" if timed else "bare"
     idle_wake = mean(lambda op: cpu(waits, op, 1) - cpu(waits, op))
     # A hop at 1 outstanding finds both guests asleep. What it costs each
     # side's vCPU more than at 8, less what the model charges there anyway
@@ -378,7 +379,6 @@ def figures(runs):
         "hypervisor_idle_message_ns": mean(hypervisor_idle_message),
         "hypervisor_per_device_io_ns": hypervisor_per_device("timed") if timed
         else hypervisor_device,
-        # runs saved before the timed disk was measured have none
         "device_release_ns": sum(lateness) / len(lateness) if lateness else 0.0,
         "hypervisor_per_message_ns": mean(per_message),
         # at 1 outstanding, where each I/O wakes its process on its own (at 8,
@@ -421,7 +421,7 @@ def median_runs(passes):
         r = Run.__new__(Run)
         for name in ("ios", "iops", "host_us", "host_cores"):
             setattr(r, name, median([getattr(x, name) for x in runs]))
-        late = [x.release_late_us for x in runs if getattr(x, "release_late_us", None) is not None]
+        late = [x.release_late_us for x in runs if x.release_late_us is not None]
         r.release_late_us = median(late) if late else None
         for name in ("vcpu_us", "devices"):
             nodes = sorted({n for x in runs for n in getattr(x, name)})
