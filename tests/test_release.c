@@ -7,9 +7,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "core/clock.h"
@@ -222,6 +226,132 @@ a_past_deadline_returns_at_once (void **state)
   assert_true (late >= 5000000u);
 }
 
+/* ---- one late timer must not send every later thread out early ---- */
+
+/* The dispatcher's thread id (it names itself sl-release), or 0. */
+static pid_t
+dispatcher_tid (void)
+{
+  DIR *dir = opendir ("/proc/self/task");
+  pid_t found = 0;
+  struct dirent *e;
+  while (dir && found == 0 && (e = readdir (dir)) != NULL) {
+    char path[300], comm[32] = "";
+    snprintf (path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+    FILE *f = fopen (path, "r");
+    if (f && fgets (comm, sizeof comm, f) && strncmp (comm, "sl-release", 10) == 0)
+      found = (pid_t) atoi (e->d_name);
+    if (f)
+      fclose (f);
+  }
+  if (dir)
+    closedir (dir);
+  return found;
+}
+
+struct hog {
+  uint64_t from_ns, until_ns;
+  int cpu;
+  bool ran;
+};
+
+/* Spins on the dispatcher's CPU and, from from_ns to until_ns, takes it at
+ * real-time priority: the dispatcher's timer fires meanwhile and it runs
+ * only after. */
+static void *
+hog_cpu (void *arg)
+{
+  struct hog *h = arg;
+  cpu_set_t one;
+  CPU_ZERO (&one);
+  CPU_SET (h->cpu, &one);
+  if (pthread_setaffinity_np (pthread_self (), sizeof one, &one) != 0)
+    return NULL;
+  sl_clock_spin_until_ns (h->from_ns);
+  struct sched_param fifo = { .sched_priority = 1 };
+  if (pthread_setschedparam (pthread_self (), SCHED_FIFO, &fifo) != 0)
+    return NULL;               /* not permitted here: no outlier made */
+  h->ran = true;
+  sl_clock_spin_until_ns (h->until_ns);
+  return NULL;
+}
+
+/* A wait of 700 µs whose dispatcher has its CPU taken from 300 to 1200 µs:
+ * its timed sleep ends some 600 µs late (the wait 540 µs late).  True when that was arranged. */
+static bool
+make_the_timer_late (int cpu)
+{
+  uint64_t start_ns = sl_clock_monotonic_ns ();
+  struct hog h = { .from_ns = start_ns + 300000u, .until_ns = start_ns + 1200000u,
+                   .cpu = cpu };
+  pthread_t hogger;
+  pthread_create (&hogger, NULL, hog_cpu, &h);
+  sl_release_wait_until (start_ns + 700000u);
+  pthread_join (hogger, NULL);
+  return h.ran;
+}
+
+/* At 1 outstanding with a 100 µs model and the transport's 45 µs taken
+ * off, each wait is some 55 µs, one after another.  A moving average of
+ * the timer's lateness that late wake-ups had raised above twice that
+ * released every such wait at once (with six here, 5 runs in 6 failed) (2026-12-06: 100 µs came out at 61-94
+ * µs); the median they are learnt from now shrugs them off. */
+static void
+short_waits_after_a_late_timer_do_not_leave_early (void **state)
+{
+  (void) state;
+  enum { WAITS = 2000, WAIT_NS = 55000, LATE_TIMERS = 6 };
+  struct waiter_thread warm = { .delay_ns = 200000u };
+  run_waiters (&warm, 1);      /* the dispatcher runs */
+  pid_t dispatcher = dispatcher_tid ();
+  assert_true (dispatcher > 0);
+  /* the dispatcher on the first CPU, this thread on the last */
+  cpu_set_t all, first, last;
+  sched_getaffinity (0, sizeof all, &all);
+  int cpu_first = -1, cpu_last = -1;
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    if (CPU_ISSET (c, &all)) {
+      cpu_first = cpu_first < 0 ? c : cpu_first;
+      cpu_last = c;
+    }
+  CPU_ZERO (&first);
+  CPU_SET (cpu_first, &first);
+  CPU_ZERO (&last);
+  CPU_SET (cpu_last, &last);
+  bool pinned = sched_setaffinity (dispatcher, sizeof first, &first) == 0
+                && sched_setaffinity (0, sizeof last, &last) == 0;
+  bool late = pinned;
+  for (int i = 0; late && i < LATE_TIMERS; i++)
+    late = make_the_timer_late (cpu_first);
+  sched_setaffinity (dispatcher, sizeof all, &all);
+  sched_setaffinity (0, sizeof all, &all);
+  struct sl_release_path path;
+  sl_release_get_path (&path);
+  if (late)
+    print_message ("after %d late timers: learnt timer lateness %llu ns\n",
+                   LATE_TIMERS, (unsigned long long) path.timer_late_ns);
+  else
+    print_message ("no late timer arranged (not root?): short waits measured as they come\n");
+  static int64_t early_ns[WAITS];
+  for (int i = 0; i < WAITS; i++) {
+    uint64_t deadline = sl_clock_monotonic_ns () + WAIT_NS;
+    sl_release_wait_until (deadline);
+    early_ns[i] = (int64_t) deadline - (int64_t) sl_clock_monotonic_ns ();
+  }
+  for (int i = 1; i < WAITS; i++)      /* insertion sort */
+    for (int j = i; j > 0 && early_ns[j - 1] > early_ns[j]; j--) {
+      int64_t x = early_ns[j]; early_ns[j] = early_ns[j - 1]; early_ns[j - 1] = x;
+    }
+  /* Early by at most the hand-over (a few µs) plus half the timer's
+   * lateness (10-ish) on the median; released at once, it was 50. */
+  int64_t median_early_ns = early_ns[WAITS / 2];
+  if (median_early_ns > 25000) {
+    print_error ("the median wait of %d µs left %lld ns early\n", WAIT_NS / 1000,
+                 (long long) median_early_ns);
+    fail ();
+  }
+}
+
 int
 main (void)
 {
@@ -230,6 +360,7 @@ main (void)
     cmocka_unit_test (an_earlier_deadline_does_not_wait_for_a_later_one),
     cmocka_unit_test (a_spin_slot_holder_leaves_at_its_deadline),
     cmocka_unit_test (a_past_deadline_returns_at_once),
+    cmocka_unit_test (short_waits_after_a_late_timer_do_not_leave_early),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

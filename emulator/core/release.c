@@ -12,12 +12,22 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "recent_median.h"
 
-/* Learnt figures start here and follow the host with weight 1/8. */
+/* Learnt figures start here and are the median of the recent samples
+ * (recent_median.h): with a moving average one 800 µs wake-up raised the
+ * timer's learnt lateness to 125 µs, every 55 µs wait then left at once
+ * (early by all of it), and no timed sleep came to correct it: 100 µs at
+ * QD 1 came out at 61-94 µs (scripts/bench/realtime.md). */
 #define HANDOVER_START_NS 10000u
 #define TIMER_LATE_START_NS 50000u
+#define LEARNT_WINDOW 32u
 /* A single sample above this is the thread descheduled, not the path. */
 #define SAMPLE_MAX_NS 1000000u
+/* The timer's lateness is only measured by a timed sleep, which a wait
+ * shorter than half of it never takes: after this long without one, the
+ * next wait is timed to its deadline, late by the timer, to learn it again. */
+#define TIMER_RESAMPLE_NS 20000000u
 /* A thread given a spin slot is woken this much before its deadline on
  * top of twice the learnt hand-over, and spins the rest: it leaves on time
  * even when its wake-up takes twice as long as usual. */
@@ -42,13 +52,12 @@ static struct {
   int sleeping;                /* the dispatcher is in its futex wait */
   _Atomic unsigned spin_cores; /* threads that may spin at once */
   _Atomic unsigned spinning;   /* released threads spinning to their deadline */
-  _Atomic uint64_t handover_ns;
-  _Atomic uint64_t timer_late_ns;
+  struct sl_recent_median handover;       /* futex wake -> thread running */
+  struct sl_recent_median timer_late;     /* timed sleep's end -> awake */
+  uint64_t timer_sampled_ns;              /* the last timed sleep that ran out */
 } d = {
   .lock = PTHREAD_MUTEX_INITIALIZER,
   .once = PTHREAD_ONCE_INIT,
-  .handover_ns = HANDOVER_START_NS,
-  .timer_late_ns = TIMER_LATE_START_NS,
 };
 
 /* ------------------------------------------------------------ futexes -- */
@@ -74,13 +83,10 @@ futex_wake (_Atomic uint32_t *word)
 }
 
 static void
-learn (_Atomic uint64_t *ewma, uint64_t sample_ns)
+learn (struct sl_recent_median *figure, uint64_t sample_ns)
 {
-  if (sample_ns > SAMPLE_MAX_NS)
-    return;
-  uint64_t v = atomic_load_explicit (ewma, memory_order_relaxed);
-  /* racing updates lose a sample, never corrupt the figure */
-  atomic_store_explicit (ewma, v - v / 8 + sample_ns / 8, memory_order_relaxed);
+  if (sample_ns <= SAMPLE_MAX_NS)
+    sl_recent_median_push (figure, sample_ns);
 }
 
 /* --------------------------------------------------------------- heap -- */
@@ -174,8 +180,10 @@ sleep_locked (uint64_t until_ns)
   uint64_t woke = sl_clock_monotonic_ns ();
   pthread_mutex_lock (&d.lock);
   d.sleeping = 0;
-  if (until_ns != UINT64_MAX && woke >= until_ns && atomic_load (&d.wake_seq) == seq)
-    learn (&d.timer_late_ns, woke - until_ns);
+  if (until_ns != UINT64_MAX && woke >= until_ns && atomic_load (&d.wake_seq) == seq) {
+    learn (&d.timer_late, woke - until_ns);
+    d.timer_sampled_ns = woke;
+  }
 }
 
 static void *
@@ -191,8 +199,9 @@ dispatcher_main (void *unused)
       continue;
     }
     uint64_t now = sl_clock_monotonic_ns ();
-    uint64_t handover = atomic_load (&d.handover_ns);
-    uint64_t timer_late = atomic_load (&d.timer_late_ns);
+    uint64_t handover = sl_recent_median_ns (&d.handover);
+    uint64_t timer_late = now - d.timer_sampled_ns > TIMER_RESAMPLE_NS
+                          ? 0 : sl_recent_median_ns (&d.timer_late);
     uint64_t deadline = d.heap[0]->deadline_ns;
     /* With a spin slot free the earliest thread is woken well ahead and
      * spins the rest; without, early by the hand-over so that it arrives
@@ -219,6 +228,9 @@ dispatcher_main (void *unused)
 static void
 start_dispatcher (void)
 {
+  sl_recent_median_init (&d.handover, LEARNT_WINDOW, HANDOVER_START_NS);
+  sl_recent_median_init (&d.timer_late, LEARNT_WINDOW, TIMER_LATE_START_NS);
+  d.timer_sampled_ns = sl_clock_monotonic_ns ();
   pthread_t t;
   pthread_attr_t attr;
   pthread_attr_init (&attr);
@@ -262,7 +274,7 @@ sl_release_wait_until (uint64_t deadline_ns)
   while (atomic_load_explicit (&w.released, memory_order_acquire) == 0)
     futex_wait (&w.released, 0, UINT64_MAX);
   now = sl_clock_monotonic_ns ();
-  learn (&d.handover_ns, now - w.signalled_ns);
+  learn (&d.handover, now - w.signalled_ns);
   if (w.spin) {
     now = sl_clock_spin_until_ns (deadline_ns);
     atomic_fetch_sub (&d.spinning, 1);
@@ -276,9 +288,10 @@ sl_release_wait_until (uint64_t deadline_ns)
 void
 sl_release_get_path (struct sl_release_path *out)
 {
+  pthread_once (&d.once, start_dispatcher);     /* the figures start with it */
   *out = (struct sl_release_path) {
-    .handover_ns = atomic_load (&d.handover_ns),
-    .timer_late_ns = atomic_load (&d.timer_late_ns),
+    .handover_ns = sl_recent_median_ns (&d.handover),
+    .timer_late_ns = sl_recent_median_ns (&d.timer_late),
     .spin_cores = atomic_load (&d.spin_cores),
   };
 }

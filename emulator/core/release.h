@@ -13,7 +13,9 @@
  *    just released (100 µs at QD 16 on the 2-core host: 40k IOPS against
  *    74k, scripts/bench/realtime_bench.py);
  *  - it wakes each thread early by the hand-over it measures (futex wake to
- *    that thread running), so threads leave on time, not late by it;
+ *    that thread running), so threads leave on time, not late by it; the
+ *    hand-over and the timer's lateness are medians of recent samples
+ *    (recent_median.h), which one late wake-up of the host does not move;
  *  - threads due together (before its next wake-up could come) leave in
  *    one pass;
  *  - a thread spins its last microseconds only when given a core to spin

@@ -2,18 +2,19 @@
  * (round_trip.h). */
 #include "round_trip.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 /* Arrivals over which the fewest replies found waiting is taken: in a
  * client's steady state some arrival finds only its own reply waiting. */
 #define EPOCH_ARRIVALS 64u
-#define MEDIAN_EVERY 16u
+/* gaps the median is taken over */
+#define GAPS 64u
 
 void
 sl_round_trip_init (struct sl_round_trip *rt)
 {
   memset (rt, 0, sizeof *rt);
+  sl_recent_median_init (&rt->gaps, GAPS, 0);
   rt->epoch_fewest_waiting = SL_ROUND_TRIP_REPLIES;
 }
 
@@ -33,27 +34,11 @@ sl_round_trip_reply (struct sl_round_trip *rt, uint64_t now_ns)
   rt->waiting++;
 }
 
-static int
-compare_u64 (const void *a, const void *b)
-{
-  uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-  return x < y ? -1 : x > y;
-}
-
 static bool
 record_gap (struct sl_round_trip *rt, uint64_t gap_ns)
 {
-  rt->gap_ns[rt->gap_next] = gap_ns;
-  rt->gap_next = (rt->gap_next + 1) % SL_ROUND_TRIP_GAPS;
-  if (rt->gap_count < SL_ROUND_TRIP_GAPS)
-    rt->gap_count++;
-  if (++rt->gaps_since_median < MEDIAN_EVERY && rt->gap_count == SL_ROUND_TRIP_GAPS)
-    return false;
-  rt->gaps_since_median = 0;
-  uint64_t sorted[SL_ROUND_TRIP_GAPS];
-  memcpy (sorted, rt->gap_ns, rt->gap_count * sizeof sorted[0]);
-  qsort (sorted, rt->gap_count, sizeof sorted[0], compare_u64);
-  uint64_t median = sorted[rt->gap_count / 2];
+  sl_recent_median_push (&rt->gaps, gap_ns);
+  uint64_t median = sl_recent_median_ns (&rt->gaps);
   bool changed = median != rt->median_ns;
   rt->median_ns = median;
   return changed;

@@ -20,8 +20,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "recent_median.h"
+
 #define SL_ROUND_TRIP_REPLIES 256      /* replies awaiting their request */
-#define SL_ROUND_TRIP_GAPS 64          /* gaps the median is taken over */
 /* A longer gap is the client thinking, not the transport. */
 #define SL_ROUND_TRIP_GAP_MAX_NS 2000000u
 
@@ -29,9 +30,8 @@ struct sl_round_trip {
   uint64_t reply_ns[SL_ROUND_TRIP_REPLIES];    /* a ring, oldest at head */
   unsigned head, waiting;
   unsigned epoch_arrivals, epoch_fewest_waiting;
-  uint64_t gap_ns[SL_ROUND_TRIP_GAPS];
-  unsigned gap_count, gap_next, gaps_since_median;
-  uint64_t median_ns;
+  struct sl_recent_median gaps;
+  uint64_t median_ns;          /* as last told */
 };
 
 void sl_round_trip_init (struct sl_round_trip *rt);
