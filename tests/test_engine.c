@@ -156,6 +156,12 @@ real_time_requests_leave_at_their_deadline (void **state)
    * within half a millisecond of its deadline even on a busy host. */
   assert_int_equal (stats->release_lateness_ns.count, 200);
   assert_true (sl_histogram_percentile (&stats->release_lateness_ns, 50) < 500000);
+  /* ... and how early, for every release too: never by more than the
+   * release path's bound, and as far as the threads themselves saw */
+  assert_int_equal (stats->release_early_ns.count, 200);
+  assert_true (stats->release_early_ns.max_value < 1500000);
+  for (int i = 0; i < 4; i++)
+    assert_true (t[i].worst_early_ns <= stats->release_early_ns.max_value);
   /* Let the driver reap the last completions. */
   struct timespec pause = { 0, 5000000 };
   nanosleep (&pause, NULL);

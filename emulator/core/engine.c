@@ -359,12 +359,12 @@ sl_engine_execute_at_arrival (struct sl_engine *e, struct sl_request *caller,
 
   if (release > now) {
     pthread_mutex_unlock (&e->lock);
-    uint64_t late = sl_release_wait_until (release + e->epoch_ns);
+    int64_t left_against_deadline = sl_release_wait_until (release + e->epoch_ns);
     uint64_t left = wall_engine_ns (e);
     pthread_mutex_lock (&e->lock);
     struct sl_release_path path;
     sl_release_get_path (&path);
-    sl_device_stats_release (e->stats, late, &path);
+    sl_device_stats_release (e->stats, left_against_deadline, &path);
     leave_locked (e, left);
   }
   else

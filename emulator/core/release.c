@@ -249,12 +249,19 @@ sl_release_set_spin_cores (unsigned cores)
   futex_wake (&d.wake_seq);
 }
 
-uint64_t
+static int64_t
+left_against (uint64_t left_ns, uint64_t deadline_ns)
+{
+  return left_ns >= deadline_ns ? (int64_t) (left_ns - deadline_ns)
+                                : -(int64_t) (deadline_ns - left_ns);
+}
+
+int64_t
 sl_release_wait_until (uint64_t deadline_ns)
 {
   uint64_t now = sl_clock_monotonic_ns ();
   if (now >= deadline_ns)
-    return now - deadline_ns;
+    return left_against (now, deadline_ns);
   pthread_once (&d.once, start_dispatcher);
   struct waiter w = { .deadline_ns = deadline_ns };
   pthread_mutex_lock (&d.lock);
@@ -262,8 +269,7 @@ sl_release_wait_until (uint64_t deadline_ns)
     /* no dispatcher: the thread times itself, as before one existed */
     pthread_mutex_unlock (&d.lock);
     sl_clock_sleep_until_ns (deadline_ns);
-    now = sl_clock_monotonic_ns ();
-    return now > deadline_ns ? now - deadline_ns : 0;
+    return left_against (sl_clock_monotonic_ns (), deadline_ns);
   }
   if (d.heap[0] == &w) {       /* a new earliest deadline: tell the dispatcher */
     atomic_fetch_add (&d.wake_seq, 1);
@@ -282,7 +288,7 @@ sl_release_wait_until (uint64_t deadline_ns)
     atomic_fetch_add (&d.wake_seq, 1);
     futex_wake (&d.wake_seq);
   }
-  return now > deadline_ns ? now - deadline_ns : 0;
+  return left_against (now, deadline_ns);
 }
 
 void

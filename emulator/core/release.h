@@ -40,8 +40,9 @@ void sl_release_set_spin_cores (unsigned cores);
 
 /* Blocks the calling thread until sl_clock_monotonic_ns() reaches
  * deadline_ns (or the dispatcher's early hand-over makes it arrive then).
- * Returns how late the thread left past deadline_ns, 0 when on time. */
-uint64_t sl_release_wait_until (uint64_t deadline_ns);
+ * Returns when the thread left against deadline_ns: how late, negative
+ * when it left early. */
+int64_t sl_release_wait_until (uint64_t deadline_ns);
 
 /* What the dispatcher runs with and has learnt, for the stats (no lock
  * taken: figures of the moment). */

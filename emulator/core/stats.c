@@ -137,6 +137,7 @@ sl_device_stats_init (struct sl_device_stats *s, const char *name,
   for (unsigned op = 0; op < SL_OP_COUNT; op++)
     sl_histogram_init (&s->op[op].latency_ns);
   sl_histogram_init (&s->release_lateness_ns);
+  sl_histogram_init (&s->release_early_ns);
   __atomic_store_n (&s->sequence, 2, __ATOMIC_RELEASE);
 }
 
@@ -199,11 +200,13 @@ sl_device_stats_adopt_counters (struct sl_device_stats *s, const char *const nam
 }
 
 void
-sl_device_stats_release (struct sl_device_stats *s, uint64_t lateness_ns,
+sl_device_stats_release (struct sl_device_stats *s, int64_t left_against_deadline_ns,
                          const struct sl_release_path *path)
 {
+  int64_t t = left_against_deadline_ns;
   write_begin (s);
-  sl_histogram_record (&s->release_lateness_ns, lateness_ns);
+  sl_histogram_record (&s->release_lateness_ns, t > 0 ? (uint64_t) t : 0);
+  sl_histogram_record (&s->release_early_ns, t < 0 ? (uint64_t) -t : 0);
   s->release_path = *path;
   write_end (s);
 }
@@ -324,6 +327,8 @@ write_json_record (const struct sl_device_stats *s, FILE *out)
   /* the buckets too: a sweep's window of lateness is the difference of two */
   fputs (", \"release_lateness_histogram\": ", out);
   write_json_histogram (out, &s->release_lateness_ns);
+  fputs (", \"release_early_ns\": ", out);
+  write_json_latency (out, &s->release_early_ns);
   fprintf (out, ", \"latency_offset_ns\": %llu", (unsigned long long) s->latency_offset_ns);
   fprintf (out, ", \"release_path\": {\"spin_cores\": %llu, "
            "\"handover_ns\": %llu, \"timer_late_ns\": %llu}",

@@ -20,8 +20,9 @@
 #include "request.h"
 
 #define SL_STATS_MAGIC "STORLAB-STATS-1"
-/* 2: a record holds its engine's latency offset */
-#define SL_STATS_FILE_VERSION 2u
+/* 2: a record holds its engine's latency offset; 3: and how early requests
+ * were released */
+#define SL_STATS_FILE_VERSION 3u
 #define SL_STATS_NAME_BYTES 48
 
 struct sl_op_stats {
@@ -55,6 +56,11 @@ struct sl_device_stats {
   /* Real time only: how late requests were released past their deadline.
    * A lab whose releases run late measures the host, not the model. */
   struct sl_histogram release_lateness_ns;
+  /* ... and how early (each release counts in both, 0 in the one it is
+   * not): the dispatcher wakes threads ahead by a learnt hand-over, and a
+   * figure learnt wrong shows here as requests leaving before the model
+   * says, which a client sees as a faster device. */
+  struct sl_histogram release_early_ns;
   struct sl_release_path release_path;
   /* How much earlier than its model completion a request is released (the
    * engine's latency offset, engine.h): an offset at or above a request's
@@ -82,9 +88,9 @@ void sl_device_stats_arrival (struct sl_device_stats *s, uint64_t now_ns);
 void sl_device_stats_completion (struct sl_device_stats *s, enum sl_op op,
                                  uint64_t length_bytes, uint64_t latency_ns,
                                  uint64_t now_ns);
-/* Real-time drivers: a request left lateness_ns after its deadline; path:
- * the release path's figures then. */
-void sl_device_stats_release (struct sl_device_stats *s, uint64_t lateness_ns,
+/* Real-time drivers: a request left left_against_deadline_ns after its
+ * deadline (negative: before it); path: the release path's figures then. */
+void sl_device_stats_release (struct sl_device_stats *s, int64_t left_against_deadline_ns,
                               const struct sl_release_path *path);
 /* The engine's latency offset changed to offset_ns. */
 void sl_device_stats_latency_offset (struct sl_device_stats *s, uint64_t offset_ns);
