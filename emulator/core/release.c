@@ -25,8 +25,9 @@
 /* A single sample above this is the thread descheduled, not the path. */
 #define SAMPLE_MAX_NS 1000000u
 /* The timer's lateness is only measured by a timed sleep, which a wait
- * shorter than half of it never takes: after this long without one, the
- * next wait is timed to its deadline, late by the timer, to learn it again. */
+ * shorter than half of it never takes: after this long without one (or
+ * since the last such try), the next wait is timed to its deadline, late
+ * by the timer, to learn it again. */
 #define TIMER_RESAMPLE_NS 20000000u
 /* A thread given a spin slot is woken this much before its deadline on
  * top of twice the learnt hand-over, and spins the rest: it leaves on time
@@ -54,7 +55,7 @@ static struct {
   _Atomic unsigned spinning;   /* released threads spinning to their deadline */
   struct sl_recent_median handover;       /* futex wake -> thread running */
   struct sl_recent_median timer_late;     /* timed sleep's end -> awake */
-  uint64_t timer_sampled_ns;              /* the last timed sleep that ran out */
+  uint64_t timer_sampled_ns;   /* the last timed sleep that ran out, or try */
 } d = {
   .lock = PTHREAD_MUTEX_INITIALIZER,
   .once = PTHREAD_ONCE_INIT,
@@ -200,8 +201,11 @@ dispatcher_main (void *unused)
     }
     uint64_t now = sl_clock_monotonic_ns ();
     uint64_t handover = sl_recent_median_ns (&d.handover);
-    uint64_t timer_late = now - d.timer_sampled_ns > TIMER_RESAMPLE_NS
-                          ? 0 : sl_recent_median_ns (&d.timer_late);
+    uint64_t timer_late = sl_recent_median_ns (&d.timer_late);
+    if (now - d.timer_sampled_ns > TIMER_RESAMPLE_NS) {
+      timer_late = 0;          /* one decision untouched by the figure */
+      d.timer_sampled_ns = now;
+    }
     uint64_t deadline = d.heap[0]->deadline_ns;
     /* With a spin slot free the earliest thread is woken well ahead and
      * spins the rest; without, early by the hand-over so that it arrives
