@@ -29,6 +29,12 @@ sl_recent_median_count (struct sl_recent_median *m)
   return atomic_load_explicit (&m->pushed, memory_order_relaxed);
 }
 
+uint64_t
+sl_recent_median_last_ns (const struct sl_recent_median *m)
+{
+  return atomic_load_explicit (&m->median_ns, memory_order_relaxed);
+}
+
 static int
 compare_u64 (const void *a, const void *b)
 {
@@ -42,7 +48,7 @@ sl_recent_median_ns (struct sl_recent_median *m)
   unsigned pushed = sl_recent_median_count (m);
   unsigned resort_every = m->window / 8 ? m->window / 8 : 1;
   if (pushed - atomic_load_explicit (&m->median_at, memory_order_relaxed) < resort_every)
-    return atomic_load_explicit (&m->median_ns, memory_order_relaxed);
+    return sl_recent_median_last_ns (m);
   unsigned n = pushed < m->window ? pushed : m->window;
   uint64_t sorted[SL_RECENT_MEDIAN_SAMPLES];
   for (unsigned i = 0; i < n; i++)

@@ -34,6 +34,9 @@ void sl_recent_median_push (struct sl_recent_median *m, uint64_t sample_ns);
 /* The median of the last window samples (of those there are so far, as of
  * at most window / 8 pushes ago); start_ns before the first. */
 uint64_t sl_recent_median_ns (struct sl_recent_median *m);
+/* The median as last taken by sl_recent_median_ns (start_ns before that):
+ * no sort, for a reader on a hot path who only reports it. */
+uint64_t sl_recent_median_last_ns (const struct sl_recent_median *m);
 /* Samples pushed so far. */
 unsigned sl_recent_median_count (struct sl_recent_median *m);
 

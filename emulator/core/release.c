@@ -299,9 +299,11 @@ void
 sl_release_get_path (struct sl_release_path *out)
 {
   pthread_once (&d.once, start_dispatcher);     /* the figures start with it */
+  /* as the dispatcher last took them: a request thread calls this under its
+   * engine's lock after every release, and sorting there costs the lock */
   *out = (struct sl_release_path) {
-    .handover_ns = sl_recent_median_ns (&d.handover),
-    .timer_late_ns = sl_recent_median_ns (&d.timer_late),
+    .handover_ns = sl_recent_median_last_ns (&d.handover),
+    .timer_late_ns = sl_recent_median_last_ns (&d.timer_late),
     .spin_cores = atomic_load (&d.spin_cores),
   };
 }
