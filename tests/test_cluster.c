@@ -12,6 +12,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -624,7 +625,7 @@ test_host_cost_of_switching_processes (void **state)
   assert_refused ("storlab-cluster 1\nnode n1 processes=-1\n", "processes");
   assert_refused ("storlab-cluster 1\nnode n1 procs=2\n", "bad.spec:2: node n1: unknown key "
                   "'procs' (known: host, cores, processes, threads, worker-depth, "
-                  "batch-ios-max, per-io-us,");
+                  "batch-ios-max, busy-host-share, calibrated-utilisation, per-io-us,");
 }
 
 /* A switch to a process serves a batch of its threads' I/Os: as many as
@@ -936,6 +937,69 @@ test_crowded_pool_wakes_cost_more (void **state)
   }
 }
 
+/* A guest's work on a shared host (the pool) whose cores were busy over
+ * the last window costs busy-host-share of its figures: 400 reads at once
+ * on a node of 100 us an I/O, its pool one core.  The first window (20 ms)
+ * has no past: 200 reads at 100 us; from then on the pool was wholly busy,
+ * so at a share of 0.5 the other 200 cost 50 us.  Figures calibrated on a
+ * wholly busy host (calibrated-utilisation=1), or no pool: no share. */
+static void
+test_busy_pool_charges_its_share (void **state)
+{
+  (void) state;
+  const char *one = DISK ("n1", "d0") "local n1 disk d0\nvolume n1 v 64M\n"
+    "export n1 at=0 size=64M volume=v\n";
+  struct { const char *pool, *calibrated; uint64_t busy_ns; } cases[] = {
+    { "pool cores=1\n", "0.5", 200 * 100000 + 200 * 50000 },
+    { "pool cores=1\n", "1", 400 * 100000 },
+    { "", "0.5", 400 * 100000 },
+  };
+  char spec[2048];
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    snprintf (spec, sizeof spec, "storlab-cluster 1\n%snode n1 cores=1 per-io-us=100"
+              " busy-host-share=0.5 calibrated-utilisation=%s\n%s", cases[k].pool,
+              cases[k].calibrated, one);
+    struct run r = run_new (spec);
+    burst (&r, SL_OP_READ, 400, 0, 4 * KIB, 4 * KIB);
+    assert_int_equal (r.c->node[0].cpu.busy_ns, cases[k].busy_ns);
+    run_free (&r);
+  }
+  assert_refused ("storlab-cluster 1\nnode n1 busy-host-share=0\n", "busy-host-share");
+  assert_refused ("storlab-cluster 1\nnode n1 busy-host-share=5\n", "busy-host-share");
+  assert_refused ("storlab-cluster 1\nnode n1 calibrated-utilisation=1.5\n",
+                  "calibrated-utilisation");
+}
+
+/* Between the calibration's utilisation and a wholly busy host the share
+ * goes linearly: calibrated at 0.5 of the cores, 0.5 when all are busy;
+ * a pool of two cores 0.75 busy over the last window gives 0.75, one 0.4
+ * busy 1 (below the calibration's). */
+static void
+test_busy_host_share_is_linear_in_utilisation (void **state)
+{
+  (void) state;
+  struct cl_host_config config;
+  char why[128];
+  assert_int_equal (cl_host_preset ("tcg", &config, why, sizeof why), 0);
+  assert_int_equal (cl_host_ratio_set (&config, "busy-host-share", 0.5), 0);
+  assert_int_equal (cl_host_ratio_set (&config, "calibrated-utilisation", 0.5), 0);
+  assert_int_equal (cl_host_ratio_set (&config, "busy-host-share", 0.01), -1);
+  const double busy[] = { 0.75, 0.4, 1.0 }, share[] = { 0.75, 1.0, 0.5 };
+  for (size_t k = 0; k < sizeof busy / sizeof busy[0]; k++) {
+    struct cl_cpu pool, node;
+    struct cl_host_config two = config;
+    two.cores = 2;
+    assert_int_equal (cl_cpu_init (&pool, &two), 0);
+    assert_int_equal (cl_cpu_init (&node, &config), 0);
+    assert_true (fabs (cl_busy_host_share (&node, CL_POOL_WINDOW_NS) - 1.0) < 1e-9);  /* no pool */
+    node.pool = &pool;
+    pool.busy_ns = (uint64_t) (busy[k] * 2 * CL_POOL_WINDOW_NS);
+    assert_true (fabs (cl_busy_host_share (&node, CL_POOL_WINDOW_NS) - share[k]) < 1e-9);
+    cl_cpu_free (&pool);
+    cl_cpu_free (&node);
+  }
+}
+
 /* --------------------------------------------------------- determinism -- */
 
 static char *
@@ -1005,6 +1069,8 @@ main (void)
     cmocka_unit_test (test_a_message_wakes_a_sleeping_node),
     cmocka_unit_test (test_host_pool_is_shared),
     cmocka_unit_test (test_crowded_pool_wakes_cost_more),
+    cmocka_unit_test (test_busy_pool_charges_its_share),
+    cmocka_unit_test (test_busy_host_share_is_linear_in_utilisation),
     cmocka_unit_test (test_same_run_same_figures),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);

@@ -367,10 +367,12 @@ def test_a_host_file_of_the_presets_own_figures_predicts_what_the_preset_does(tm
 
 @pytest.mark.parametrize("lines, needle", [
     ('host = "tcg"\nper-volume-red-us = 236\n', "unknown key 'per-volume-red-us' (known: host, "
-     "cores, batch-ios-max, per-io-us, "),
+     "cores, batch-ios-max, busy-host-share, calibrated-utilisation, per-io-us, "),
     ('host = "tcg"\nper-md-io-us = -3\n', "per-md-io-us = -3: must be a number of "
      "microseconds, at least 0"),
-    ('host = "tcg"\nbatch-ios-max = 0.5\n', "batch-ios-max = 0.5: must be a number, at least 1"),
+    ('host = "tcg"\nbatch-ios-max = 0.5\n', "batch-ios-max = 0.5: must be a number from 1 to 1e+06"),
+    ('host = "tcg"\nbusy-host-share = 0\n', "busy-host-share = 0: must be a number from 0.05 to 4"),
+    ('host = "tcg"\nbusy-host-share = true\n', "busy-host-share = true: must be a number from"),
     ('host = "tcg"\ncores = 1.5\n', "cores = 1.5: must be an integer"),
     ('per-md-io-us = 3\n', "host: missing (the preset these figures refine: bare-metal, tcg)"),
     ('host = "kvm"\n', "host = 'kvm': unknown host preset (known: bare-metal, tcg)"),

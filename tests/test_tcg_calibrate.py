@@ -16,6 +16,7 @@ import tcg_calibrate  # noqa: E402
 def run(vcpu_us, host_us=100.0, devices=1.0, node2_us=0.0, late_us=None):
     r = tcg_calibrate.Run.__new__(tcg_calibrate.Run)
     r.ios, r.iops, r.host_cores, r.host_cache_ratio = 1000, 1000.0, 1.0, None
+    r.host_cores_total = 2
     r.vcpu_us = {"node1": vcpu_us, "node2": node2_us}
     r.devices = {"node1": devices, "node2": devices}
     r.host_us, r.release_late_us = host_us, late_us
@@ -52,6 +53,38 @@ def test_without_a_timed_disk_the_figures_are_the_bare_disks():
     assert f["device_release_ns"] == 0
     assert f["idle_wake_ns"] == pytest.approx(200 - 150)
     assert f["hypervisor_per_device_io_ns"] == pytest.approx(90)
+
+
+def with_busy_host(out):
+    """busy-bare and busy-ext4 beside bare and ext4 at both depths: the
+    vCPU's shares 0.5-0.9, QEMU's threads' 1.2 at 1 outstanding and 0.8 at 8."""
+    vcpu = {("bare", "randread", 1): 0.9, ("bare", "randread", 8): 0.7,
+            ("bare", "randwrite", 1): 0.8, ("bare", "randwrite", 8): 0.5,
+            ("ext4", "randread", 1): 0.85, ("ext4", "randread", 8): 0.6,
+            ("ext4", "randwrite", 1): 0.75, ("ext4", "randwrite", 8): 0.65}
+    for (name, op, depth), share in vcpu.items():
+        out.setdefault((name, op, depth), run(200))
+        idle = out[name, op, depth]
+        out["busy-" + name, op, depth] = run(idle.vcpu_us["node1"] * share,
+                                             host_us=idle.host_us * (1.2 if depth == 1 else 0.8))
+    return out
+
+
+def test_a_busy_host_gives_the_median_share_of_the_vcpu():
+    f = tcg_calibrate.figures(with_busy_host(runs(timed=True)))
+    # the median of the eight shares: (0.7 + 0.75) / 2
+    assert f["busy_host_share"] == pytest.approx(0.725)
+    assert f["(hypervisor's busy host share)"] == pytest.approx(1.0)
+    assert f["calibrated_utilisation"] == pytest.approx(0.5)    # 1 of the 2 cores busy
+
+
+def test_the_host_file_takes_the_share_and_runs_without_it_leave_it_out(monkeypatch):
+    monkeypatch.setattr(tcg_calibrate, "switch_batching", lambda *_: None)
+    figures = tcg_calibrate.host_file_figures([with_busy_host(runs(timed=True))])
+    assert figures["busy-host-share"] == 0.72       # rounded to two places
+    assert figures["calibrated-utilisation"] == 0.5
+    assert "(hypervisor's busy host share)" not in figures
+    assert "busy-host-share" not in tcg_calibrate.host_file_figures([runs(timed=True)])
 
 
 def test_the_median_runs_carry_the_lateness():

@@ -169,8 +169,12 @@ print_host_figures (const char *name)
   struct cl_host_config config;
   char why[256];
   cl_host_preset (name, &config, why, sizeof why);
-  printf (", \"cores\": %u, \"batch-ios-max\": %g, \"costs_us\": {", config.cores,
-          config.batch_ios_max);
+  printf (", \"cores\": %u", config.cores);
+  const char *ratio;
+  double lo, hi;
+  for (size_t i = 0; (ratio = cl_host_ratio_at (i, &lo, &hi)) != NULL; i++)
+    printf (", \"%s\": %g", ratio, cl_host_ratio_get (&config, ratio));
+  fputs (", \"costs_us\": {", stdout);
   const char *key;
   bool one_figure;
   for (size_t i = 0, n = 0; (key = cl_host_cost_at (i, &one_figure)) != NULL; i++)
@@ -197,7 +201,11 @@ print_cluster (void)
   bool one_figure;
   for (size_t i = 0; (name = cl_host_cost_at (i, &one_figure)) != NULL; i++)
     printf ("%s\"%s\"", i ? ", " : "", name);
-  printf ("], \"default_link\": \"%s\", \"links\": [", CL_LINK_PRESET_DEFAULT);
+  fputs ("], \"host_ratio_keys\": {", stdout);
+  double lo, hi;
+  for (size_t i = 0; (name = cl_host_ratio_at (i, &lo, &hi)) != NULL; i++)
+    printf ("%s\"%s\": [%g, %g]", i ? ", " : "", name, lo, hi);
+  printf ("}, \"default_link\": \"%s\", \"links\": [", CL_LINK_PRESET_DEFAULT);
   for (size_t i = 0; (name = cl_link_preset_at (i)) != NULL; i++)
     printf ("%s\"%s\"", i ? ", " : "", name);
   fputs ("]}", stdout);

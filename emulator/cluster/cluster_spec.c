@@ -8,6 +8,7 @@
  *        [per-hop-io-us=X] [per-remote-io-us=X] [idle-wake-us=X]
  *        [hypervisor-per-device-io-us=X] [hypervisor-per-message-us=X]
  *        [process-switch-us=X] [batch-ios-max=X] [crowded-wake-us=X]
+ *        [busy-host-share=X] [calibrated-utilisation=X]
  *        [processes=N] [threads=T] [worker-depth=D]   N: the processes issuing
  *                                              its front-end I/Os (a lab's fio units),
  *                                              T: the threads of each (a unit's
@@ -167,6 +168,32 @@ spec_check_stage (struct spec *s, const char *what, unsigned stage, const char *
   return 0;
 }
 
+/* ------------------------------------------------------- host ratios -- */
+
+/* Whether key names a host figure that counts no time, and its bounds. */
+static bool
+host_ratio_bounds (const char *key, double *lo, double *hi)
+{
+  const char *name;
+  for (size_t i = 0; (name = cl_host_ratio_at (i, lo, hi)) != NULL; i++)
+    if (strcmp (name, key) == 0)
+      return true;
+  return false;
+}
+
+/* "batch-ios-max, busy-host-share, ..." into buf. */
+static const char *
+host_ratio_keys (char *buf, size_t buf_bytes)
+{
+  const char *name;
+  double lo, hi;
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; (name = cl_host_ratio_at (i, &lo, &hi)) != NULL && used < buf_bytes; i++)
+    used += (size_t) snprintf (buf + used, buf_bytes - used, "%s%s", i ? ", " : "", name);
+  return buf;
+}
+
 /* -------------------------------------------------------------- pool -- */
 
 static int
@@ -229,7 +256,7 @@ st_node (struct spec *s, char **w, unsigned n)
   cl_host_preset (CL_HOST_PRESET_DEFAULT, &host, why, sizeof why);
   for (unsigned i = 2; i < n; i++) {
     char *key, *value;
-    double v;
+    double v, lo, hi;
     const struct cl_host_cost *cost;
     if (!spec_split_pair (w[i], &key, &value))
       return spec_fail (s, "node %s: '%s' is not KEY=VALUE", w[1], w[i]);
@@ -247,10 +274,10 @@ st_node (struct spec *s, char **w, unsigned n)
         return -1;
       *count = (uint32_t) v;
     }
-    else if (strcmp (key, "batch-ios-max") == 0) {
-      if (spec_number (s, key, value, 1, 1 << 20, &v) < 0)
+    else if (host_ratio_bounds (key, &lo, &hi)) {
+      if (spec_number (s, key, value, lo, hi, &v) < 0)
         return -1;
-      host.batch_ios_max = v;
+      cl_host_ratio_set (&host, key, v);
     }
     else if ((cost = cl_host_cost_find (key)) != NULL) {
       if (spec_number (s, key, value, 0, 1e6, &v) < 0)
@@ -258,10 +285,11 @@ st_node (struct spec *s, char **w, unsigned n)
       cl_host_cost_set (&host, cost, (uint64_t) (v * NS_PER_US));
     }
     else {
-      char keys[1024];
+      char ratios[256], keys[1024];
       return spec_fail (s, "node %s: unknown key '%s' (known: host, cores, processes, "
-                        "threads, worker-depth, batch-ios-max, %s)",
-                        w[1], key, cl_host_cost_keys (keys, sizeof keys));
+                        "threads, worker-depth, %s, %s)", w[1], key,
+                        host_ratio_keys (ratios, sizeof ratios),
+                        cl_host_cost_keys (keys, sizeof keys));
     }
   }
   struct cl_node *node = &c->node[c->node_count++];

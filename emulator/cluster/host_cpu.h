@@ -68,6 +68,14 @@ struct cl_host_config {
    * and its QEMU's threads' refill) for each guest vCPU a core runs beyond
    * one (cl_crowded_wake_ns).  A vCPU that stays busy pays none. */
   uint64_t crowded_wake_ns;
+  /* The figures above were measured on a shared host (the pool) whose
+   * cores were calibrated_utilisation busy; where its cores never idle a
+   * guest vCPU's work costs busy_host_share of them (under a hypervisor
+   * that halts idle cores: this host is itself a VM).  Between the two,
+   * by the pool's recent utilisation, the share goes linearly from 1 to
+   * busy_host_share (cl_busy_host_share).  1 and 1 where not measured. */
+  double busy_host_share;
+  double calibrated_utilisation;
 };
 
 /* cost's figure for an I/O of op */
@@ -86,6 +94,14 @@ int cl_host_preset (const char *name, struct cl_host_config *config, char *err, 
 const char *cl_host_preset_at (size_t i, const char **link);
 /* "bare-metal, tcg" */
 const char *cl_host_preset_names (void);
+
+/* A host's figures that count no time (a batch, shares), by the names a
+ * node line and a host file give them ("batch-ios-max", ...): the i-th's
+ * key and bounds, NULL past the end; set into config when value is within
+ * them (0), -1 if not. */
+const char *cl_host_ratio_at (size_t i, double *lo, double *hi);
+int cl_host_ratio_set (struct cl_host_config *config, const char *key, double value);
+double cl_host_ratio_get (const struct cl_host_config *config, const char *key);
 
 /* A host's costs by the KEY=µs names a cluster spec's node line and a host
  * file give them ("per-volume-read-us", ...; "per-io-us" sets four). */
@@ -108,6 +124,11 @@ struct cl_cpu {
   uint64_t *core_free_ns;              /* per core: when it is free again */
   uint64_t busy_ns;                    /* summed over cores */
   uint64_t ios;
+  /* A pool's recent utilisation: the share of its cores' time booked in
+   * the last whole window of CL_POOL_WINDOW_NS (busy_ns at its start). */
+  uint64_t window_start_ns;
+  uint64_t window_start_busy_ns;
+  double recent_utilisation;
   /* The physical cores a node's own run on, shared with other nodes (the
    * lab's guests on one host), or NULL: its cores are its own. */
   struct cl_cpu *pool;
@@ -143,6 +164,14 @@ uint64_t cl_cpu_front_run (struct cl_cpu *cpu, uint64_t now_ns, enum sl_op op, b
  * for each guest vCPU a pool core runs beyond one (0 without a pool, or
  * with a core a vCPU). */
 uint64_t cl_crowded_wake_ns (const struct cl_cpu *cpu);
+/* The share of its figures a guest's work that starts at now_ns on the
+ * node's pool costs (1 without a pool): linear in the pool's recent
+ * utilisation, 1 at calibrated_utilisation or less, busy_host_share with
+ * every core busy. */
+double cl_busy_host_share (struct cl_cpu *cpu, uint64_t now_ns);
+/* The pool's utilisation windows: long enough to hold many I/Os of a TCG
+ * guest (hundreds of µs each), short against a sweep point's seconds. */
+#define CL_POOL_WINDOW_NS 20000000ULL
 /* The hypervisor's work for a node (cost_ns from now on): on the first
  * free core of the pool, or beside the node's cores without one. */
 uint64_t cl_hypervisor_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns);

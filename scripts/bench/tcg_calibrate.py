@@ -12,6 +12,10 @@ for a request to wait for) and runs fio (4 KiB random, libaio, O_DIRECT,
   linear   a device-mapper linear target over a disk (one remap, as LVM's)
   raid1    md RAID-1 over two disks: a read goes to one, a write to both
   ext4     a file on ext4 over a disk (the replicas' share's file system)
+  busy-bare, busy-ext4   bare and ext4 again with a busy loop on every
+           core of the host at the lowest priority (nice 19), so that no
+           core idles: the share of an idle host's figures a guest spends
+           on a host whose cores are all busy
   nvme     node2's disk imported over NVMe/TCP (nvmet in node2's kernel)
   timed    a disk that waits for its model's time (the hdd plugin at a
            fixed latency, as a lab starts it: no latency offset)
@@ -83,6 +87,16 @@ the vCPU is busy throughout, so each I/O's cost is its own:
   per_read_cache_io_ns     the read cache (dm-cache, smq) per I/O it takes:
                      hybrid - allflash on reads (writes stay in the buffer
                      above it), less a device I/O's cost for each more
+  busy_host_share    what a guest's I/O costs its vCPU on a host whose
+                     cores never idle, as a share of the idle host's: the
+                     median over busy-bare/bare and busy-ext4/ext4 (each
+                     op and depth) of the vCPU's µs an I/O; QEMU's
+                     threads' own ratios are printed, not charged (at 1
+                     outstanding they spend more, at 8 less)
+  calibrated_utilisation   the share of the host's cores busy in those
+                     idle-host runs (the median): the model charges the
+                     figures as measured up to it, busy_host_share of them
+                     with every core busy, linearly between
   process_switch_ns  the vCPU going from one process's I/O to another's
                      (TCG flushes its software TLB with every address
                      space switch): two processes switch about every other
@@ -109,9 +123,11 @@ usage: scripts/bench/tcg_calibrate.py [--repeat N] [--keep] [--out JSON] [--only
                                       (the tables of a saved run, nothing run)
 """
 import argparse
+import contextlib
 import datetime
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -170,6 +186,10 @@ MECHANISMS = {
     "ext4": ("d=$(disk_by_serial disk2); mkfs.ext4 -q -F $d && mkdir -p /mnt/cal"
              " && mount $d /mnt/cal && echo /mnt/cal/file",
              "umount /mnt/cal"),
+    "busy-bare": ("disk_by_serial disk0", ""),
+    "busy-ext4": ("d=$(disk_by_serial disk2); mkfs.ext4 -q -F $d && mkdir -p /mnt/cal"
+                  " && mount $d /mnt/cal && echo /mnt/cal/file",
+                  "umount /mnt/cal"),
     "nvme": (f"nvme_connect {NQN} {{addr}}",
              f"c=$(nvme_controller_of {NQN}) && echo 1 > /sys/class/nvme/$c/delete_controller"),
     "threads2": ("disk_by_serial disk0", ""),
@@ -186,6 +206,26 @@ LAYOUTS = {"threads2": (1, 2), "processes2": (2, 1), "threads64": (1, 64),
 # the switch's layouts run at these depths (the others at DEPTHS)
 DEPTHS_OF = {"threads64": (1, 4, 16), "processes8x8": (1, 4, 16)}
 WORKING_SETS = {"allflash": DISK_GROUP_WORKING_SET, "hybrid": DISK_GROUP_WORKING_SET}
+# run with every host core kept busy: the mechanism each repeats
+BUSY_HOST = {"busy-bare": "bare", "busy-ext4": "ext4"}
+
+
+@contextlib.contextmanager
+def busy_host():
+    """Every core of the host kept from idling while the block runs: a
+    shell loop a core at nice 19 (a QEMU thread that wakes still takes its
+    turn), stopped by PID after it; each loop also ends by itself once
+    this process is gone, so none outlives a killed bench."""
+    loop = f"while kill -0 {os.getpid()} 2>/dev/null; do :; done"
+    loops = [subprocess.Popen(["nice", "-n", "19", "sh", "-c", loop])
+             for _ in range(os.cpu_count() or 1)]
+    try:
+        yield
+    finally:
+        for p in loops:
+            p.kill()
+        for p in loops:
+            p.wait()
 
 
 def storlab(*args, timeout=900):
@@ -224,6 +264,7 @@ class Run:
         self.devices = {n: d / self.ios for n, d in window.devices.items()}
         self.host_us = (sum(used["qemu_io"].values()) + used["nbdkit"]) * busy_s * 1e6 / self.ios
         self.host_cores = used["host_busy"]
+        self.host_cores_total = os.cpu_count()
         self.host_cache_ratio = window.cache_ratio    # host_probe.py: a slow spell's mark
         self.release_late_us = None if window.release_late_ns is None \
             else window.release_late_ns / 1e3
@@ -246,8 +287,9 @@ def measure_mechanism(name, addr, n):
     try:
         for op in OPS:
             for depth in DEPTHS_OF.get(name, DEPTHS):
-                r = run_point(device, op, depth, *LAYOUTS.get(name, (1, 1)),
-                              size=WORKING_SETS.get(name, WORKING_SET))
+                with busy_host() if name in BUSY_HOST else contextlib.nullcontext():
+                    r = run_point(device, op, depth, *LAYOUTS.get(name, (1, 1)),
+                                  size=WORKING_SETS.get(name, WORKING_SET))
                 runs[name, op, depth] = r
                 print(f"tcg_calibrate: pass {n}: {name} {op} qd{depth}: {r.iops:.0f}"
                       f" IOPS, node1 vCPU {r.vcpu_us.get('node1', 0):.0f} us/IO, host caches"
@@ -360,6 +402,7 @@ def figures(runs):
         disk = runs["bare", op, 1].host_us - runs["bare", op, 8].host_us
         return (hop - disk) / 2
 
+    busy = busy_host_ratios(runs)
     return {
         "per_volume_read_ns": volume["randread"],
         "per_volume_write_ns": volume["randwrite"],
@@ -394,7 +437,33 @@ def figures(runs):
         if ("hybrid", "randread", 8) in runs else 0.0,
         # LVM's remap (every LV is a dm linear or striped target)
         "per_linear_io_ns": mean(lambda op: cpu("linear", op) - cpu("bare", op)),
+        # runs saved before 2026-12-06 have no busy host's: no share
+        **({"busy_host_share": median(busy["vcpu"]),
+            "calibrated_utilisation": median(busy["idle_utilisation"]),
+            "(hypervisor's busy host share)": median(busy["hypervisor"])}
+           if busy["vcpu"] else {}),
     }
+
+
+def busy_host_ratios(runs):
+    """{"vcpu": [...], "hypervisor": [...], "idle_utilisation": [...]}:
+    each busy-host run's node1 vCPU µs an I/O, and QEMU's threads' and
+    nbdkit's, over its idle twin's, for every op and depth measured both
+    ways; and the share of the host's cores busy in each idle twin (the
+    utilisation the idle host's figures hold)."""
+    out = {"vcpu": [], "hypervisor": [], "idle_utilisation": []}
+    for busy, idle in BUSY_HOST.items():
+        for op in OPS:
+            for depth in DEPTHS:
+                if (busy, op, depth) not in runs or (idle, op, depth) not in runs:
+                    continue
+                b, i = runs[busy, op, depth], runs[idle, op, depth]
+                out["vcpu"].append(b.vcpu_us.get("node1", 0.0)
+                                   / max(i.vcpu_us.get("node1", 0.0), 1e-9))
+                out["hypervisor"].append(b.host_us / max(i.host_us, 1e-9))
+                out["idle_utilisation"].append(
+                    min(i.host_cores / (i.host_cores_total or os.cpu_count() or 1), 1.0))
+    return out
 
 
 # what figures() cannot do without
@@ -421,6 +490,7 @@ def median_runs(passes):
         r = Run.__new__(Run)
         for name in ("ios", "iops", "host_us", "host_cores"):
             setattr(r, name, median([getattr(x, name) for x in runs]))
+        r.host_cores_total = runs[0].host_cores_total
         late = [x.release_late_us for x in runs if x.release_late_us is not None]
         r.release_late_us = median(late) if late else None
         for name in ("vcpu_us", "devices"):
@@ -453,6 +523,7 @@ def print_tables(passes):
               f" {m(lambda r: r.host_cores):.2f} |")
     print()
     print_switch_by_depth(passes)
+    print_busy_host(passes)
     if any(key not in passes[0] for key in FIGURES_NEED):
         print("(the preset's figures need every mechanism: not all were measured)")
         return
@@ -462,8 +533,11 @@ def print_tables(passes):
           + " | of the median runs µs |")
     print("|---|" + "---|" * (len(each) + 1))
     for key in each[0]:
-        print(f"| {key} | " + " | ".join(f"{f[key]:.0f}" for f in each)
-              + f" | {taken[key]:.0f} |")
+        # the shares are ratios, not µs
+        form = ".0f" if key.endswith("_ns") else ".2f"
+        print(f"| {key} | " + " | ".join(format(f[key], form) if key in f else "–"
+                                        for f in each)
+              + f" | {format(taken[key], form)} |")
 
 
 def print_switch_by_depth(passes):
@@ -487,6 +561,29 @@ def print_switch_by_depth(passes):
         print(f"a switch or a thread's wake-up serves at most {batch:.1f} I/Os (batch_ios_max);"
               f" a thread's wake-up costs {wake_us:.0f} µs (thread_wake_ns)")
         print()
+
+
+def print_busy_host(passes):
+    """Each run on a busy host against its idle twin (the median runs):
+    node1's vCPU and the hypervisor's µs an I/O, and their ratios."""
+    runs = median_runs(passes)
+    pairs = [(busy, idle, op, d) for busy, idle in BUSY_HOST.items() for op in OPS
+             for d in DEPTHS if (busy, op, d) in runs and (idle, op, d) in runs]
+    if not pairs:
+        return
+    print("| mechanism | op | qd | vCPU µs/IO idle host | busy host | share |"
+          " hypervisor µs/IO idle host | busy host | share |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for busy, idle, op, d in pairs:
+        b, i = runs[busy, op, d], runs[idle, op, d]
+        vb, vi = b.vcpu_us.get("node1", 0.0), i.vcpu_us.get("node1", 0.0)
+        print(f"| {idle} | {op} | {d} | {vi:.0f} | {vb:.0f} | {vb / max(vi, 1e-9):.2f} |"
+              f" {i.host_us:.0f} | {b.host_us:.0f} | {b.host_us / max(i.host_us, 1e-9):.2f} |")
+    ratios = busy_host_ratios(runs)
+    print(f"busy host share (the median): vCPU {median(ratios['vcpu']):.2f} (busy_host_share),"
+          f" hypervisor {median(ratios['hypervisor']):.2f} (not charged); the idle host's"
+          f" cores {median(ratios['idle_utilisation']):.2f} busy (calibrated_utilisation)")
+    print()
 
 
 def switch_costs(passes):
@@ -524,6 +621,11 @@ def host_file_figures(passes):
     out = {}
     for field, value in taken.items():
         if field.startswith("("):                 # printed, not charged
+            continue
+        if not field.endswith("_ns"):             # a share, not µs
+            key = field.replace("_", "-")
+            low, high = sim_host_file.ratio_bounds()[key]
+            out[key] = round(min(max(value, low), high), 2)
             continue
         key = field.removesuffix("_ns").replace("_", "-") + "-us"
         if key not in known:
@@ -569,6 +671,7 @@ def load(path):
                 setattr(r, key, row[key])
             r.host_cache_ratio = row.get("host_cache_ratio")      # none before 2026-12-03
             r.release_late_us = row.get("release_late_us")        # none before 2026-12-03 13:50
+            r.host_cores_total = row.get("host_cores_total")      # none before 2026-12-06 21:00
             runs[row["mechanism"], row["op"], row["depth"]] = r
         passes.append(runs)
     return passes
@@ -587,6 +690,9 @@ def main():
     parser.add_argument("--host-file", metavar="FILE", help="also write this machine's figures"
                         " (of the median runs) as a host file for `storlab sweep --sim-host FILE`")
     args = parser.parse_args()
+    # a SIGTERM (nohup's runs ignore SIGINT) still takes the lab down and
+    # stops the busy loops: the finally blocks run
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("tcg_calibrate: stopped (SIGTERM)"))
     unknown = [name for name in args.only or () if name not in MECHANISMS]
     if unknown:
         sys.exit(f"tcg_calibrate: --only {','.join(unknown)}: no such mechanism"

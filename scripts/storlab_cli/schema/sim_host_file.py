@@ -6,12 +6,15 @@ name one where they would name a preset.
     # what this machine's TCG guests spend per I/O (how it was measured)
     host = "tcg"                   # the preset it refines: links, and every
                                    # figure not given here
-    batch-ios-max = 3.4
+    batch-ios-max = 3.4            # any ratio key of the library's
+    busy-host-share = 0.81
     per-volume-read-us = 236       # any cost key of the library's
     ...
 
-The cost keys are the library's (the catalog's host_cost_keys: the keys a
-cluster spec's node line takes), passed to every node line as given."""
+The cost keys and the ratio keys (figures that count no time, with their
+bounds) are the library's (the catalog's host_cost_keys and
+host_ratio_keys: the keys a cluster spec's node line takes), passed to
+every node line as given."""
 import math
 import os
 import re
@@ -22,7 +25,12 @@ from storlab_cli.schema.loader import Loader
 
 SUFFIX = ".toml"
 # keys of a node line besides the costs (cluster_spec.c st_node)
-OTHER_KEYS = ("host", "cores", "batch-ios-max")
+OTHER_KEYS = ("host", "cores")
+
+
+def ratio_bounds():
+    """{key: (lowest, highest)} of the library's figures that count no time."""
+    return {key: tuple(b) for key, b in catalog.load()["cluster"]["host_ratio_keys"].items()}
 
 
 def is_file_name(value):
@@ -30,9 +38,15 @@ def is_file_name(value):
     return value.endswith(SUFFIX) or os.sep in value
 
 
+def _is_number(value):
+    return not isinstance(value, bool) and isinstance(value, (int, float)) \
+        and math.isfinite(value)
+
+
 class _HostFileLoader(Loader):
     def figures(self, data):
-        known = OTHER_KEYS + tuple(catalog.load()["cluster"]["host_cost_keys"])
+        bounds = ratio_bounds()
+        known = OTHER_KEYS + tuple(bounds) + tuple(catalog.load()["cluster"]["host_cost_keys"])
         self.check_keys(data, known, "")
         if "host" not in data:
             self.fail("host", "missing (the preset these figures refine: "
@@ -44,10 +58,12 @@ class _HostFileLoader(Loader):
                 continue
             if key == "cores":
                 value = self.integer(value, key, (1, 4096))
-            elif isinstance(value, bool) or not isinstance(value, (int, float)) \
-                    or not math.isfinite(value) or value < (1 if key == "batch-ios-max" else 0):
-                self.fail(key, "must be a number, at least 1" if key == "batch-ios-max"
-                          else "must be a number of microseconds, at least 0", value)
+            elif key in bounds:
+                low, high = bounds[key]
+                if not _is_number(value) or not low <= value <= high:
+                    self.fail(key, f"must be a number from {low:g} to {high:g}", value)
+            elif not _is_number(value) or value < 0:
+                self.fail(key, "must be a number of microseconds, at least 0", value)
             words.append(f"{key}={value:g}")
         return preset, tuple(words)
 
