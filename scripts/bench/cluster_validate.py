@@ -138,6 +138,8 @@ class Side:
     link_pct: float | None = None       # the simulator's busiest link direction
     # "node/device" -> (its I/Os per front-end I/O, its mean latency µs)
     devices: dict = field(default_factory=dict)
+    # node -> its guest's CPU µs per front-end I/O (every node's I/Os)
+    node_cpu_us: dict = field(default_factory=dict)
     steady: bool | None = None          # the window, as SNIA PTS judges (steady_state.py)
     cache_ratio: float | None = None    # the lab's host caches over their lowest (host_probe.py)
 
@@ -202,10 +204,14 @@ def lab_side(row, point_dir, duration_s, cpu, readings=(), lowest_ns=None):
         side.cache_ratio = host_probe.window_ratio(readings, *window, lowest_ns)
     used = cpu_in_window(cpu, *window) if window else None
     if used:
-        side.cores, side.qemu_io_cores, side.nbdkit_cores, side.host_busy, side.host_cores = used
+        side.cores, side.qemu_io_cores = sum(used["vcpu"].values()), sum(used["qemu_io"].values())
+        side.nbdkit_cores, side.host_busy = used["nbdkit"], used["host_busy"]
+        side.host_cores = used["host_cores"]
         side.other_cores = max(0.0, side.host_busy - side.cores - side.qemu_io_cores
                                - side.nbdkit_cores)
         side.cpu_us_per_io = side.cores / side.iops * 1e6 if side.iops else None
+        if side.iops:
+            side.node_cpu_us = {n: c / side.iops * 1e6 for n, c in sorted(used["vcpu"].items())}
     return side
 
 
@@ -233,6 +239,8 @@ def sim_side(row, point_dir):
                         for layer in model["layers"] if layer.get("layer") == "device"}
         side.dev_per_io = sum(per_io for per_io, _ in side.devices.values())
         side.cpu_us_per_io = busy_ns / front / 1e3
+        side.node_cpu_us = {h["node"]: h["busy_ns"] / front / 1e3
+                            for h in sorted(model["hosts"], key=lambda h: h["node"])}
     side.link_pct = max((link[d]["utilisation_pct"] for link in model["links"]
                          for d in ("a_to_b", "b_to_a")), default=None)
     return side
@@ -458,8 +466,9 @@ def tables(cases, out):
     layers = ("| topology | point | lab guest: submission / completion µs | guest CPU µs per "
               "I/O, lab / sim | guests' vCPU cores, lab / sim | lab host: busy of its cores; "
               "QEMU I/O threads; nbdkit; other | device I/Os per I/O, lab / sim | device mean "
-              "lat µs, lab / sim | busiest sim link % | lab host caches, x lowest |\n"
-              + "|---" * 10 + "|\n")
+              "lat µs, lab / sim | busiest sim link % | lab host caches, x lowest | "
+              "guest CPU µs per I/O by node, lab / sim |\n"
+              + "|---" * 11 + "|\n")
     lowest_ns = lowest_reading(cases, out)
     for case in cases:
         results = os.path.join(out, case)
@@ -486,8 +495,16 @@ def tables(cases, out):
                        f"{fmt(lab.cores, '.2f')} / {fmt(sim.cores, '.2f')} | {busy} | "
                        f"{fmt(lab.dev_per_io, '.2f')} / {fmt(sim.dev_per_io, '.2f')} | "
                        f"{fmt(lab.dev_lat_us)} / {fmt(sim.dev_lat_us)} | {fmt(sim.link_pct, '.1f')} | "
-                       f"{fmt(lab.cache_ratio, '.1f')}{' (spell)' if host_probe.in_spell(lab.cache_ratio) else ''} |\n")
+                       f"{fmt(lab.cache_ratio, '.1f')}{' (spell)' if host_probe.in_spell(lab.cache_ratio) else ''} | "
+                       f"{by_node(lab.node_cpu_us, sim.node_cpu_us)} |\n")
     return head, layers
+
+
+def by_node(lab, sim):
+    """"node1 990 / 569; node2 ..." of the nodes either side has (the
+    guests' CPU per front-end I/O), or "–"."""
+    nodes = sorted(set(lab) | set(sim))
+    return "; ".join(f"{n} {fmt(lab.get(n))} / {fmt(sim.get(n))}" for n in nodes) or "–"
 
 
 def calibrate(out, passes):
