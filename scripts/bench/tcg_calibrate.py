@@ -17,6 +17,13 @@ for a request to wait for) and runs fio (4 KiB random, libaio, O_DIRECT,
            core idles: the share of an idle host's figures a guest spends
            on a host whose cores are all busy
   nvme     node2's disk imported over NVMe/TCP (nvmet in node2's kernel)
+  nvme-lv  the same over an LVM logical volume of node2's (a replica
+           holder's copy, as replica-export.sh makes it)
+  replica  a replica leg as profile-replicas builds it: ext4 on an md
+           RAID-1 (internal write-intent bitmap) over node1's disk and
+           node2's LV over NVMe/TCP; node2's vCPU per write against
+           nvme-lv's is what the leg costs its holder beyond a bare
+           import (printed, not a preset figure)
   timed    a disk that waits for its model's time (the hdd plugin at a
            fixed latency, as a lab starts it: no latency offset)
   threads2, processes2   the bare disk driven by two fio workers, as two
@@ -153,6 +160,13 @@ TOPOLOGY = os.path.join(HERE, "calibrate-tcg.toml")
 LAB = "calibrate-tcg"
 LIB = ". /usr/lib/storlab/profiles/lib.sh; . /usr/lib/storlab/profiles/nvme.sh; "
 NQN = "nqn.2024-01.org.storlab:calibrate-tcg:disk0"
+NQN_LEG = "nqn.2024-01.org.storlab:calibrate-tcg:leg"
+# node2's copy for nvme-lv and replica: an LV on its disk1, exported
+LEG_EXPORT = ("d=$(disk_by_serial disk1); vgs calleg >/dev/null 2>&1 || { run pvcreate -ff -y $d"
+              " && run vgcreate calleg $d; } && { lvs calleg/leg >/dev/null 2>&1 ||"
+              " run lvcreate -y -Wy -Zy -n leg -L 128m calleg; } && "
+              f"nvmet_export {NQN_LEG} /dev/calleg/leg >/dev/null && echo ok")
+LEG_DOWN = (f"c=$(nvme_controller_of {NQN_LEG}) && echo 1 > /sys/class/nvme/$c/delete_controller")
 RUNTIME_S = 8
 # the measured window inside each run: from RAMP_S after the start gate
 # opens, WINDOW_S long (ending before fio's last threads could stop)
@@ -196,6 +210,15 @@ MECHANISMS = {
                   "umount /mnt/cal"),
     "nvme": (f"nvme_connect {NQN} {{addr}}",
              f"c=$(nvme_controller_of {NQN}) && echo 1 > /sys/class/nvme/$c/delete_controller"),
+    "nvme-lv": (f"nvme_connect {NQN_LEG} {{addr}}", LEG_DOWN),
+    "replica": (f"ns=$(nvme_connect {NQN_LEG} {{addr}} | tail -n 1) && mdadm --create /dev/md92"
+                " --run --quiet --metadata=1.2 --level=1 --raid-devices=2 --bitmap=internal"
+                " --assume-clean $(disk_by_serial disk1) $ns >/dev/null 2>&1 && mkfs.ext4 -q -F"
+                " /dev/md92 && mkdir -p /mnt/calrep && mount /dev/md92 /mnt/calrep"
+                " && echo /mnt/calrep/file",
+                f"umount /mnt/calrep; mdadm --stop /dev/md92 >/dev/null 2>&1; mdadm"
+                f" --zero-superblock $(disk_by_serial disk1) $(nvme_namespace_of {NQN_LEG})"
+                f" >/dev/null 2>&1; {LEG_DOWN}"),
     "threads2": ("disk_by_serial disk0", ""),
     "processes2": ("disk_by_serial disk0", ""),
     "threads64": ("disk_by_serial disk0", ""),
@@ -275,10 +298,14 @@ class Run:
 
 
 def export_node2(topo):
-    """node2's disk0 exported over NVMe/TCP; node1's address for it."""
+    """node2's disk0 exported over NVMe/TCP, and an LV on its disk1 (a
+    replica holder's copy); node1's address for them."""
     out = guest("node2", f"nvmet_export {NQN} $(disk_by_serial disk0) >/dev/null && echo ok")
     if out.strip() != "ok":
         sys.exit(f"tcg_calibrate: node2 could not export its disk over NVMe/TCP: {out}")
+    out = guest("node2", LEG_EXPORT)
+    if out.strip().splitlines()[-1:] != ["ok"]:
+        sys.exit(f"tcg_calibrate: node2 could not export an LV over NVMe/TCP: {out}")
     return profiles._link_addr(topo, "node2", "node1")
 
 
