@@ -168,32 +168,6 @@ spec_check_stage (struct spec *s, const char *what, unsigned stage, const char *
   return 0;
 }
 
-/* ------------------------------------------------------- host ratios -- */
-
-/* Whether key names a host figure that counts no time, and its bounds. */
-static bool
-host_ratio_bounds (const char *key, double *lo, double *hi)
-{
-  const char *name;
-  for (size_t i = 0; (name = cl_host_ratio_at (i, lo, hi)) != NULL; i++)
-    if (strcmp (name, key) == 0)
-      return true;
-  return false;
-}
-
-/* "batch-ios-max, busy-host-share, ..." into buf. */
-static const char *
-host_ratio_keys (char *buf, size_t buf_bytes)
-{
-  const char *name;
-  double lo, hi;
-  size_t used = 0;
-  buf[0] = '\0';
-  for (size_t i = 0; (name = cl_host_ratio_at (i, &lo, &hi)) != NULL && used < buf_bytes; i++)
-    used += (size_t) snprintf (buf + used, buf_bytes - used, "%s%s", i ? ", " : "", name);
-  return buf;
-}
-
 /* -------------------------------------------------------------- pool -- */
 
 static int
@@ -274,7 +248,7 @@ st_node (struct spec *s, char **w, unsigned n)
         return -1;
       *count = (uint32_t) v;
     }
-    else if (host_ratio_bounds (key, &lo, &hi)) {
+    else if (cl_host_ratio_find (key, &lo, &hi)) {
       if (spec_number (s, key, value, lo, hi, &v) < 0)
         return -1;
       cl_host_ratio_set (&host, key, v);
@@ -288,7 +262,7 @@ st_node (struct spec *s, char **w, unsigned n)
       char ratios[256], keys[1024];
       return spec_fail (s, "node %s: unknown key '%s' (known: host, cores, processes, "
                         "threads, worker-depth, %s, %s)", w[1], key,
-                        host_ratio_keys (ratios, sizeof ratios),
+                        cl_host_ratio_keys (ratios, sizeof ratios),
                         cl_host_cost_keys (keys, sizeof keys));
     }
   }

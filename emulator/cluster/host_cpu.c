@@ -223,6 +223,16 @@ static const struct {
 };
 #undef RATIO
 
+/* The index of the ratio named key, or COUNT (host_ratios). */
+static size_t
+ratio_index (const char *key)
+{
+  size_t i = 0;
+  while (i < COUNT (host_ratios) && strcmp (host_ratios[i].key, key) != 0)
+    i++;
+  return i;
+}
+
 const char *
 cl_host_ratio_at (size_t i, double *lo, double *hi)
 {
@@ -233,26 +243,52 @@ cl_host_ratio_at (size_t i, double *lo, double *hi)
   return host_ratios[i].key;
 }
 
+bool
+cl_host_ratio_find (const char *key, double *lo, double *hi)
+{
+  return cl_host_ratio_at (ratio_index (key), lo, hi) != NULL;
+}
+
 int
 cl_host_ratio_set (struct cl_host_config *config, const char *key, double value)
 {
-  for (size_t i = 0; i < COUNT (host_ratios); i++)
-    if (strcmp (host_ratios[i].key, key) == 0) {
-      if (!(value >= host_ratios[i].lo && value <= host_ratios[i].hi))
-        return -1;
-      *(double *) ((char *) config + host_ratios[i].at) = value;
-      return 0;
-    }
-  return -1;
+  size_t i = ratio_index (key);
+  if (i == COUNT (host_ratios) || !(value >= host_ratios[i].lo && value <= host_ratios[i].hi))
+    return -1;
+  *(double *) ((char *) config + host_ratios[i].at) = value;
+  return 0;
 }
 
 double
 cl_host_ratio_get (const struct cl_host_config *config, const char *key)
 {
-  for (size_t i = 0; i < COUNT (host_ratios); i++)
-    if (strcmp (host_ratios[i].key, key) == 0)
-      return *(const double *) ((const char *) config + host_ratios[i].at);
-  return 0;
+  size_t i = ratio_index (key);
+  return i == COUNT (host_ratios) ? 0
+    : *(const double *) ((const char *) config + host_ratios[i].at);
+}
+
+/* "a, b, ..." of the keys key_at gives (NULL past the last) into buf. */
+static const char *
+join_keys (char *buf, size_t buf_bytes, const char *(*key_at) (size_t))
+{
+  size_t used = 0;
+  const char *key;
+  buf[0] = '\0';
+  for (size_t i = 0; (key = key_at (i)) != NULL && used < buf_bytes; i++)
+    used += (size_t) snprintf (buf + used, buf_bytes - used, "%s%s", i ? ", " : "", key);
+  return buf;
+}
+
+static const char *
+ratio_key_at (size_t i)
+{
+  return i < COUNT (host_ratios) ? host_ratios[i].key : NULL;
+}
+
+const char *
+cl_host_ratio_keys (char *buf, size_t buf_bytes)
+{
+  return join_keys (buf, buf_bytes, ratio_key_at);
 }
 
 /* ------------------------------------------------------- cost keys -- */
@@ -331,15 +367,16 @@ cl_host_cost_get (const struct cl_host_config *config, const struct cl_host_cost
   return *(const uint64_t *) ((const char *) config + cost->at[0]);
 }
 
+static const char *
+cost_key_at (size_t i)
+{
+  return i < COUNT (host_costs) ? host_costs[i].key : NULL;
+}
+
 const char *
 cl_host_cost_keys (char *buf, size_t buf_bytes)
 {
-  size_t used = 0;
-  buf[0] = '\0';
-  for (size_t i = 0; i < COUNT (host_costs) && used < buf_bytes; i++)
-    used += (size_t) snprintf (buf + used, buf_bytes - used, "%s%s", i ? ", " : "",
-                               host_costs[i].key);
-  return buf;
+  return join_keys (buf, buf_bytes, cost_key_at);
 }
 
 /* ---------------------------------------------------------------- CPU -- */

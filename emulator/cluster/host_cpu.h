@@ -97,11 +97,14 @@ const char *cl_host_preset_names (void);
 
 /* A host's figures that count no time (a batch, shares), by the names a
  * node line and a host file give them ("batch-ios-max", ...): the i-th's
- * key and bounds, NULL past the end; set into config when value is within
- * them (0), -1 if not. */
+ * key and bounds, NULL past the end; whether key names one, and its
+ * bounds; set into config when value is within them (0), -1 if not. */
 const char *cl_host_ratio_at (size_t i, double *lo, double *hi);
+bool cl_host_ratio_find (const char *key, double *lo, double *hi);
 int cl_host_ratio_set (struct cl_host_config *config, const char *key, double value);
 double cl_host_ratio_get (const struct cl_host_config *config, const char *key);
+/* "batch-ios-max, busy-host-share, ..." into buf. */
+const char *cl_host_ratio_keys (char *buf, size_t buf_bytes);
 
 /* A host's costs by the KEY=µs names a cluster spec's node line and a host
  * file give them ("per-volume-read-us", ...; "per-io-us" sets four). */

@@ -166,7 +166,18 @@ LEG_EXPORT = ("d=$(disk_by_serial disk1); vgs calleg >/dev/null 2>&1 || { run pv
               " && run vgcreate calleg $d; } && { lvs calleg/leg >/dev/null 2>&1 ||"
               " run lvcreate -y -Wy -Zy -n leg -L 128m calleg; } && "
               f"nvmet_export {NQN_LEG} /dev/calleg/leg >/dev/null && echo ok")
-LEG_DOWN = (f"c=$(nvme_controller_of {NQN_LEG}) && echo 1 > /sys/class/nvme/$c/delete_controller")
+
+
+def nvme_down(nqn):
+    """node1's guest script dropping its import of nqn."""
+    return f"c=$(nvme_controller_of {nqn}) && echo 1 > /sys/class/nvme/$c/delete_controller"
+
+
+# a file on ext4 over node1's disk2 (ext4, and busy-ext4 on a busy host)
+EXT4 = ("d=$(disk_by_serial disk2); mkfs.ext4 -q -F $d && mkdir -p /mnt/cal"
+        " && mount $d /mnt/cal && echo /mnt/cal/file",
+        "umount /mnt/cal")
+
 RUNTIME_S = 8
 # the measured window inside each run: from RAMP_S after the start gate
 # opens, WINDOW_S long (ending before fio's last threads could stop)
@@ -201,16 +212,11 @@ MECHANISMS = {
               " && echo /dev/md90",
               "mdadm --stop /dev/md90 >/dev/null 2>&1;"
               " mdadm --zero-superblock $(disk_by_serial disk1) $(disk_by_serial disk2)"),
-    "ext4": ("d=$(disk_by_serial disk2); mkfs.ext4 -q -F $d && mkdir -p /mnt/cal"
-             " && mount $d /mnt/cal && echo /mnt/cal/file",
-             "umount /mnt/cal"),
+    "ext4": EXT4,
     "busy-bare": ("disk_by_serial disk0", ""),
-    "busy-ext4": ("d=$(disk_by_serial disk2); mkfs.ext4 -q -F $d && mkdir -p /mnt/cal"
-                  " && mount $d /mnt/cal && echo /mnt/cal/file",
-                  "umount /mnt/cal"),
-    "nvme": (f"nvme_connect {NQN} {{addr}}",
-             f"c=$(nvme_controller_of {NQN}) && echo 1 > /sys/class/nvme/$c/delete_controller"),
-    "nvme-lv": (f"nvme_connect {NQN_LEG} {{addr}}", LEG_DOWN),
+    "busy-ext4": EXT4,
+    "nvme": (f"nvme_connect {NQN} {{addr}}", nvme_down(NQN)),
+    "nvme-lv": (f"nvme_connect {NQN_LEG} {{addr}}", nvme_down(NQN_LEG)),
     "replica": (f"ns=$(nvme_connect {NQN_LEG} {{addr}} | tail -n 1) && mdadm --create /dev/md92"
                 " --run --quiet --metadata=1.2 --level=1 --raid-devices=2 --bitmap=internal"
                 " --assume-clean $(disk_by_serial disk1) $ns >/dev/null 2>&1 && mkfs.ext4 -q -F"
@@ -218,7 +224,7 @@ MECHANISMS = {
                 " && echo /mnt/calrep/file",
                 f"umount /mnt/calrep; mdadm --stop /dev/md92 >/dev/null 2>&1; mdadm"
                 f" --zero-superblock $(disk_by_serial disk1) $(nvme_namespace_of {NQN_LEG})"
-                f" >/dev/null 2>&1; {LEG_DOWN}"),
+                f" >/dev/null 2>&1; {nvme_down(NQN_LEG)}"),
     "threads2": ("disk_by_serial disk0", ""),
     "processes2": ("disk_by_serial disk0", ""),
     "threads64": ("disk_by_serial disk0", ""),
@@ -649,7 +655,8 @@ def host_file_figures(passes):
     library takes (the catalog's), each named as its field is (per_volume_read_ns:
     per-volume-read-us), at least 0 (a mechanism that measured cheaper
     than its base costs nothing more)."""
-    known = catalog.load()["cluster"]["host_cost_keys"]
+    cluster = catalog.load()["cluster"]
+    known, bounds = cluster["host_cost_keys"], sim_host_file.ratio_bounds(cluster)
     taken = figures(median_runs(passes))
     out = {}
     for field, value in taken.items():
@@ -657,7 +664,7 @@ def host_file_figures(passes):
             continue
         if not field.endswith("_ns"):             # a share, not µs
             key = field.replace("_", "-")
-            low, high = sim_host_file.ratio_bounds()[key]
+            low, high = bounds[key]
             out[key] = round(min(max(value, low), high), 2)
             continue
         key = field.removesuffix("_ns").replace("_", "-") + "-us"

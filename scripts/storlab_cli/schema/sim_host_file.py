@@ -7,7 +7,7 @@ name one where they would name a preset.
     host = "tcg"                   # the preset it refines: links, and every
                                    # figure not given here
     batch-ios-max = 3.4            # any ratio key of the library's
-    busy-host-share = 0.81
+    busy-host-share = 0.71
     per-volume-read-us = 236       # any cost key of the library's
     ...
 
@@ -28,9 +28,11 @@ SUFFIX = ".toml"
 OTHER_KEYS = ("host", "cores")
 
 
-def ratio_bounds():
-    """{key: (lowest, highest)} of the library's figures that count no time."""
-    return {key: tuple(b) for key, b in catalog.load()["cluster"]["host_ratio_keys"].items()}
+def ratio_bounds(cluster=None):
+    """{key: (lowest, highest)} of the library's figures that count no time
+    (of the catalog's "cluster" table, read here if not given)."""
+    cluster = cluster or catalog.load()["cluster"]
+    return {key: tuple(b) for key, b in cluster["host_ratio_keys"].items()}
 
 
 def is_file_name(value):
@@ -45,8 +47,9 @@ def _is_number(value):
 
 class _HostFileLoader(Loader):
     def figures(self, data):
-        bounds = ratio_bounds()
-        known = OTHER_KEYS + tuple(bounds) + tuple(catalog.load()["cluster"]["host_cost_keys"])
+        cluster = catalog.load()["cluster"]
+        bounds = ratio_bounds(cluster)
+        known = OTHER_KEYS + tuple(bounds) + tuple(cluster["host_cost_keys"])
         self.check_keys(data, known, "")
         if "host" not in data:
             self.fail("host", "missing (the preset these figures refine: "
