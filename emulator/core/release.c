@@ -29,6 +29,12 @@
  * since the last such try), the next wait is timed to its deadline, late
  * by the timer, to learn it again. */
 #define TIMER_RESAMPLE_NS 20000000u
+/* The hand-over is only measured by a thread that waits on the path, which
+ * a wait shorter than half of it never does (it leaves at once): after this
+ * long without one, the next such thread waits anyway, to learn it again.
+ * Shorter than the timer's: a figure learnt high on a saturated host is
+ * back down within 17 samples (the window's median), some 85 ms. */
+#define HANDOVER_RESAMPLE_NS 5000000u
 /* A thread given a spin slot is woken this much before its deadline on
  * top of twice the learnt hand-over, and spins the rest: it leaves on time
  * even when its wake-up takes twice as long as usual. */
@@ -56,6 +62,7 @@ static struct {
   struct sl_recent_median handover;       /* futex wake -> thread running */
   struct sl_recent_median timer_late;     /* timed sleep's end -> awake */
   uint64_t timer_sampled_ns;   /* the last timed sleep that ran out, or try */
+  _Atomic uint64_t handover_sampled_ns;   /* the last hand-over measured, or try */
 } d = {
   .lock = PTHREAD_MUTEX_INITIALIZER,
   .once = PTHREAD_ONCE_INIT,
@@ -235,6 +242,7 @@ start_dispatcher (void)
   sl_recent_median_init (&d.handover, LEARNT_WINDOW, HANDOVER_START_NS);
   sl_recent_median_init (&d.timer_late, LEARNT_WINDOW, TIMER_LATE_START_NS);
   d.timer_sampled_ns = sl_clock_monotonic_ns ();
+  atomic_store (&d.handover_sampled_ns, d.timer_sampled_ns);
   pthread_t t;
   pthread_attr_t attr;
   pthread_attr_init (&attr);
@@ -260,6 +268,25 @@ left_against (uint64_t left_ns, uint64_t deadline_ns)
                                 : -(int64_t) (deadline_ns - left_ns);
 }
 
+/* A wait shorter than half the hand-over cannot be kept by the path: its
+ * thread would leave late by more than it leaves early now, and its sleep
+ * and wake-up cost the host two context switches (on a saturated host,
+ * where the hand-over grows, that is most of what a request costs). */
+static bool
+leaves_at_once (uint64_t now, uint64_t deadline_ns)
+{
+  uint64_t handover = sl_recent_median_last_ns (&d.handover);
+  if (deadline_ns - now >= handover / 2)
+    return false;
+  uint64_t sampled = atomic_load_explicit (&d.handover_sampled_ns, memory_order_relaxed);
+  if (now - sampled > HANDOVER_RESAMPLE_NS) {
+    /* this one measures the path again (one thread per try) */
+    atomic_store_explicit (&d.handover_sampled_ns, now, memory_order_relaxed);
+    return false;
+  }
+  return true;
+}
+
 int64_t
 sl_release_wait_until (uint64_t deadline_ns)
 {
@@ -267,6 +294,8 @@ sl_release_wait_until (uint64_t deadline_ns)
   if (now >= deadline_ns)
     return left_against (now, deadline_ns);
   pthread_once (&d.once, start_dispatcher);
+  if (leaves_at_once (now, deadline_ns))
+    return left_against (now, deadline_ns);
   struct waiter w = { .deadline_ns = deadline_ns };
   pthread_mutex_lock (&d.lock);
   if (d.started < 0 || heap_push (&w) == -1) {
@@ -285,6 +314,7 @@ sl_release_wait_until (uint64_t deadline_ns)
     futex_wait (&w.released, 0, UINT64_MAX);
   now = sl_clock_monotonic_ns ();
   learn (&d.handover, now - w.signalled_ns);
+  atomic_store_explicit (&d.handover_sampled_ns, now, memory_order_relaxed);
   if (w.spin) {
     now = sl_clock_spin_until_ns (deadline_ns);
     atomic_fetch_sub (&d.spinning, 1);
