@@ -624,6 +624,100 @@ test_stream_mix_and_seeds (void **state)
   sl_jobfile_free (&jf);
 }
 
+/* Block indexes (relative, in bs) of the stream's next n I/Os. */
+static void
+next_blocks (struct sl_job_stream *st, uint64_t bs, unsigned n, uint64_t *blocks,
+             const struct sl_job_region *region)
+{
+  for (unsigned i = 0; i < n; i++) {
+    enum sl_op op;
+    uint64_t off, len;
+    sl_job_stream_next (st, &op, &off, &len);
+    blocks[i] = (off - region->offset_bytes) / bs;
+  }
+}
+
+/* How many of blocks[0..n) are a first visit among them, each < limit. */
+static unsigned
+distinct_blocks (const uint64_t *blocks, unsigned n, uint64_t limit)
+{
+  static unsigned char seen[1 << 16];
+  memset (seen, 0, sizeof seen);
+  unsigned distinct = 0;
+  for (unsigned i = 0; i < n; i++) {
+    assert_true (blocks[i] < limit && limit <= sizeof seen);
+    distinct += !seen[blocks[i]];
+    seen[blocks[i]] = 1;
+  }
+  return distinct;
+}
+
+/* fio's default random map: a pass takes every block once before any
+ * comes again (a write buffer then sees few overwrites within a pass);
+ * the next pass takes them in another order. */
+static void
+test_stream_random_map_takes_each_block_once_a_pass (void **state)
+{
+  (void) state;
+  struct sl_job_region region;
+  /* 1000 blocks: not a power of two, so the walk past the end is taken */
+  struct sl_job_stream st = stream_for ("[j]\nrw=randwrite\nbs=4k\noffset=1m\nsize=4000k\n",
+                                        UINT64_C (1) << 30, 0, &region);
+  enum { BLOCKS = 1000 };
+  static uint64_t first[BLOCKS], second[BLOCKS];
+  next_blocks (&st, 4096, BLOCKS, first, &region);
+  next_blocks (&st, 4096, BLOCKS, second, &region);
+  assert_int_equal (distinct_blocks (first, BLOCKS, BLOCKS), BLOCKS);
+  assert_int_equal (distinct_blocks (second, BLOCKS, BLOCKS), BLOCKS);
+  unsigned same_place = 0, in_order = 0;
+  for (unsigned i = 0; i < BLOCKS; i++) {
+    same_place += first[i] == second[i];
+    in_order += first[i] == i;
+  }
+  assert_true (same_place < 20 && in_order < 20);       /* a new order, not the identity */
+
+  /* reads and writes of one bs share the pass, as they share fio's map */
+  st = stream_for ("[j]\nrw=randrw\nrwmixread=70\nbs=4k\nsize=4000k\n",
+                   UINT64_C (1) << 30, 0, &region);
+  next_blocks (&st, 4096, BLOCKS, first, &region);
+  assert_int_equal (distinct_blocks (first, BLOCKS, BLOCKS), BLOCKS);
+
+  /* the same seed gives the same order */
+  struct sl_job_stream again = stream_for ("[j]\nrw=randrw\nrwmixread=70\nbs=4k\nsize=4000k\n",
+                                           UINT64_C (1) << 30, 0, &region);
+  next_blocks (&again, 4096, BLOCKS, second, &region);
+  assert_memory_equal (first, second, sizeof first);
+
+  /* one block: always it */
+  st = stream_for ("[j]\nrw=randread\nbs=4k\nsize=4k\n", UINT64_C (1) << 30, 0, &region);
+  next_blocks (&st, 4096, 3, first, &region);
+  assert_true (first[0] == 0 && first[1] == 0 && first[2] == 0);
+}
+
+/* norandommap: uniform draws with replacement, so a block comes again
+ * within a pass's worth of I/Os (1000 draws over 1000 blocks leave about
+ * 1000 / e of them untouched). */
+static void
+test_stream_norandommap_draws_with_replacement (void **state)
+{
+  (void) state;
+  struct sl_job_region region;
+  enum { BLOCKS = 1000 };
+  static uint64_t drawn[BLOCKS];
+  struct sl_job_stream st = stream_for ("[j]\nrw=randwrite\nbs=4k\nsize=4000k\nnorandommap\n",
+                                        UINT64_C (1) << 30, 0, &region);
+  next_blocks (&st, 4096, BLOCKS, drawn, &region);
+  assert_in_range (distinct_blocks (drawn, BLOCKS, BLOCKS), 560, 700);   /* 632 expected */
+  st = stream_for ("[j]\nrw=randwrite\nbs=4k\nsize=4000k\nnorandommap=0\n",
+                   UINT64_C (1) << 30, 0, &region);
+  next_blocks (&st, 4096, BLOCKS, drawn, &region);
+  assert_int_equal (distinct_blocks (drawn, BLOCKS, BLOCKS), BLOCKS);
+  struct sl_jobfile jf;
+  assert_int_equal (sl_jobfile_parse_string ("[j]\nnorandommap=yes\n", "t.fio", &jf, err,
+                                             sizeof err), -1);
+  assert_non_null (strstr (err, "norandommap"));
+}
+
 static void
 test_rng_below_bounds (void **state)
 {
@@ -661,6 +755,8 @@ main (void)
     cmocka_unit_test (test_stream_random_uniform_aligned),
     cmocka_unit_test (test_stream_sequential_wraps),
     cmocka_unit_test (test_stream_mix_and_seeds),
+    cmocka_unit_test (test_stream_random_map_takes_each_block_once_a_pass),
+    cmocka_unit_test (test_stream_norandommap_draws_with_replacement),
     cmocka_unit_test (test_rng_below_bounds),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);

@@ -93,3 +93,22 @@ def test_the_median_runs_carry_the_lateness():
     taken = tcg_calibrate.median_runs(passes)
     assert taken["timed", "randread", 1].release_late_us == 20
     assert taken["bare", "randread", 1].release_late_us is None
+
+
+def test_writeback_prints_what_a_copy_costs_beyond_its_device_ios(capsys):
+    """writeback against hybrid writes: 60 µs more a write for 1.5 device
+    I/Os more is 40 µs an extra device I/O, beside the 40 the runs give a
+    device I/O (raid1 - bare)."""
+    out = runs(timed=False)
+    for d in (1, 8):
+        out["hybrid", "randwrite", d] = run(200 if d == 1 else 100)
+        out["writeback", "randwrite", d] = run(260 if d == 1 else 160, devices=2.5)
+    tcg_calibrate.print_writeback([out])
+    printed = capsys.readouterr().out
+    assert "| 8 | 100 | 160 | 60 | 1.00 | 2.50 | 1.50 | 40 |" in printed
+    assert "40 µs as measured here" in printed
+
+
+def test_no_writeback_runs_print_nothing(capsys):
+    tcg_calibrate.print_writeback([runs(timed=False)])
+    assert capsys.readouterr().out == ""

@@ -15,15 +15,25 @@
  * Honoured: rw/readwrite, rwmixread, rwmixwrite, percentage_random, bs/
  * blocksize, iodepth, numjobs, size, offset, offset_increment, io_size/
  * io_limit, number_ios, runtime/timeout, time_based, ramp_time, randseed,
- * name, group_reporting, startdelay, percentile_list.  A table in
+ * norandommap, name, group_reporting, startdelay, percentile_list.  A table in
  * jobfile.c lists the options accepted and ignored, with the reason; any
  * other option is an error naming file, line and option.  Beyond fio's
  * own checks: bs and byte offsets must be multiples of 512 (what fio's
  * I/O on the plugins needs) and times at most 30 days.
  *
  * Workload semantics (sl_job_stream):
- *   - random offsets are uniform over bs-aligned blocks of [offset,
- *     offset+size), drawn with replacement (fio's norandommap behaviour);
+ *   - random offsets are over bs-aligned blocks of [offset, offset+size).
+ *     As fio's random map does by default, each pass takes every block
+ *     once, in a random order, and the next pass a new order: a keyed
+ *     permutation of the blocks (sl_job_permutation, no memory per block,
+ *     so a region of hundreds of GiB costs nothing).  Reads and writes of
+ *     one bs share the pass, as they share fio's map of the file; with a
+ *     bs per direction each direction has its own.  Sequential I/O of a
+ *     percentage_random mix does not take blocks from the pass (fio marks
+ *     them in its map).  With norandommap, offsets are uniform, drawn with
+ *     replacement.  The difference shows wherever a block's next visit
+ *     matters: a write buffer absorbs an overwrite of a block it still
+ *     holds, which fio's map makes rare within a pass;
  *   - sequential I/O walks each direction from the region start and wraps
  *     (a size-limited job stops at a wrap when less than the largest bs
  *     is left of io_size, as fio's keep_running does);
@@ -104,6 +114,7 @@ struct sl_job {
   uint64_t number_ios;                 /* 0: unlimited */
   uint64_t runtime_ns;                 /* 0: unlimited */
   bool time_based;
+  bool norandommap;                    /* offsets drawn with replacement, no pass */
   uint64_t ramp_time_ns;
   uint64_t startdelay_ns;
   uint64_t randseed;
@@ -197,6 +208,21 @@ sl_job_rng_below (struct sl_job_rng *rng, uint64_t bound)
   return (uint64_t) (((sl_job_u128) sl_job_rng_next (rng) * bound) >> 64);
 }
 
+/* A random order of n blocks: a balanced Feistel network of 4 rounds over
+ * the smallest even number of bits that holds n, walked until it lands
+ * below n (at most 4 steps on average), keyed per pass from the stream's
+ * generator. */
+struct sl_job_permutation {
+  uint64_t blocks;
+  unsigned half_bits;
+  uint64_t keys[4];
+  uint64_t taken;                      /* blocks of this pass so far */
+};
+
+void sl_job_permutation_init (struct sl_job_permutation *p, uint64_t blocks);
+/* The next block of the pass; a new pass, in a new order, after the last. */
+uint64_t sl_job_permutation_next (struct sl_job_permutation *p, struct sl_job_rng *rng);
+
 struct sl_job_stream {
   struct sl_job_rng rng;
   uint64_t region_offset_bytes;
@@ -205,6 +231,8 @@ struct sl_job_stream {
   uint64_t blocks[2];                  /* region_bytes / bs, per direction */
   uint64_t next_sequential_bytes[2];   /* relative to the region start */
   bool do_read, do_write, random;
+  bool random_map;                     /* not norandommap: a pass takes each block once */
+  struct sl_job_permutation pass[2];   /* per direction; one shared when the bs are equal */
   unsigned rwmixread_pct;
   unsigned percentage_random_pct[2];
 };
@@ -234,7 +262,11 @@ sl_job_stream_next (struct sl_job_stream *st, enum sl_op *op,
         || sl_job_rng_below (&st->rng, 100) < st->percentage_random_pct[dir]);
   uint64_t relative;
   bool wrapped = false;
-  if (random)
+  if (random && st->random_map) {
+    int map = st->bs_bytes[SL_OP_READ] == st->bs_bytes[SL_OP_WRITE] ? 0 : dir;
+    relative = sl_job_permutation_next (&st->pass[map], &st->rng) * bs;
+  }
+  else if (random)
     relative = sl_job_rng_below (&st->rng, st->blocks[dir]) * bs;
   else {
     relative = st->next_sequential_bytes[dir];

@@ -40,6 +40,13 @@ for a request to wait for) and runs fio (4 KiB random, libaio, O_DIRECT,
   hybrid   the same, hybrid: the write buffer over an lvmcache (dm-cache,
            smq, writethrough) holding the read cache (70 %), warmed first
            by reading the working set, so reads hit
+  writeback  hybrid with a 12 MiB write buffer (a 40 MiB cache) under
+           random writes over 64 MiB, filled first: the buffer stays past
+           its watermark and dm-writecache copies blocks to the capacity
+           disk all through the run, as in a profile lab at steady state
+           (hybrid's 72 MiB buffer under its 32 MiB never starts); writes
+           only.  What a copy costs the guest beyond its device I/Os is
+           printed (writeback_copy), not a preset figure yet
 
 Every run starts and is measured as a lab sweep's point (gated_fio.py): in
 a window inside the run, from 1.5 s after the start gate opened, 5 s long,
@@ -194,6 +201,14 @@ DISK_GROUP = ("/bin/sh /usr/lib/storlab/profiles/disk-group.sh diskgroup {mode} 
               f"fio --name=warm --filename=/dev/mapper/diskgroup --ioengine=libaio --direct=1"
               f" --rw=randread --bs=4k --size={DISK_GROUP_WORKING_SET} --iodepth=8 --time_based"
               " --runtime=6 --output=/dev/null && echo /dev/mapper/diskgroup")
+# the write buffer past its watermark throughout: 12 MiB of it under writes
+# over 64 MiB, filled first by the same writes
+WRITEBACK_WORKING_SET = "64M"
+WRITEBACK = ("/bin/sh /usr/lib/storlab/profiles/disk-group.sh diskgroup hybrid disk1 40 70 1 64"
+             " disk2 >/dev/null && "
+             f"fio --name=fill --filename=/dev/mapper/diskgroup --ioengine=libaio --direct=1"
+             f" --rw=randwrite --bs=4k --size={WRITEBACK_WORKING_SET} --iodepth=8 --time_based"
+             " --runtime=8 --output=/dev/null && echo /dev/mapper/diskgroup")
 DISK_GROUP_DOWN = ("dmsetup remove --noudevsync diskgroup; vgchange -an dg >/dev/null 2>&1;"
                    " vgremove -ff -y dg >/dev/null 2>&1; d1=$(disk_by_serial disk1);"
                    " d2=$(disk_by_serial disk2); pvremove -ff -y $d1 $d2 >/dev/null 2>&1;"
@@ -231,6 +246,7 @@ MECHANISMS = {
     "processes8x8": ("disk_by_serial disk0", ""),
     "allflash": (DISK_GROUP.format(mode="all-flash"), DISK_GROUP_DOWN),
     "hybrid": (DISK_GROUP.format(mode="hybrid"), DISK_GROUP_DOWN),
+    "writeback": (WRITEBACK, DISK_GROUP_DOWN),
 }
 # fio processes x threads each, per mechanism (default one of one): the same
 # two workers, once sharing an address space and once not
@@ -238,7 +254,9 @@ LAYOUTS = {"threads2": (1, 2), "processes2": (2, 1), "threads64": (1, 64),
            "processes8x8": (8, 8)}
 # the switch's layouts run at these depths (the others at DEPTHS)
 DEPTHS_OF = {"threads64": (1, 4, 16), "processes8x8": (1, 4, 16)}
-WORKING_SETS = {"allflash": DISK_GROUP_WORKING_SET, "hybrid": DISK_GROUP_WORKING_SET}
+WORKING_SETS = {"allflash": DISK_GROUP_WORKING_SET, "hybrid": DISK_GROUP_WORKING_SET,
+                "writeback": WRITEBACK_WORKING_SET}
+OPS_OF = {"writeback": ("randwrite",)}
 # run with every host core kept busy: the mechanism each repeats
 BUSY_HOST = {"busy-bare": "bare", "busy-ext4": "ext4"}
 
@@ -322,7 +340,7 @@ def measure_mechanism(name, addr, n):
     device = guest("node1", setup.format(addr=addr)).strip().splitlines()[-1]
     runs = {}
     try:
-        for op in OPS:
+        for op in OPS_OF.get(name, OPS):
             for depth in DEPTHS_OF.get(name, DEPTHS):
                 with busy_host() if name in BUSY_HOST else contextlib.nullcontext():
                     r = run_point(device, op, depth, *LAYOUTS.get(name, (1, 1)),
@@ -561,6 +579,7 @@ def print_tables(passes):
     print()
     print_switch_by_depth(passes)
     print_busy_host(passes)
+    print_writeback(passes)
     if any(key not in passes[0] for key in FIGURES_NEED):
         print("(the preset's figures need every mechanism: not all were measured)")
         return
@@ -622,6 +641,36 @@ def print_busy_host(passes):
           f" the hypervisor's {median(at_depth['hypervisor']):.2f} at 8 and"
           f" {median(ratios['hypervisor']):.2f} at 1; the idle host's cores"
           f" {median(at_depth['idle_utilisation']):.2f} busy at 8 (calibrated_utilisation)")
+    print()
+
+
+def print_writeback(passes):
+    """Writes with the write buffer copying to the capacity disk
+    (writeback) against the same writes that never start it (hybrid), the
+    median runs: what node1's vCPU spends a write more, the device I/Os a
+    write makes more (the copies' buffer reads and capacity writes, and
+    the buffer's metadata commits), and the vCPU per extra device I/O
+    beside what the preset charges a device I/O."""
+    runs = median_runs(passes)
+    depths = [d for d in DEPTHS if ("writeback", "randwrite", d) in runs
+              and ("hybrid", "randwrite", d) in runs]
+    if not depths:
+        return
+    device_ns = figures(runs).get("per_device_io_ns") \
+        if all(key in runs for key in FIGURES_NEED) else None
+    print("| qd | vCPU µs/write, hybrid | writeback | more | device I/Os a write, hybrid |"
+          " writeback | more | vCPU µs per extra device I/O |")
+    print("|---|---|---|---|---|---|---|---|")
+    for d in depths:
+        h, w = runs["hybrid", "randwrite", d], runs["writeback", "randwrite", d]
+        vh, vw = h.vcpu_us.get("node1", 0.0), w.vcpu_us.get("node1", 0.0)
+        dh, dw = h.devices.get("node1", 0.0), w.devices.get("node1", 0.0)
+        per = f"{(vw - vh) / (dw - dh):.0f}" if dw - dh > 0.05 else "–"
+        print(f"| {d} | {vh:.0f} | {vw:.0f} | {vw - vh:.0f} | {dh:.2f} | {dw:.2f} |"
+              f" {dw - dh:.2f} | {per} |")
+    print("(the preset charges a device I/O "
+          + (f"{device_ns:.0f} µs as measured here" if device_ns is not None
+             else "per_device_io_ns") + ", and an origin write the LV's remap besides)")
     print()
 
 
