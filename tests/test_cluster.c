@@ -625,7 +625,7 @@ test_host_cost_of_switching_processes (void **state)
   assert_refused ("storlab-cluster 1\nnode n1 processes=-1\n", "processes");
   assert_refused ("storlab-cluster 1\nnode n1 procs=2\n", "bad.spec:2: node n1: unknown key "
                   "'procs' (known: host, cores, processes, threads, worker-depth, "
-                  "batch-ios-max, busy-host-share, calibrated-utilisation, per-io-us,");
+                  "batch-ios-max, busy-host-share, calibrated-utilisation, device-inflight-max, per-io-us,");
 }
 
 /* A switch to a process serves a batch of its threads' I/Os: as many as
@@ -1000,6 +1000,37 @@ test_busy_host_share_is_linear_in_utilisation (void **state)
   }
 }
 
+/* A lab device behind QEMU's NBD client sees at most device-inflight-max
+ * of its I/Os at once; the rest wait before it, in order, outside its
+ * latency and depth (what the lab's plugin counts).  Eight reads at once
+ * of a 100 µs device: four rounds of two with a cap of 2, one round
+ * without. */
+static void
+test_device_inflight_max_holds_the_rest_before_the_device (void **state)
+{
+  (void) state;
+  const char *caps[] = { "2", "0" };
+  const uint64_t last_ns[] = { 400000, 100000 };
+  char spec[1024];
+  for (size_t k = 0; k < 2; k++) {
+    snprintf (spec, sizeof spec, "storlab-cluster 1\nnode n1 per-io-us=0 device-inflight-max=%s\n"
+              DISK ("n1", "d0") "local n1 disk d0\nvolume n1 v 64M\n"
+              "export n1 at=0 size=64M volume=v\n", caps[k]);
+    struct run r = run_new (spec);
+    uint64_t last = burst (&r, SL_OP_READ, 8, 0, 4 * KIB, 4 * KIB);
+    assert_int_equal (last, last_ns[k]);
+    const struct cl_target_stats *d = layer (&r, "n1/d0");
+    assert_int_equal (d->op[SL_OP_READ].count, 8);
+    assert_int_equal (d->op[SL_OP_READ].latency_sum_ns, 8 * 100000);   /* no wait in it */
+    /* its mean depth while busy: the cap, or all eight at once */
+    assert_int_equal (d->queue_depth_integral_ns / d->busy_ns, k == 0 ? 2 : 8);
+    run_free (&r);
+  }
+  assert_refused ("storlab-cluster 1\nnode n1 device-inflight-max=2.5\n",
+                  "device-inflight-max=2.5: not a whole number");
+  assert_refused ("storlab-cluster 1\nnode n1 device-inflight-max=-1\n", "device-inflight-max");
+}
+
 /* --------------------------------------------------------- determinism -- */
 
 static char *
@@ -1071,6 +1102,7 @@ main (void)
     cmocka_unit_test (test_crowded_pool_wakes_cost_more),
     cmocka_unit_test (test_busy_pool_charges_its_share),
     cmocka_unit_test (test_busy_host_share_is_linear_in_utilisation),
+    cmocka_unit_test (test_device_inflight_max_holds_the_rest_before_the_device),
     cmocka_unit_test (test_same_run_same_figures),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);

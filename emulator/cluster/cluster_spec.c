@@ -251,7 +251,8 @@ st_node (struct spec *s, char **w, unsigned n)
     else if (cl_host_ratio_find (key, &lo, &hi)) {
       if (spec_number (s, key, value, lo, hi, &v) < 0)
         return -1;
-      cl_host_ratio_set (&host, key, v);
+      if (cl_host_ratio_set (&host, key, v) < 0)          /* in bounds: a count's fraction */
+        return spec_fail (s, "%s=%s: not a whole number", key, value);
     }
     else if ((cost = cl_host_cost_find (key)) != NULL) {
       if (spec_number (s, key, value, 0, 1e6, &v) < 0)

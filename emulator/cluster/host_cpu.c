@@ -62,6 +62,15 @@
  *                Beside the vCPUs, QEMU's I/O thread and nbdkit spend 65 µs
  *                per device I/O
  *                and QEMU's udp netdevs 144 µs per message.
+ *                Each of a guest's disks is QEMU's NBD client, which
+ *                keeps at most 16 requests in flight (MAX_NBD_REQUESTS in
+ *                QEMU's block/nbd.c, 7.2 as the lab runs it); the rest
+ *                wait in QEMU, where the device's server (and its stats)
+ *                does not see them: device_inflight_max 16, so that a
+ *                device's depth and latency are what the lab's plugin
+ *                counts (profile-hybrid's writeback sent 32 copies a disk
+ *                at once in the model, twice the lab's device latency;
+ *                cluster_validation.md, 2026-12-07).
  *                A hop at 1 outstanding finds both guests asleep: the
  *                same run's NVMe/TCP rows cost the initiator's vCPU 556 µs
  *                a read and 386 a write more than at 8 outstanding, the
@@ -178,7 +187,7 @@ static const struct host_preset host_presets[] = {
                         .hypervisor_per_message_ns = 144000, .process_switch_ns = 437000,
                         .thread_wake_ns = 54000, .batch_ios_max = 3.4,
                         .crowded_wake_ns = 303000, .busy_host_share = 0.71,
-                        .calibrated_utilisation = 0.71 } },
+                        .calibrated_utilisation = 0.71, .device_inflight_max = 16 } },
 };
 
 int
@@ -216,10 +225,12 @@ static const struct {
   const char *key;
   size_t at;
   double lo, hi;
+  bool whole;                          /* a count: whole numbers only */
 } host_ratios[] = {
-  { "batch-ios-max", RATIO (batch_ios_max), 1, 1e6 },
-  { "busy-host-share", RATIO (busy_host_share), 0.05, 4 },
-  { "calibrated-utilisation", RATIO (calibrated_utilisation), 0, 1 },
+  { "batch-ios-max", RATIO (batch_ios_max), 1, 1e6, false },
+  { "busy-host-share", RATIO (busy_host_share), 0.05, 4, false },
+  { "calibrated-utilisation", RATIO (calibrated_utilisation), 0, 1, false },
+  { "device-inflight-max", RATIO (device_inflight_max), 0, 65536, true },
 };
 #undef RATIO
 
@@ -253,7 +264,8 @@ int
 cl_host_ratio_set (struct cl_host_config *config, const char *key, double value)
 {
   size_t i = ratio_index (key);
-  if (i == COUNT (host_ratios) || !(value >= host_ratios[i].lo && value <= host_ratios[i].hi))
+  if (i == COUNT (host_ratios) || !(value >= host_ratios[i].lo && value <= host_ratios[i].hi)
+      || (host_ratios[i].whole && value != (double) (uint64_t) value))
     return -1;
   *(double *) ((char *) config + host_ratios[i].at) = value;
   return 0;

@@ -76,6 +76,10 @@ struct cl_host_config {
    * busy_host_share (cl_busy_host_share).  1 and 1 where not measured. */
   double busy_host_share;
   double calibrated_utilisation;
+  /* At most this many I/Os of one device in flight past the hypervisor,
+   * the rest waiting there, unseen by the device (0: no limit): a lab
+   * guest's disk is QEMU's NBD client (cl_device_new). */
+  double device_inflight_max;
 };
 
 /* cost's figure for an I/O of op */

@@ -100,12 +100,57 @@ cl_slice_range (const struct cl_target *t, const struct cl_io *io, uint64_t *off
 }
 
 static void
-arrive (struct cl_target *t, struct cl_io *io, uint64_t now_ns)
+enter (struct cl_target *t, struct cl_io *io, uint64_t now_ns)
 {
-  io->target = t;
   io->start_ns = now_ns;
   depth_change (&t->stats, now_ns, +1);
   t->ops->submit (t, io);
+}
+
+static void
+held_event (struct sl_engine *e, void *arg, uint64_t unused)
+{
+  (void) unused;
+  struct cl_io *io = arg;
+  enter (io->target, io, sl_engine_now_ns (e));
+}
+
+/* t takes io now, or holds it behind the others while inflight_max of its
+ * I/Os are out. */
+static void
+arrive (struct cl_target *t, struct cl_io *io, uint64_t now_ns)
+{
+  io->target = t;
+  if (t->inflight_max) {
+    if (t->inflight == t->inflight_max) {
+      io->next = NULL;
+      if (t->held_tail)
+        t->held_tail->next = io;
+      else
+        t->held_head = io;
+      t->held_tail = io;
+      return;
+    }
+    t->inflight++;
+  }
+  enter (t, io, now_ns);
+}
+
+/* One of t's I/Os is done: its slot goes to the oldest held one (an event
+ * of its own, not a call from inside this completion). */
+static void
+hand_on_slot (struct cl_target *t, uint64_t now_ns)
+{
+  struct cl_io *io = t->held_head;
+  if (io == NULL) {
+    t->inflight--;
+    return;
+  }
+  t->held_head = io->next;
+  if (t->held_head == NULL)
+    t->held_tail = NULL;
+  io->next = NULL;
+  cl_schedule (t->cluster, now_ns, held_event, io, 0);
 }
 
 static void
@@ -171,6 +216,8 @@ count_completion (struct cl_target *t, const struct cl_io *io, uint64_t now_ns)
   o->count++;
   o->bytes += io->length_bytes;
   o->latency_sum_ns += now_ns - io->start_ns;
+  if (t->inflight_max)
+    hand_on_slot (t, now_ns);
 }
 
 /* The layers io passed through (slices that cost nothing of their own),

@@ -141,6 +141,12 @@ struct cl_target {
   struct cl_op_cost cpu_cost;
   uint64_t hypervisor_ns;
   struct cl_target_stats stats;
+  /* At most inflight_max of its I/Os at once (0: no limit), the rest held
+   * in order before it, uncounted in its depth and latency: a lab
+   * device behind QEMU's NBD client (host_cpu.h, device_inflight_max). */
+  uint32_t inflight_max;
+  uint32_t inflight;
+  struct cl_io *held_head, *held_tail;
   struct cl_target *next_all;          /* the cluster's list, for output and free */
 };
 

@@ -182,6 +182,7 @@ cl_device_new (struct cluster *c, const char *node, const char *name, struct sl_
     struct cl_cpu *cpu = &c->node[sender].cpu;
     cl_target_pays (t, cpu, cpu->config.per_device_io, cpu->config.hypervisor_per_device_io_ns);
     d->release_ns = cpu->config.device_release_ns;
+    t->inflight_max = (uint32_t) cpu->config.device_inflight_max;
   }
   return t;
 }

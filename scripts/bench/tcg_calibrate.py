@@ -46,7 +46,7 @@ for a request to wait for) and runs fio (4 KiB random, libaio, O_DIRECT,
            disk all through the run, as in a profile lab at steady state
            (hybrid's 72 MiB buffer under its 32 MiB never starts); writes
            only.  What a copy costs the guest beyond its device I/Os is
-           printed (writeback_copy), not a preset figure yet
+           printed (its own table), not a preset figure
 
 Every run starts and is measured as a lab sweep's point (gated_fio.py): in
 a window inside the run, from 1.5 s after the start gate opened, 5 s long,
