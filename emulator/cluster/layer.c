@@ -123,12 +123,7 @@ arrive (struct cl_target *t, struct cl_io *io, uint64_t now_ns)
   io->target = t;
   if (t->inflight_max) {
     if (t->inflight == t->inflight_max) {
-      io->next = NULL;
-      if (t->held_tail)
-        t->held_tail->next = io;
-      else
-        t->held_head = io;
-      t->held_tail = io;
+      cl_io_queue_push (&t->held, io);
       return;
     }
     t->inflight++;
@@ -141,15 +136,11 @@ arrive (struct cl_target *t, struct cl_io *io, uint64_t now_ns)
 static void
 hand_on_slot (struct cl_target *t, uint64_t now_ns)
 {
-  struct cl_io *io = t->held_head;
+  struct cl_io *io = cl_io_queue_pop (&t->held);
   if (io == NULL) {
     t->inflight--;
     return;
   }
-  t->held_head = io->next;
-  if (t->held_head == NULL)
-    t->held_tail = NULL;
-  io->next = NULL;
   cl_schedule (t->cluster, now_ns, held_event, io, 0);
 }
 

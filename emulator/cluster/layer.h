@@ -69,6 +69,46 @@ struct cl_io {
                                         * than a child; a device leaf's model request
                                         * lives apart (layer_device.c) */
 
+/* I/Os waiting in order, linked by next (a layer's queue). */
+struct cl_io_queue {
+  struct cl_io *head, *tail;
+};
+
+static inline void
+cl_io_queue_push (struct cl_io_queue *q, struct cl_io *io)
+{
+  io->next = NULL;
+  if (q->tail)
+    q->tail->next = io;
+  else
+    q->head = io;
+  q->tail = io;
+}
+
+/* In front of the others: it was first in line before. */
+static inline void
+cl_io_queue_push_front (struct cl_io_queue *q, struct cl_io *io)
+{
+  io->next = q->head;
+  q->head = io;
+  if (q->tail == NULL)
+    q->tail = io;
+}
+
+/* The oldest, or NULL. */
+static inline struct cl_io *
+cl_io_queue_pop (struct cl_io_queue *q)
+{
+  struct cl_io *io = q->head;
+  if (io == NULL)
+    return NULL;
+  q->head = io->next;
+  if (q->head == NULL)
+    q->tail = NULL;
+  io->next = NULL;
+  return io;
+}
+
 /* Per-target figures: what storlab-stats prints for a device, without the
  * histograms (a cluster has thousands of targets; the VM's latency
  * distribution comes from the fio JSON). */
@@ -146,7 +186,7 @@ struct cl_target {
    * device behind QEMU's NBD client (host_cpu.h, device_inflight_max). */
   uint32_t inflight_max;
   uint32_t inflight;
-  struct cl_io *held_head, *held_tail;
+  struct cl_io_queue held;
   struct cl_target *next_all;          /* the cluster's list, for output and free */
 };
 

@@ -147,8 +147,7 @@ struct writecache {
   bool writeback_active;
   uint32_t writeback_inflight;         /* copies in flight, from their read to their write */
 
-  struct cl_io *wait_head;             /* writes waiting for a free slot, in order */
-  struct cl_io *wait_tail;
+  struct cl_io_queue waiting;          /* writes waiting for a free slot, in order */
 
   uint64_t write_hits;                 /* blocks overwritten in place */
   uint64_t writes_buffered;            /* write I/Os with blocks in the buffer */
@@ -538,19 +537,10 @@ wait_for_room (struct writecache *wc, struct cl_io *io, uint64_t block, unsigned
   w->scratch[0] = block;
   w->scratch[1] = counted;
   io->pending++;
-  if (first_in_line) {
-    w->next = wc->wait_head;
-    wc->wait_head = w;
-    if (wc->wait_tail == NULL)
-      wc->wait_tail = w;
-  }
-  else {
-    if (wc->wait_tail)
-      wc->wait_tail->next = w;
-    else
-      wc->wait_head = w;
-    wc->wait_tail = w;
-  }
+  if (first_in_line)
+    cl_io_queue_push_front (&wc->waiting, w);
+  else
+    cl_io_queue_push (&wc->waiting, w);
   wc->room_waits++;
 }
 
@@ -602,11 +592,8 @@ write_blocks (struct writecache *wc, struct cl_io *io, uint64_t from, unsigned c
 static void
 admit_waiters (struct writecache *wc)
 {
-  while (wc->wait_head && room (wc) > 0) {
-    struct cl_io *w = wc->wait_head;
-    wc->wait_head = w->next;
-    if (wc->wait_head == NULL)
-      wc->wait_tail = NULL;
+  while (wc->waiting.head && room (wc) > 0) {
+    struct cl_io *w = cl_io_queue_pop (&wc->waiting);
     struct cl_io *io = w->parent;
     uint64_t from = w->scratch[0];
     unsigned counted = (unsigned) w->scratch[1];
