@@ -53,6 +53,7 @@
 #include <stdint.h>
 
 #include "core/request.h"
+#include "job_permutation.h"
 
 #define SL_JOB_MAX_PERCENTILES 20      /* fio's FIO_IO_U_LIST_MAX_LEN */
 #define SL_JOB_MAX_IODEPTH 65536u
@@ -207,21 +208,6 @@ sl_job_rng_below (struct sl_job_rng *rng, uint64_t bound)
 {
   return (uint64_t) (((sl_job_u128) sl_job_rng_next (rng) * bound) >> 64);
 }
-
-/* A random order of n blocks: a balanced Feistel network of 4 rounds over
- * the smallest even number of bits that holds n, walked until it lands
- * below n (at most 4 steps on average), keyed per pass from the stream's
- * generator. */
-struct sl_job_permutation {
-  uint64_t blocks;
-  unsigned half_bits;
-  uint64_t keys[4];
-  uint64_t taken;                      /* blocks of this pass so far */
-};
-
-void sl_job_permutation_init (struct sl_job_permutation *p, uint64_t blocks);
-/* The next block of the pass; a new pass, in a new order, after the last. */
-uint64_t sl_job_permutation_next (struct sl_job_permutation *p, struct sl_job_rng *rng);
 
 struct sl_job_stream {
   struct sl_job_rng rng;
