@@ -374,6 +374,8 @@ def test_a_host_file_of_the_presets_own_figures_predicts_what_the_preset_does(tm
     ('host = "tcg"\nbusy-host-share = 0\n', "busy-host-share = 0: must be a number from 0.05 to 4"),
     ('host = "tcg"\nbusy-host-share = true\n', "busy-host-share = true: must be a number from"),
     ('host = "tcg"\ncores = 1.5\n', "cores = 1.5: must be an integer"),
+    ('host = "tcg"\ndevice-inflight-max = 2.5\n', "device-inflight-max = 2.5: must be an integer"),
+    ('host = "tcg"\ndevice-inflight-max = 70000\n', "device-inflight-max = 70000: must be 0..65536"),
     ('per-md-io-us = 3\n', "host: missing (the preset these figures refine: bare-metal, tcg)"),
     ('host = "kvm"\n', "host = 'kvm': unknown host preset (known: bare-metal, tcg)"),
     ('host = "tcg"\nper-md-io-us = "3"\n', "per-md-io-us = '3': must be a number"),

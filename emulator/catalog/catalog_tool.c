@@ -205,7 +205,11 @@ print_cluster (void)
   double lo, hi;
   for (size_t i = 0; (name = cl_host_ratio_at (i, &lo, &hi)) != NULL; i++)
     printf ("%s\"%s\": [%g, %g]", i ? ", " : "", name, lo, hi);
-  printf ("}, \"default_link\": \"%s\", \"links\": [", CL_LINK_PRESET_DEFAULT);
+  fputs ("}, \"host_count_keys\": [", stdout);
+  for (size_t i = 0, n = 0; (name = cl_host_ratio_at (i, &lo, &hi)) != NULL; i++)
+    if (cl_host_ratio_is_count (i))
+      printf ("%s\"%s\"", n++ ? ", " : "", name);
+  printf ("], \"default_link\": \"%s\", \"links\": [", CL_LINK_PRESET_DEFAULT);
   for (size_t i = 0; (name = cl_link_preset_at (i)) != NULL; i++)
     printf ("%s\"%s\"", i ? ", " : "", name);
   fputs ("]}", stdout);

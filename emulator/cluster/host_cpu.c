@@ -255,6 +255,12 @@ cl_host_ratio_at (size_t i, double *lo, double *hi)
 }
 
 bool
+cl_host_ratio_is_count (size_t i)
+{
+  return i < COUNT (host_ratios) && host_ratios[i].whole;
+}
+
+bool
 cl_host_ratio_find (const char *key, double *lo, double *hi)
 {
   return cl_host_ratio_at (ratio_index (key), lo, hi) != NULL;

@@ -104,6 +104,8 @@ const char *cl_host_preset_names (void);
  * key and bounds, NULL past the end; whether key names one, and its
  * bounds; set into config when value is within them (0), -1 if not. */
 const char *cl_host_ratio_at (size_t i, double *lo, double *hi);
+/* Whether the i-th is a count (whole numbers only: device-inflight-max). */
+bool cl_host_ratio_is_count (size_t i);
 bool cl_host_ratio_find (const char *key, double *lo, double *hi);
 int cl_host_ratio_set (struct cl_host_config *config, const char *key, double value);
 double cl_host_ratio_get (const struct cl_host_config *config, const char *key);

@@ -13,8 +13,8 @@ name one where they would name a preset.
 
 The cost keys and the ratio keys (figures that count no time, with their
 bounds) are the library's (the catalog's host_cost_keys and
-host_ratio_keys: the keys a cluster spec's node line takes), passed to
-every node line as given."""
+host_ratio_keys: the keys a cluster spec's node line takes; those of
+host_count_keys whole numbers), passed to every node line as given."""
 import math
 import os
 import re
@@ -61,6 +61,8 @@ class _HostFileLoader(Loader):
                 continue
             if key == "cores":
                 value = self.integer(value, key, (1, 4096))
+            elif key in cluster["host_count_keys"]:
+                value = self.integer(value, key, tuple(int(b) for b in bounds[key]))
             elif key in bounds:
                 low, high = bounds[key]
                 if not _is_number(value) or not low <= value <= high:
