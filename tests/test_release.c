@@ -293,6 +293,25 @@ make_the_timer_late (int cpu)
   return h.ran;
 }
 
+/* The first and last CPU this thread may run on (all: every one it may),
+ * and a set of just that one CPU each. */
+static void
+first_and_last_cpu (cpu_set_t *all, int *cpu_first, cpu_set_t *first, int *cpu_last,
+                    cpu_set_t *last)
+{
+  sched_getaffinity (0, sizeof *all, all);
+  *cpu_first = *cpu_last = -1;
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    if (CPU_ISSET (c, all)) {
+      *cpu_first = *cpu_first < 0 ? c : *cpu_first;
+      *cpu_last = c;
+    }
+  CPU_ZERO (first);
+  CPU_SET (*cpu_first, first);
+  CPU_ZERO (last);
+  CPU_SET (*cpu_last, last);
+}
+
 /* At 1 outstanding with a 100 µs model and the transport's 45 µs taken
  * off, each wait is some 55 µs, one after another.  A moving average of
  * the timer's lateness that late wake-ups had raised above twice that
@@ -309,17 +328,8 @@ short_waits_after_a_late_timer_do_not_leave_early (void **state)
   assert_true (dispatcher > 0);
   /* the dispatcher on the first CPU, this thread on the last */
   cpu_set_t all, first, last;
-  sched_getaffinity (0, sizeof all, &all);
-  int cpu_first = -1, cpu_last = -1;
-  for (int c = 0; c < CPU_SETSIZE; c++)
-    if (CPU_ISSET (c, &all)) {
-      cpu_first = cpu_first < 0 ? c : cpu_first;
-      cpu_last = c;
-    }
-  CPU_ZERO (&first);
-  CPU_SET (cpu_first, &first);
-  CPU_ZERO (&last);
-  CPU_SET (cpu_last, &last);
+  int cpu_first, cpu_last;
+  first_and_last_cpu (&all, &cpu_first, &first, &cpu_last, &last);
   bool pinned = sched_setaffinity (dispatcher, sizeof first, &first) == 0
                 && sched_setaffinity (0, sizeof last, &last) == 0;
   bool late = pinned;
@@ -423,14 +433,9 @@ a_hand_over_learnt_high_is_measured_again (void **state)
 {
   (void) state;
   enum { LATE_WAKES = 24, WAIT_NS = 55000, RUN_NS = 400000000, JUDGED_NS = 100000000 };
-  cpu_set_t all, last;
-  sched_getaffinity (0, sizeof all, &all);
-  int cpu_last = -1;
-  for (int c = 0; c < CPU_SETSIZE; c++)
-    if (CPU_ISSET (c, &all))
-      cpu_last = c;
-  CPU_ZERO (&last);
-  CPU_SET (cpu_last, &last);
+  cpu_set_t all, first, last;
+  int cpu_first, cpu_last;
+  first_and_last_cpu (&all, &cpu_first, &first, &cpu_last, &last);
   bool late = sched_setaffinity (0, sizeof last, &last) == 0;
   for (int i = 0; late && i < LATE_WAKES; i++) {
     struct late_handover h = { .deadline_ns = sl_clock_monotonic_ns () + 700000u,
