@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "jobfile.h"
+#include "job_rng.h"
 
 /* A round function: one multiply by an odd constant, its high half folded
  * onto the low (every input bit reaches the bits kept). */
