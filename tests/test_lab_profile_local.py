@@ -128,11 +128,11 @@ def disk_group_topology(tmp_path_factory, mode):
 def disk_group_lab(request, tmp_path_factory):
     path, name = disk_group_topology(tmp_path_factory, request.param)
     with Lab(path, name) as lab:
-        yield request.param, lab.name
+        yield request.param, lab.name, path
 
 
 def test_disk_group_caches_and_verifies(disk_group_lab):
-    mode, lab = disk_group_lab
+    mode, lab, _ = disk_group_lab
     caches = storage(lab, "node1")["caches"]
     before = {c["kind"]: c for c in caches}
     if mode == "hybrid":
@@ -170,7 +170,7 @@ def test_volume_stripes_lie_on_the_capacity_devices(disk_group_lab):
     both, the single set's volumes on one disk each, as
     schema/capacity_layout.py placed them (the freest disk first); and
     data verifies through them."""
-    mode, lab = disk_group_lab
+    mode, lab, _ = disk_group_lab
     pvs = guest(lab, "node1", "pvs", "--noheadings", "-o", "pv_name", "--select",
                 "vg_name=storlab").split()
     if mode == "hybrid":
@@ -199,3 +199,30 @@ def test_volume_stripes_lie_on_the_capacity_devices(disk_group_lab):
                                   "-o", "major,minor", group).strip()      # of its own group
     fio_verify(lab, "node1", "/dev/storlab/u1v1")
     fio_verify(lab, "node1", "/dev/storlab/single-u1v2")
+
+
+def test_a_sweep_reads_the_disk_groups_own_counters(disk_group_lab, tmp_path):
+    """A lab sweep's points carry the disk groups' figures the simulator's
+    do (points.csv stack_cache_hit_pct, write_buffer_fill_pct,
+    destage_mb_s), from each guest's dmsetup status at the window's ends
+    (stack-NODE.json): read hits of the reads the read cache took, the
+    write buffer's fill at the end, what it wrote back."""
+    mode, lab, path = disk_group_lab
+    out = short_sweep(tmp_path, "stack-sweep", path,
+                      'target = "volumes"\nrw = "randrw"\nbs = "4k"\nsize = "8M"')
+    for side in (out, out / "sim"):
+        with open(side / "points.csv", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+        assert len(rows) == 2
+        for row in rows:
+            fill = float(row["write_buffer_fill_pct"])
+            assert 0 < fill <= 100, (side, row)
+            assert float(row["destage_mb_s"]) >= 0, (side, row)
+            if mode == "hybrid":
+                assert 0 <= float(row["stack_cache_hit_pct"]) <= 100, (side, row)
+            else:
+                assert row["stack_cache_hit_pct"] == "", (side, row)
+    window = json.loads((out / "points" / "000" / "stack-node1.json").read_text())
+    kinds = {c["kind"] for c in window["after"]["caches"]}
+    assert kinds == ({"dm-cache", "dm-writecache"} if mode == "hybrid" else {"dm-writecache"})
+    assert window["after"]["t_s"] > window["before"]["t_s"]

@@ -39,6 +39,9 @@ fewer cores), then the other layers whose figures part too:
               more than 15 % fewer cores than the simulator's nodes kept busy
   network     never named: the lab records no link figures (the table shows
               the simulator's busiest link)
+  cache tier  the disk groups' read caches miss more than 15 % more or fewer
+              of their reads (both at or below 2 % are the same); the lab's
+              from dm-cache's own counters (points.csv stack_cache_hit_pct)
   stack       device I/Os per front-end I/O, in all or on one device, differ
               by more than 15 % (md's, the caches' and the replicas' fan-out;
               a read a page cache serves reaches no device)
@@ -92,6 +95,7 @@ TOLERANCE = 0.15            # the issue's target, on IOPS and mean latency
 SATURATED = 0.90            # share of the host's cores busy
 LAT_FLOOR_US = 50.0         # device latencies both below this are the same (timing=off)
 PER_IO_FLOOR = 0.05         # device I/Os per front-end I/O both below this: no traffic
+MISS_FLOOR_PCT = 2.0        # read cache misses both at or below this % are the same
 CPU_FILE = "host-cpu.json"
 HOST_FILE = "host.toml"      # --calibrate's
 SIM_HOST_FILE = "sim-host.txt"   # what the predictions ran on
@@ -136,6 +140,7 @@ class Side:
     dev_per_io: float | None = None     # device I/Os per front-end I/O
     dev_lat_us: float | None = None
     link_pct: float | None = None       # the simulator's busiest link direction
+    cache_hit_pct: float | None = None  # the disk groups' read caches: hits of their reads
     # "node/device" -> (its I/Os per front-end I/O, its mean latency µs)
     devices: dict = field(default_factory=dict)
     # node -> its guest's CPU µs per front-end I/O (every node's I/Os)
@@ -183,7 +188,8 @@ def lab_side(row, point_dir, duration_s, cpu, readings=(), lowest_ns=None):
     # the window's completion latency (points.csv, as its IOPS) and fio's submission time
     lat_us = row["lat_mean_us"] + slat_us if None not in (row["lat_mean_us"], slat_us) else None
     side = Side(row["iops"], lat_us, host_limit=row["host_limit"], clat_us=row["lat_mean_us"],
-                slat_us=slat_us, dev_lat_us=row["dev_lat_mean_us"])
+                slat_us=slat_us, dev_lat_us=row["dev_lat_mean_us"],
+                cache_hit_pct=row.get("stack_cache_hit_pct"))
     for path in sorted(glob.glob(os.path.join(point_dir, "device-*.json"))):
         doc = device_window.load(path)
         if doc.get("before") is None:
@@ -216,7 +222,8 @@ def lab_side(row, point_dir, duration_s, cpu, readings=(), lowest_ns=None):
 
 
 def sim_side(row, point_dir):
-    side = Side(row["iops"], row["lat_mean_us"], dev_lat_us=row["dev_lat_mean_us"])
+    side = Side(row["iops"], row["lat_mean_us"], dev_lat_us=row["dev_lat_mean_us"],
+                cache_hit_pct=row.get("stack_cache_hit_pct"))
     with open(os.path.join(point_dir, "sim-cluster.json"), encoding="utf-8") as f:
         model = json.load(f)["storlab"]["device"]["model"]
 
@@ -279,6 +286,12 @@ def parting_layers(lab, sim):
             and sim.cores > lab.cores * (1 + TOLERANCE):
         found.append(("host CPU", f"host saturated: the guests' vCPUs got {lab.cores:.2f} cores, "
                                   f"the simulator's nodes {sim.cores:.2f}", False))
+    # a read the cache misses goes to a capacity device: compare what each misses
+    if None not in (lab.cache_hit_pct, sim.cache_hit_pct) \
+            and differ(100 - lab.cache_hit_pct, 100 - sim.cache_hit_pct, MISS_FLOOR_PCT):
+        found.append(("cache tier", f"read cache hits {lab.cache_hit_pct:.1f} vs "
+                                    f"{sim.cache_hit_pct:.1f} %",
+                      sim.cache_hit_pct < lab.cache_hit_pct))
     names = sorted(set(lab.devices) & set(sim.devices))
     worst = _worst([(n, lab.devices[n][0], sim.devices[n][0]) for n in names
                     if differ(lab.devices[n][0], sim.devices[n][0], PER_IO_FLOOR)])
@@ -466,9 +479,9 @@ def tables(cases, out):
     layers = ("| topology | point | lab guest: submission / completion µs | guest CPU µs per "
               "I/O, lab / sim | guests' vCPU cores, lab / sim | lab host: busy of its cores; "
               "QEMU I/O threads; nbdkit; other | device I/Os per I/O, lab / sim | device mean "
-              "lat µs, lab / sim | busiest sim link % | lab host caches, x lowest | "
-              "guest CPU µs per I/O by node, lab / sim |\n"
-              + "|---" * 11 + "|\n")
+              "lat µs, lab / sim | read cache hits %, lab / sim | busiest sim link % | "
+              "lab host caches, x lowest | guest CPU µs per I/O by node, lab / sim |\n"
+              + "|---" * 12 + "|\n")
     lowest_ns = lowest_reading(cases, out)
     for case in cases:
         results = os.path.join(out, case)
@@ -494,7 +507,9 @@ def tables(cases, out):
                        f"{fmt(lab.cpu_us_per_io)} / {fmt(sim.cpu_us_per_io)} | "
                        f"{fmt(lab.cores, '.2f')} / {fmt(sim.cores, '.2f')} | {busy} | "
                        f"{fmt(lab.dev_per_io, '.2f')} / {fmt(sim.dev_per_io, '.2f')} | "
-                       f"{fmt(lab.dev_lat_us)} / {fmt(sim.dev_lat_us)} | {fmt(sim.link_pct, '.1f')} | "
+                       f"{fmt(lab.dev_lat_us)} / {fmt(sim.dev_lat_us)} | "
+                       f"{fmt(lab.cache_hit_pct, '.1f')} / {fmt(sim.cache_hit_pct, '.1f')} | "
+                       f"{fmt(sim.link_pct, '.1f')} | "
                        f"{fmt(lab.cache_ratio, '.1f')}{' (spell)' if host_probe.in_spell(lab.cache_ratio) else ''} | "
                        f"{by_node(lab.node_cpu_us, sim.node_cpu_us)} |\n")
     return head, layers

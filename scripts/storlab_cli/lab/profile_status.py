@@ -11,6 +11,13 @@ def _fields(words):
     return dict(w.split("=", 1) for w in words if "=" in w)
 
 
+# dm-writecache's event counters after its first four status fields
+# (Documentation/admin-guide/device-mapper/writecache.rst, "Status")
+WRITECACHE_COUNTERS = ("read_blocks", "read_hit_blocks", "write_blocks",
+                       "write_hits_uncommitted", "write_hits_committed", "writes_around",
+                       "writes_allocate", "writes_blocked_on_freelist", "flushes", "discards")
+
+
 def _cache_state(name, target, status):
     """dmsetup status fields of a cache or writecache target -> a dict."""
     f = status.split("_")
@@ -26,16 +33,33 @@ def _cache_state(name, target, status):
                     "block_bytes": block_bytes, "used_blocks": used, "total_blocks": total,
                     "read_hits": int(f[4]), "read_misses": int(f[5]),
                     "write_hits": int(f[6]), "write_misses": int(f[7]),
+                    "demotions": int(f[8]), "promotions": int(f[9]),
                     "dirty_blocks": int(f[10]), "dirty_bytes": int(f[10]) * block_bytes}
-        # writecache: <error> <total blocks> <free blocks> <blocks under writeback> ...
+        # writecache: <error> <total blocks> <free blocks> <blocks under writeback>, then
+        # (kernels since 5.15) its event counters, in blocks
         total, free, writeback = int(f[1]), int(f[2]), int(f[3])
-        return {"name": name, "kind": "dm-writecache", "mode": "write-buffer",
-                "error": int(f[0]), "block_bytes": 4096, "total_blocks": total,
-                "used_blocks": total - free, "writeback_blocks": writeback,
-                # every block a writecache holds is a write not yet freed
-                "dirty_blocks": total - free, "dirty_bytes": (total - free) * 4096}
+        state = {"name": name, "kind": "dm-writecache", "mode": "write-buffer",
+                 "error": int(f[0]), "block_bytes": 4096, "total_blocks": total,
+                 "used_blocks": total - free, "writeback_blocks": writeback,
+                 # every block a writecache holds is a write not yet freed
+                 "dirty_blocks": total - free, "dirty_bytes": (total - free) * 4096}
+        if len(f) >= len(WRITECACHE_COUNTERS) + 4:
+            state.update(zip(WRITECACHE_COUNTERS, (int(x) for x in f[4:])))
+        return state
     except (IndexError, ValueError):
         return {"name": name, "kind": target, "raw": status}
+
+
+def parse_dmsetup_status(text):
+    """`dmsetup status` output -> the cache and writecache targets' states
+    (the disk groups' read caches and write buffers), as parse_status gives
+    them."""
+    caches = []
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) >= 4 and words[0].endswith(":") and words[3] in ("cache", "writecache"):
+            caches.append(_cache_state(words[0][:-1], words[3], "_".join(words[4:])))
+    return caches
 
 
 def parse_status(text):

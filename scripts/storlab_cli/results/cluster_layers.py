@@ -1,7 +1,8 @@
 """The points.csv figures of the cluster model's own layers, from a
 `storlab-sim cluster` JSON (storlab.device.model): what a lab's device
 windows cannot show, over the whole simulated run (ramp included, as the
-simulator's device windows are).
+simulator's device windows are).  A lab's disk groups give the first three
+from their own counters (stack_window.py).
 
     stack_cache_hit_pct    the disk groups' read caches (dm-cache): hits of reads
     write_buffer_fill_pct  their write buffers (dm-writecache): used at the end, mean

@@ -21,7 +21,8 @@ METRIC_COLUMNS = (
     "cache_hit_pct", "dirty_mb",
     "dev_qd_mean", "release_late_p99_us",
     "host_limit",
-    # the cluster model's own layers (simulator, profile targets; cluster_layers.py)
+    # the cluster model's own layers (simulator, profile targets; cluster_layers.py),
+    # the first three a lab's disk groups' too (stack_window.py)
     "stack_cache_hit_pct", "write_buffer_fill_pct", "destage_mb_s",
     "cpu_util_pct", "link_util_pct", "start_state", "data_reduction_pct",
     # the nodes whose fio ran (the point's active nodes; raw_point.RawPoint.nodes)

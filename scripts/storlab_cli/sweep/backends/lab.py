@@ -22,10 +22,11 @@ import glob
 import json
 import os
 import re
+import threading
 import time
 
 from storlab_cli.lab import agent, hosts as lab_hosts, lifecycle, state as lab_state
-from storlab_cli.lab import snapshots as volume_snapshots
+from storlab_cli.lab import profile_status, snapshots as volume_snapshots
 from storlab_cli.lab.each_node import each_node
 from storlab_cli.live import ctl, stats_snapshot
 from storlab_cli.schema.sweep import LIVE_KNOBS, TARGET_SHARE, TARGET_VOLUMES
@@ -36,7 +37,7 @@ from storlab_cli.sweep.fio_launcher import (GATE, GUEST_DIR, LAUNCHER, gate_go_s
                                            job_files_script, split_unit_logs,
                                            stuck_listing_script, unit_logs_script)
 from storlab_cli.results import (device_window, fio_hist_log, fio_merge, fio_window,
-                                 host_limit, timeline)
+                                 host_limit, stack_window, timeline)
 from storlab_cli.sweep.raw_point import RawPoint
 from storlab_cli.common.last_line import last_line
 from storlab_cli.errors import UserError
@@ -168,6 +169,20 @@ class LabBackend:
                 except UserError:       # a device whose server is gone has no window
                     pass
         return snaps
+
+    def _stack_nodes(self):
+        """The nodes whose disk groups a point's window reads (stack_window.py)."""
+        profile = self.topo.profile
+        return sorted(self.domains) if profile is not None and profile.disk_group else []
+
+    def _stack_status(self, node):
+        """{"t_s", "caches"}: the node's read caches and write buffers now, or
+        None where its guest did not say (the point then has no such figure)."""
+        try:
+            out = self._guest(node, ["/bin/sh", "-c", "dmsetup status"], timeout_s=30)
+        except UserError:
+            return None
+        return {"t_s": time.monotonic(), "caches": profile_status.parse_dmsetup_status(out)}
 
     def _control(self, node, device, command):
         return ctl.send_to_device(self.topo.name, node, device, command)
@@ -419,13 +434,24 @@ class LabBackend:
                 jobs[(node, unit)] = (stem, text)
         started = self._start_all(jobs, gated=True)
         self._open_gates(jobs, point_dir)
-        snapshots, events = {}, []
+        snapshots, events, stacks = {}, [], {}
+        stack_nodes, stack_threads = self._stack_nodes(), []
+
+        def take_stacks(when):
+            # the guests answer in their own time: beside the timers, not in their way
+            def take():
+                stacks[when] = each_node(stack_nodes, self._stack_status)
+            if stack_nodes:
+                stack_threads.append(threading.Thread(target=take, daemon=True))
+                stack_threads[-1].start()
 
         def snap_before():
             snapshots["before"] = self._snapshot()
+            take_stacks("before")
 
         def snap_after():
             snapshots["after"] = self._snapshot()
+            take_stacks("after")
 
         def fire(event):
             def send():
@@ -452,6 +478,8 @@ class LabBackend:
             launched = self._wait_all(started, timeout_s, timers, stuck_dir=point_dir)
         finally:
             self._drop_point_snapshots()
+            for thread in stack_threads:
+                thread.join()
         self._launchers_done(launched, f"point {point.index}")
         each_node(sorted({node for node, _ in jobs}),
                   lambda node: self._fetch_node(node, jobs, point, point_dir))
@@ -460,6 +488,10 @@ class LabBackend:
             with open(os.path.join(point_dir, f"device-{node}-{device}.json"), "w",
                       encoding="utf-8") as f:
                 json.dump({"before": before, "after": after}, f)
+        for node in stack_nodes:
+            with open(stack_window.path(point_dir, node), "w", encoding="utf-8") as f:
+                json.dump({when: stacks.get(when, {}).get(node) for when in ("before", "after")},
+                          f)
         with open(os.path.join(point_dir, "events.json"), "w", encoding="utf-8") as f:
             json.dump(events, f, indent=1)
 
@@ -644,4 +676,4 @@ def read_point(directory, sweep, point):
         samples=(_lab_timeline(unit_logs, interval_ms, windows, phases["duration_s"])
                  if interval_ms else []),
         events=_lab_events(directory), nodes=_nodes_of(sources),
-        extra={"units_end_spread_s": _units_end_spread_s(docs)})
+        extra={"units_end_spread_s": _units_end_spread_s(docs), **stack_window.metrics(directory)})
