@@ -1152,18 +1152,12 @@ test_rc_warm_regions_share_the_cache (void **state)
 /* A write load's steady state: the buffer one block short of its high
  * watermark, dirty with blocks of every written region, scattered (the
  * first writeback pass is not one sequential run), and the next write
- * starts writeback.  A read load leaves it empty. */
+ * starts writeback. */
 static void
 test_wc_warm_under_writes_fills_to_the_watermark (void **state)
 {
   (void) state;
   struct rig g = wc_rig (100, wc_config (50, 45, 64));
-  sl_cluster_warm (g.c, 0, 1000 * BLOCK, SL_WARM_READS);     /* read: nothing */
-  assert_int_equal (sl_cluster_warm_finish (g.c, 0, NULL, 0), 0);
-  assert_int_equal (counter (&g, "dirty_blocks"), 0);
-  rig_free (&g);
-
-  g = wc_rig (100, wc_config (50, 45, 64));
   sl_cluster_warm (g.c, 0, 400 * BLOCK, SL_WARM_RANDOM_WRITES);
   sl_cluster_warm (g.c, 2000 * BLOCK, 400 * BLOCK, SL_WARM_RANDOM_WRITES);
   assert_int_equal (sl_cluster_warm_finish (g.c, 0, NULL, 0), 0);
@@ -1200,6 +1194,75 @@ buffered_blocks (struct rig *g, uint64_t first, uint64_t end)
   for (uint64_t block = first; block < end; block++)
     held += read_block (g, block) < 1000000;
   return held;
+}
+
+/* A read load alone holds what the regions' fill when they were made
+ * left: the end of it, one block short of the low watermark, where that
+ * fill's writeback stopped.  Beside a writer, the writer's steady state. */
+static void
+test_wc_warm_under_reads_holds_the_fill_end (void **state)
+{
+  (void) state;
+  struct rig g = wc_rig (100, wc_config (50, 45, 64));
+  sl_cluster_warm (g.c, 0, 500 * BLOCK, SL_WARM_READS);
+  sl_cluster_warm (g.c, 500 * BLOCK, 500 * BLOCK, SL_WARM_READS);  /* the next volume */
+  assert_int_equal (sl_cluster_warm_finish (g.c, 0, NULL, 0), 0);
+  assert_int_equal (counter (&g, "dirty_blocks"), 44);
+  assert_int_equal (counter (&g, "warmed_sequential_blocks"), 44);
+  assert_int_equal (buffered_blocks (&g, 956, 1000), 44);
+  assert_int_equal (buffered_blocks (&g, 0, 956), 0);
+  assert_int_equal (ops (g.origin, SL_OP_WRITE), 0);            /* below high: no writeback */
+  rig_free (&g);
+
+  g = wc_rig (100, wc_config (50, 45, 64));
+  sl_cluster_warm (g.c, 0, 1000 * BLOCK, SL_WARM_READS);
+  sl_cluster_warm (g.c, 2000 * BLOCK, 400 * BLOCK, SL_WARM_RANDOM_WRITES);
+  assert_int_equal (sl_cluster_warm_finish (g.c, 0, NULL, 0), 0);
+  assert_int_equal (counter (&g, "dirty_blocks"), 49);
+  assert_int_equal (buffered_blocks (&g, 2000, 2400), 49);
+  assert_int_equal (buffered_blocks (&g, 0, 1000), 0);
+  rig_free (&g);
+}
+
+/* The disk group's stack, a write buffer over a read cache: under a read
+ * load the buffer holds the fill's end, and the read cache keeps its slots
+ * for the rest, so every read is served by one or the other (profile-
+ * hybrid's lab after `up`: dm-cache held 391 of its 448 chunks).  Taken
+ * alike, the chunks would outnumber the slots and some reads would miss. */
+static void
+test_a_read_cache_under_a_buffer_leaves_it_the_fill_end (void **state)
+{
+  (void) state;
+  char err[256] = "";
+  struct rig g = { 0 };
+  const uint64_t slots = 80, buffer_blocks = 800, region_chunks = 100;
+  rig_devices (&g, ORIGIN_BYTES, slots * CHUNK + buffer_blocks * BLOCK);
+  struct cl_target *rc_region = cl_slice_new (g.c, "n1", "n1/rc-region", g.cache, 0,
+                                              slots * CHUNK, false, err, sizeof err);
+  struct cl_target *wc_region = cl_slice_new (g.c, "n1", "n1/wc-region", g.cache, slots * CHUNK,
+                                              buffer_blocks * BLOCK, false, err, sizeof err);
+  assert_non_null (rc_region);
+  assert_non_null (wc_region);
+  struct cl_readcache_config rc = rc_config (1 * MIB);
+  struct cl_target *read_cache = cl_readcache_new (g.c, "n1", "n1/readcache", g.origin,
+                                                   rc_region, &rc, err, sizeof err);
+  assert_non_null (read_cache);
+  struct cl_writecache_config wc = wc_config (50, 45, 64);
+  uint64_t before = g.c->memory_bytes;
+  g.layer = cl_writecache_new (g.c, "n1", "n1/diskgroup", read_cache, wc_region, &wc, err,
+                               sizeof err);
+  assert_non_null (g.layer);
+  rig_start (&g, before);
+  sl_cluster_warm (g.c, 0, region_chunks * CHUNK, SL_WARM_READS);
+  assert_int_equal (sl_cluster_warm_finish (g.c, 0, NULL, 0), 0);
+  /* 359 blocks held: the region's last 22 chunks whole, and part of one */
+  assert_int_equal (counter (&g, "dirty_blocks"), 359);
+  uint64_t blocks = region_chunks * CHUNK / BLOCK;
+  for (uint64_t block = 0; block < blocks; block++)
+    read_block (&g, block);
+  assert_int_equal (ops (g.origin, SL_OP_READ), 0);
+  assert_int_equal (counter (&g, "read_hits_blocks"), 359);
+  rig_free (&g);
 }
 
 /* A sequential writer about to start again at its region's start wrote
@@ -1283,10 +1346,30 @@ test_wc_warm_memory_is_checked_first (void **state)
   assert_int_equal (g.c->memory_bytes - before, need - hash_min_bytes);
   rig_free (&g);
 
-  g = wc_rig (buffer_blocks, wc_config (50, 45, 64));                /* reads: nothing */
+  g = wc_rig (buffer_blocks, wc_config (50, 45, 64));        /* reads: the fill's end */
   sl_cluster_warm (g.c, 0, ORIGIN_BYTES, SL_WARM_READS);
-  assert_int_equal (sl_cluster_warm_finish (g.c, 1, err, sizeof err), 0);
+  assert_int_equal (sl_cluster_warm_finish (g.c, 1, err, sizeof err), -1);
+  assert_int_equal (sl_cluster_warm_finish (g.c, need, err, sizeof err), 0);
+  assert_int_equal (counter (&g, "dirty_blocks"), 8999);
   rig_free (&g);
+}
+
+/* An lvm cache volume's data: less dm-cache's metadata at its start, 4
+ * MiB and 44 bytes a chunk rounded up to 4 MiB extents (lvm2
+ * cache_vol_set_params), so profile-hybrid's 36 MiB read cache caches 28
+ * (its lab's dmsetup table: cdata 57344 sectors, cmeta 16384). */
+static void
+test_rc_cache_volume_data_after_its_metadata (void **state)
+{
+  (void) state;
+  struct cl_readcache_config config;
+  cl_readcache_defaults (&config);
+  const uint64_t extent = 4 * MIB;
+  assert_int_equal (cl_readcache_data_bytes (36 * MIB, &config, extent), 28 * MIB);
+  assert_int_equal (cl_readcache_data_bytes (44 * MIB, &config, extent), 36 * MIB);
+  assert_int_equal (cl_readcache_data_bytes (8 * MIB, &config, extent), 0);
+  /* a study's 280 GiB: 320 KiB chunks, 4 MiB + 917504 x 44 bytes -> 44 MiB */
+  assert_int_equal (cl_readcache_data_bytes (280 * GIB, &config, extent), 280 * GIB - 44 * MIB);
 }
 
 /* lvm's chunk: 64 KiB up to 1,000,000 chunks, then the next multiple of
@@ -1365,6 +1448,9 @@ main (void)
     cmocka_unit_test (test_wc_warm_memory_is_checked_first),
     cmocka_unit_test (test_rc_warm_regions_share_the_cache),
     cmocka_unit_test (test_rc_lvm_chunk_size),
+    cmocka_unit_test (test_rc_cache_volume_data_after_its_metadata),
+    cmocka_unit_test (test_wc_warm_under_reads_holds_the_fill_end),
+    cmocka_unit_test (test_a_read_cache_under_a_buffer_leaves_it_the_fill_end),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

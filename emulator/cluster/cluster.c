@@ -204,9 +204,32 @@ cl_warm_load (const struct cluster *c)
   return c->warm_load;
 }
 
+/* warm_settle of every target that has one, the layers above first: a
+ * layer is made after those below it, so the list read backwards. */
+static void
+warm_settle_top_down (struct cluster *c)
+{
+  size_t n = 0;
+  for (struct cl_target *t = c->targets; t; t = t->next_all)
+    n += t->ops->warm_settle != NULL;
+  if (n == 0)
+    return;
+  struct cl_target **settling = cl_xcalloc (n, sizeof *settling);
+  size_t i = 0;
+  for (struct cl_target *t = c->targets; t; t = t->next_all)
+    if (t->ops->warm_settle)
+      settling[i++] = t;
+  while (i > 0) {
+    struct cl_target *t = settling[--i];
+    t->ops->warm_settle (t);
+  }
+  free (settling);
+}
+
 int
 sl_cluster_warm_finish (struct cluster *c, uint64_t budget_bytes, char *err, size_t err_bytes)
 {
+  warm_settle_top_down (c);
   uint64_t need = 0;
   for (struct cl_target *t = c->targets; t; t = t->next_all)
     if (t->ops->warm_need_bytes)

@@ -299,6 +299,13 @@ cl_warm (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes)
 }
 
 void
+cl_warm_exclude (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes)
+{
+  if (t->ops->warm_exclude)
+    t->ops->warm_exclude (t, offset_bytes, length_bytes);
+}
+
+void
 cl_target_pays (struct cl_target *t, struct cl_cpu *cpu, struct cl_op_cost cpu_cost,
                 uint64_t hypervisor_ns)
 {

@@ -139,6 +139,13 @@ struct cl_target_ops {
   /* Optional: every warm region has been given; settle the state (a cache
    * shared by several regions gives each its share).  0, or -1 with err. */
   int (*warm_finish) (struct cl_target *t, char *err, size_t err_bytes);
+  /* Optional, before any warm_finish, the layers above first: every warm
+   * region has been given; settle what this layer will hold, and tell the
+   * layer below what it need not (cl_warm_exclude). */
+  void (*warm_settle) (struct cl_target *t);
+  /* Optional: a layer above serves [offset, offset + length) from the
+   * start, so this one holds none of it warm. */
+  void (*warm_exclude) (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes);
   /* Optional, the three together: a probe run (a cluster from the same
    * spec, warmed the same way, under the workload) is half done: note the
    * state (a write buffer its fill and writeback); at its end, the fill to
@@ -231,6 +238,8 @@ void cl_part_done (struct cl_io *child);
 void cl_io_complete_at (struct cl_io *io, uint64_t when_ns);
 /* Starts the warm-up of [offset, offset + length) of t, if it has any. */
 void cl_warm (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes);
+/* During a warm-up: the layer above t serves [offset, offset + length). */
+void cl_warm_exclude (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes);
 /* During a warm-up: what the region's workload does (a write buffer
  * stays empty under a read load, fills under a write load, with the end
  * of the region a sequential writer wrote last). */

@@ -50,6 +50,8 @@
 #define LVM_MAX_CHUNKS UINT64_C (1000000)      /* allocation/cache_pool_max_chunks */
 #define MAX_SLOTS ((UINT32_C (1) << 30) - 1)    /* slot + 1 below CHUNK_REFERENCED */
 #define MISS_COUNT_MAX 3u                      /* 2-bit counters */
+#define LVM_CACHE_TRANSACTION_BYTES (4 * MIB)  /* cache metadata's fixed part */
+#define LVM_CACHE_BYTES_PER_CHUNK 44           /* mapping 16 + hint 20 + hint overhead 8 */
 
 enum slot_state {
   SLOT_FREE,
@@ -79,6 +81,7 @@ struct readcache {
   uint8_t *misses;                     /* 2 bits per origin chunk */
 
   struct cl_ranges warm;               /* regions to start warm, in chunks */
+  struct cl_ranges warm_served_above;  /* ... less these, in chunks (readcache_warm_exclude) */
 
   uint64_t promoting_bytes;            /* copies in flight */
   uint32_t cached_chunks;
@@ -408,6 +411,17 @@ readcache_warm (struct cl_target *t, uint64_t offset_bytes, uint64_t length_byte
   cl_warm (rc->origin, offset_bytes, length_bytes);
 }
 
+/* The chunks wholly in a region the layer above serves: no read of them
+ * comes down, so none takes a slot. */
+static void
+readcache_warm_exclude (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes)
+{
+  struct readcache *rc = t->self;
+  uint64_t first = (offset_bytes + rc->chunk_bytes - 1) / rc->chunk_bytes;
+  uint64_t end = sl_min_u64 (offset_bytes + length_bytes, t->capacity_bytes) / rc->chunk_bytes;
+  cl_ranges_add (&rc->warm_served_above, first, end);
+}
+
 /* The steady state of a uniform workload over the warm regions: all of
  * their chunks if the free slots hold them, else each with probability
  * free slots / their chunks (a hash of the chunk: no shared random
@@ -418,6 +432,10 @@ readcache_warm_finish (struct cl_target *t, char *err, size_t err_bytes)
   (void) err;
   (void) err_bytes;
   struct readcache *rc = t->self;
+  for (size_t i = 0; i < rc->warm_served_above.count; i++)
+    cl_ranges_remove (&rc->warm, rc->warm_served_above.range[i].first,
+                      rc->warm_served_above.range[i].end);
+  cl_ranges_free (&rc->warm_served_above);
   uint64_t chunks = cl_ranges_merge (&rc->warm), room = free_slots (rc);
   /* chance = room / chunks as a fraction of 2^32 */
   uint64_t chance = chunks <= room ? UINT64_C (1) << 32 : (room << 32) / chunks;
@@ -459,6 +477,7 @@ readcache_destroy (struct cl_target *t)
   free (rc->chunk_slot);
   free (rc->misses);
   cl_ranges_free (&rc->warm);
+  cl_ranges_free (&rc->warm_served_above);
   free (rc);
 }
 
@@ -480,6 +499,23 @@ lvm_chunk_bytes (uint64_t cache_bytes)
   uint64_t least = (cache_bytes + LVM_MAX_CHUNKS - 1) / LVM_MAX_CHUNKS;
   uint64_t chunk = (least + LVM_CHUNK_STEP_BYTES - 1) / LVM_CHUNK_STEP_BYTES * LVM_CHUNK_STEP_BYTES;
   return sl_max_u64 (chunk, LVM_CHUNK_MIN_BYTES);
+}
+
+/* What of a cache volume of cachevol_bytes holds data: lvm puts dm-cache's
+ * metadata first (lvm2's cache_vol_set_params and _cache_min_metadata_size,
+ * lib/metadata/cache_manip.c): 4 MiB of transaction overhead and, for every
+ * chunk of the volume, its mapping (16 bytes), hint (20) and the hint's
+ * overhead (8), rounded up to whole extents.  A lab-sized read cache loses
+ * a good part of itself to it (8 of 36 MiB), a study's a few thousandths. */
+uint64_t
+cl_readcache_data_bytes (uint64_t cachevol_bytes, const struct cl_readcache_config *config,
+                         uint64_t extent_bytes)
+{
+  uint64_t chunk_bytes = config->chunk_bytes ? config->chunk_bytes : lvm_chunk_bytes (cachevol_bytes);
+  uint64_t metadata_bytes = LVM_CACHE_TRANSACTION_BYTES
+    + cachevol_bytes / chunk_bytes * LVM_CACHE_BYTES_PER_CHUNK;
+  metadata_bytes = (metadata_bytes + extent_bytes - 1) / extent_bytes * extent_bytes;
+  return cachevol_bytes > metadata_bytes ? cachevol_bytes - metadata_bytes : 0;
 }
 
 static int
@@ -544,7 +580,7 @@ cl_readcache_new (struct cluster *c, const char *node, const char *name,
     + rc->origin_chunks * sizeof *rc->chunk_slot + (rc->origin_chunks + 3) / 4;
   static const struct cl_target_ops ops = {
     .kind = "readcache", .submit = readcache_submit, .warm = readcache_warm,
-    .warm_finish = readcache_warm_finish,
+    .warm_finish = readcache_warm_finish, .warm_exclude = readcache_warm_exclude,
     .write_counters = readcache_write_counters, .destroy = readcache_destroy,
   };
   return cl_target_new (c, &ops, rc, node, name, origin->capacity_bytes, true);

@@ -120,6 +120,11 @@ struct cl_readcache_config {
   uint32_t promote_after_misses;       /* a chunk is promoted at this miss */
 };
 void cl_readcache_defaults (struct cl_readcache_config *config);
+/* The data part of an lvm cache volume (--cachevol) of cachevol_bytes, its
+ * dm-cache metadata first; 0 where the metadata takes it all. */
+uint64_t cl_readcache_data_bytes (uint64_t cachevol_bytes,
+                                  const struct cl_readcache_config *config,
+                                  uint64_t extent_bytes);
 struct cl_target *cl_readcache_new (struct cluster *c, const char *node, const char *name,
                                     struct cl_target *origin, struct cl_target *cache,
                                     const struct cl_readcache_config *config,

@@ -51,6 +51,25 @@ cl_ranges_merge (struct cl_ranges *r)
   return total;
 }
 
+void
+cl_ranges_remove (struct cl_ranges *r, uint64_t first, uint64_t end)
+{
+  size_t count = r->count;
+  for (size_t i = 0; i < count; i++) {
+    struct cl_range was = r->range[i];
+    if (end <= was.first || first >= was.end)
+      continue;
+    r->range[i].end = sl_max_u64 (was.first, first);      /* the part before, maybe empty */
+    if (end < was.end)
+      cl_ranges_add (r, end, was.end);                      /* the part after */
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < r->count; i++)
+    if (r->range[i].end > r->range[i].first)
+      r->range[kept++] = r->range[i];
+  r->count = kept;
+}
+
 uint64_t
 cl_ranges_at (const struct cl_ranges *r, uint64_t i)
 {

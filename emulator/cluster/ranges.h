@@ -20,6 +20,8 @@ struct cl_ranges {
 void cl_ranges_add (struct cl_ranges *r, uint64_t first, uint64_t end);
 /* Sorts and merges overlapping or touching ranges; returns the units in all. */
 uint64_t cl_ranges_merge (struct cl_ranges *r);
+/* Takes [first, end) out of every range (one it splits becomes two). */
+void cl_ranges_remove (struct cl_ranges *r, uint64_t first, uint64_t end);
 /* The unit at index i of the merged ranges (i below what merge returned). */
 uint64_t cl_ranges_at (const struct cl_ranges *r, uint64_t i);
 void cl_ranges_free (struct cl_ranges *r);

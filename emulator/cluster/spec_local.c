@@ -353,11 +353,20 @@ local_disk_group (struct spec *s, unsigned node, const struct local_args *a)
   uint64_t write_bytes = (cache_bytes - read_bytes) / LVM_EXTENT_BYTES * LVM_EXTENT_BYTES;
   struct cl_target *origin = data;
   if (data && hybrid) {
-    group_target_name (name, sizeof name, node_name, "readcache", group_no, "-region");
-    struct cl_target *region = cl_slice_new (s->c, node_name, name, cache, LVM_PE_START_BYTES,
-                                             read_bytes, false, why, sizeof why);
+    /* the read cache is an lvm cache volume: dm-cache's metadata, then its data */
     struct cl_readcache_config rc;
     cl_readcache_defaults (&rc);
+    uint64_t data_bytes = cl_readcache_data_bytes (read_bytes, &rc, LVM_EXTENT_BYTES);
+    if (data_bytes == 0) {
+      spec_fail (s, "local disk-group: a read cache of %" PRIu64 " MiB holds only dm-cache's "
+                 "metadata (read-cache-percent=%g of %" PRIu64 " MiB)", read_bytes >> 20, percent,
+                 cache_bytes >> 20);
+      return NULL;
+    }
+    group_target_name (name, sizeof name, node_name, "readcache", group_no, "-region");
+    struct cl_target *region = cl_slice_new (s->c, node_name, name, cache,
+                                             LVM_PE_START_BYTES + read_bytes - data_bytes,
+                                             data_bytes, false, why, sizeof why);
     group_target_name (name, sizeof name, node_name, "readcache", group_no, "");
     origin = region ? cl_readcache_new (s->c, node_name, name, data, region, &rc, why,
                                         sizeof why) : NULL;
