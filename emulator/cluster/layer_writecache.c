@@ -132,6 +132,14 @@ struct writecache {
   struct cl_ranges warm_sequential;    /* sequentially written ones, one range each */
   struct cl_ranges warm_filled;        /* regions read: written once when made (adopt_fill) */
   bool warm_from_fill;                 /* the warm blocks are what that fill left */
+  /* That fill's end, held as ranges, not block by block (a study's buffer
+   * holds tens of millions of its blocks): origin blocks, merged, each
+   * range's start its first block's place in slots from fill_first_slot
+   * on.  Only read, it never changes; the first write or trim places its
+   * blocks one by one (materialize_fill_end). */
+  struct cl_ranges fill_end;
+  uint64_t fill_end_blocks;
+  uint32_t fill_first_slot;
 
   struct slot_word_layout layout;
   uint64_t **chunks;                   /* SLOT_CHUNK slots' words each (the last: fewer),
@@ -458,6 +466,26 @@ part_add (struct writecache *wc, struct cl_io *io, struct part *p, bool in_buffe
 
 /* ------------------------------------------------------------- reads -- */
 
+/* The slot of a block of the fill's end held as ranges, else NO_SLOT. */
+static uint32_t
+fill_end_slot (const struct writecache *wc, uint64_t block)
+{
+  const struct cl_ranges *r = &wc->fill_end;
+  if (wc->fill_end_blocks == 0 || block < r->range[0].first)
+    return NO_SLOT;
+  size_t lo = 0, hi = r->count;
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (r->range[mid].first <= block)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  if (block >= r->range[lo].end)
+    return NO_SLOT;
+  return wc->fill_first_slot + (uint32_t) (r->range[lo].start + block - r->range[lo].first);
+}
+
 static void
 writecache_read (struct writecache *wc, struct cl_io *io, uint64_t end_bytes)
 {
@@ -467,6 +495,8 @@ writecache_read (struct writecache *wc, struct cl_io *io, uint64_t end_bytes)
     uint64_t lo = b == first ? io->offset_bytes - b * bs : 0;
     uint64_t hi = b == last ? end_bytes - b * bs : bs;
     uint32_t slot = hash_find (wc, b);
+    if (slot == NO_SLOT)
+      slot = fill_end_slot (wc, b);
     bool in_buffer = slot != NO_SLOT;
     if (in_buffer)
       wc->read_hits_blocks++;
@@ -767,6 +797,24 @@ writeback_pump (struct writecache *wc)
 
 /* ----------------------------------------------------------- target -- */
 
+/* Before the buffer changes: the fill's end placed block by block in the
+ * slots it held, oldest first, as a warm-up would have placed it. */
+static void
+materialize_fill_end (struct writecache *wc)
+{
+  uint64_t n = wc->fill_end_blocks;
+  if (n == 0)
+    return;
+  wc->fill_end_blocks = 0;
+  wc->used -= (uint32_t) n;
+  wc->cursor = wc->fill_first_slot;
+  block_hash_reserve (&wc->hash, wc->hash.count + n);
+  for (size_t i = 0; i < wc->fill_end.count; i++)
+    for (uint64_t block = wc->fill_end.range[i].first; block < wc->fill_end.range[i].end; block++)
+      place_block (wc, block, NO_SLOT);
+  cl_ranges_free (&wc->fill_end);
+}
+
 static void
 writecache_submit (struct cl_target *t, struct cl_io *io)
 {
@@ -780,6 +828,8 @@ writecache_submit (struct cl_target *t, struct cl_io *io)
     cl_io_complete_at (io, cl_now_ns (t->cluster));
     return;
   }
+  if (io->op != SL_OP_READ)
+    materialize_fill_end (wc);
   switch (io->op) {
   case SL_OP_READ:
     writecache_read (wc, io, end);
@@ -1059,7 +1109,8 @@ writecache_warm_need_bytes (struct cl_target *t)
   struct writecache *wc = t->self;
   adopt_fill (wc);
   uint64_t random_total, sequential_total;
-  uint64_t placed = sl_min_u64 (warm_want (wc, &random_total, &sequential_total), room (wc));
+  uint64_t placed = wc->warm_from_fill ? 0              /* held as ranges */
+    : sl_min_u64 (warm_want (wc, &random_total, &sequential_total), room (wc));
   return chunk_bytes_ahead (wc, placed)
     + block_hash_reserve_bytes (&wc->hash, wc->hash.count + placed)
     + cl_device_log_bytes (wc->buffer, (uint64_t) wc->blocks * wc->block_bytes);
@@ -1075,6 +1126,29 @@ writecache_warm_need_bytes (struct cl_target *t)
  * pattern's steady state, not in uniform random overwrite's (which its
  * exact map, a fraction of a full-size buffer, would take hours of
  * simulated writing to leave). */
+/* The fill's end as ranges (fill_end), in slots from the cursor on. */
+static int
+hold_fill_end (struct writecache *wc, uint64_t want, uint64_t sequential_total, char *err,
+               size_t err_bytes)
+{
+  sequential_shares (wc, sl_min_u64 (want, room (wc)), sequential_total);
+  for (size_t i = 0; i < wc->warm_sequential.count; i++)
+    cl_ranges_add (&wc->fill_end, wc->warm_sequential.range[i].start,
+                   wc->warm_sequential.range[i].end);
+  uint64_t n = cl_ranges_merge (&wc->fill_end);
+  wc->fill_end_blocks = n;
+  wc->fill_first_slot = wc->cursor;
+  wc->used += (uint32_t) n;
+  wc->cursor += (uint32_t) n;
+  wc->warmed_blocks += n;
+  wc->warmed_sequential_blocks += n;
+  cl_ranges_free (&wc->warm);
+  cl_ranges_free (&wc->warm_sequential);
+  return cl_device_written_as_log (wc->buffer, 0, (uint64_t) wc->blocks * wc->block_bytes,
+                                   (uint64_t) wc->cursor * wc->block_bytes, err, err_bytes) < 0
+    ? -1 : 0;
+}
+
 static int
 writecache_warm_finish (struct cl_target *t, char *err, size_t err_bytes)
 {
@@ -1083,6 +1157,8 @@ writecache_warm_finish (struct cl_target *t, char *err, size_t err_bytes)
   uint64_t random_total, sequential_total;
   uint64_t want = warm_want (wc, &random_total, &sequential_total);
   uint64_t total = random_total + sequential_total;
+  if (wc->warm_from_fill)
+    return hold_fill_end (wc, want, sequential_total, err, err_bytes);
   wc->warm_region_blocks = total;
   wc->warm_sequential_only = random_total == 0 && sequential_total > 0;
   /* a buffer already holding blocks, or regions offering one block twice:
@@ -1116,7 +1192,8 @@ writecache_write_counters (struct cl_target *t, FILE *out)
            ", \"writeback_reads\": %" PRIu64 ", \"room_waits\": %" PRIu64 ", \"warmed_blocks\": %" PRIu64
            ", \"warmed_sequential_blocks\": %" PRIu64 ", \"warm_full\": %d"
            ", \"fill_pct\": %.2f",
-           wc->block_bytes, wc->blocks, wc->hash.count, wc->write_hits, wc->writes_buffered,
+           wc->block_bytes, wc->blocks, wc->hash.count + (uint32_t) wc->fill_end_blocks,
+           wc->write_hits, wc->writes_buffered,
            wc->writes_around, wc->writes_around_blocks, wc->writes_bypassed,
            wc->read_hits_blocks, wc->read_misses_blocks, wc->writeback_blocks,
            wc->writeback_ios, wc->writeback_reads, wc->room_waits, wc->warmed_blocks,
@@ -1136,6 +1213,7 @@ writecache_destroy (struct cl_target *t)
   cl_ranges_free (&wc->warm);
   cl_ranges_free (&wc->warm_sequential);
   cl_ranges_free (&wc->warm_filled);
+  cl_ranges_free (&wc->fill_end);
   free (wc);
 }
 
