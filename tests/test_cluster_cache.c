@@ -19,6 +19,7 @@
 
 #include "cluster/cluster.h"
 #include "cluster/cluster_internal.h"
+#include "cluster/ranges.h"
 #include "cluster/layers.h"
 #include "core/engine.h"
 #include "core/units.h"
@@ -1364,6 +1365,32 @@ test_wc_warm_memory_is_checked_first (void **state)
   rig_free (&g);
 }
 
+/* Ranges: a piece taken out of the middle splits a range, out of an end
+ * trims it; a unit's index is where cl_ranges_at finds it again. */
+static void
+test_ranges_remove_and_index_of (void **state)
+{
+  (void) state;
+  struct cl_ranges r = { 0 };
+  cl_ranges_add (&r, 10, 20);
+  cl_ranges_add (&r, 30, 40);
+  cl_ranges_remove (&r, 14, 16);                 /* split: 10-14, 16-20 */
+  cl_ranges_remove (&r, 35, 50);                 /* trimmed: 30-35 */
+  cl_ranges_remove (&r, 0, 5);                   /* none of it */
+  assert_int_equal (cl_ranges_merge (&r), 4 + 4 + 5);
+  uint64_t index;
+  assert_false (cl_ranges_index_of (&r, 15, &index));
+  assert_false (cl_ranges_index_of (&r, 9, &index));
+  assert_false (cl_ranges_index_of (&r, 35, &index));
+  for (uint64_t i = 0; i < 13; i++) {
+    uint64_t unit = cl_ranges_at (&r, i);
+    assert_true (cl_ranges_index_of (&r, unit, &index));
+    assert_int_equal (index, i);
+  }
+  assert_int_equal (cl_ranges_at (&r, 4), 16);
+  cl_ranges_free (&r);
+}
+
 /* An lvm cache volume's data: less dm-cache's metadata at its start, 4
  * MiB and 44 bytes a chunk rounded up to 4 MiB extents (lvm2
  * cache_vol_set_params), so profile-hybrid's 36 MiB read cache caches 28
@@ -1458,6 +1485,7 @@ main (void)
     cmocka_unit_test (test_wc_warm_memory_is_checked_first),
     cmocka_unit_test (test_rc_warm_regions_share_the_cache),
     cmocka_unit_test (test_rc_lvm_chunk_size),
+    cmocka_unit_test (test_ranges_remove_and_index_of),
     cmocka_unit_test (test_rc_cache_volume_data_after_its_metadata),
     cmocka_unit_test (test_wc_warm_under_reads_holds_the_fill_end),
     cmocka_unit_test (test_a_read_cache_under_a_buffer_leaves_it_the_fill_end),

@@ -470,20 +470,10 @@ part_add (struct writecache *wc, struct cl_io *io, struct part *p, bool in_buffe
 static uint32_t
 fill_end_slot (const struct writecache *wc, uint64_t block)
 {
-  const struct cl_ranges *r = &wc->fill_end;
-  if (wc->fill_end_blocks == 0 || block < r->range[0].first)
+  uint64_t index;
+  if (wc->fill_end_blocks == 0 || !cl_ranges_index_of (&wc->fill_end, block, &index))
     return NO_SLOT;
-  size_t lo = 0, hi = r->count;
-  while (hi - lo > 1) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (r->range[mid].first <= block)
-      lo = mid;
-    else
-      hi = mid;
-  }
-  if (block >= r->range[lo].end)
-    return NO_SLOT;
-  return wc->fill_first_slot + (uint32_t) (r->range[lo].start + block - r->range[lo].first);
+  return wc->fill_first_slot + (uint32_t) index;
 }
 
 static void

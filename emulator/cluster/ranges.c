@@ -70,18 +70,39 @@ cl_ranges_remove (struct cl_ranges *r, uint64_t first, uint64_t end)
   r->count = kept;
 }
 
-uint64_t
-cl_ranges_at (const struct cl_ranges *r, uint64_t i)
+/* The last merged range whose first unit (by_index: whose index) is at
+ * most key; the first where none is. */
+static const struct cl_range *
+last_from (const struct cl_ranges *r, uint64_t key, bool by_index)
 {
   size_t lo = 0, hi = r->count;
   while (hi - lo > 1) {
     size_t mid = lo + (hi - lo) / 2;
-    if (r->range[mid].start <= i)
+    if ((by_index ? r->range[mid].start : r->range[mid].first) <= key)
       lo = mid;
     else
       hi = mid;
   }
-  return r->range[lo].first + (i - r->range[lo].start);
+  return &r->range[lo];
+}
+
+uint64_t
+cl_ranges_at (const struct cl_ranges *r, uint64_t i)
+{
+  const struct cl_range *range = last_from (r, i, true);
+  return range->first + (i - range->start);
+}
+
+bool
+cl_ranges_index_of (const struct cl_ranges *r, uint64_t unit, uint64_t *index)
+{
+  if (r->count == 0)
+    return false;
+  const struct cl_range *range = last_from (r, unit, false);
+  if (unit < range->first || unit >= range->end)
+    return false;
+  *index = range->start + (unit - range->first);
+  return true;
 }
 
 void

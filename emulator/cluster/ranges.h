@@ -4,6 +4,7 @@
 #ifndef STORLAB_CLUSTER_RANGES_H
 #define STORLAB_CLUSTER_RANGES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,9 @@ uint64_t cl_ranges_merge (struct cl_ranges *r);
 void cl_ranges_remove (struct cl_ranges *r, uint64_t first, uint64_t end);
 /* The unit at index i of the merged ranges (i below what merge returned). */
 uint64_t cl_ranges_at (const struct cl_ranges *r, uint64_t i);
+/* The index of unit in the merged ranges (cl_ranges_at's inverse); false
+ * where none holds it. */
+bool cl_ranges_index_of (const struct cl_ranges *r, uint64_t unit, uint64_t *index);
 void cl_ranges_free (struct cl_ranges *r);
 
 #endif
