@@ -18,6 +18,11 @@ udp link):
   nvme   node1's volume a mirror of one copy on node2, over NVMe/TCP (the
          lab's fio drives the namespace itself: the model adds md's
          per-md-io-us a request)
+  nvme-lv   the same, node2's copy an LV (its remap charged there), as a
+         replica holder exports its copy (replica-export.sh)
+  replica   a file of ext4 on md RAID-1 over node1's disk and that LV of
+         node2's, as profile-replicas' primary writes its share (the
+         model's replica puts an LV on node1's disk too: 6 µs or so more)
 
 usage: scripts/bench/tcg_model_check.py CALIBRATION_JSON HOST_FILE
 """
@@ -39,23 +44,29 @@ import tcg_calibrate  # noqa: E402
 RUNTIME_S, RAMP_S = 8, 1
 DISKS = "".join(f"device {node} disk{i} hdd preset=sas10k-300g size=256M timing=off\n"
                 for node in ("node1", "node2") for i in range(2))
+NVME = "local node1 disk disk0\nlocal node2 disk disk0\nvolume node1 v 64M method=mirror on=node2\n"
+# mechanism -> (its volumes, what node1 exports, the nodes whose LV remap the lab has)
 MECHANISMS = {
-    "bare": "local node1 disk disk0\nvolume node1 v 64M\n",
-    "raid1": "local node1 raid level=1 chunk=64k disk0 disk1\nvolume node1 v 64M\n",
-    "nvme": "local node1 disk disk0\nlocal node2 disk disk0\n"
-            "volume node1 v 64M method=mirror on=node2\n",
+    "bare": ("local node1 disk disk0\nvolume node1 v 64M\n", "volume=v", ()),
+    "raid1": ("local node1 raid level=1 chunk=64k disk0 disk1\nvolume node1 v 64M\n", "volume=v",
+              ()),
+    "nvme": (NVME, "volume=v", ()),
+    "nvme-lv": (NVME, "volume=v", ("node2",)),
+    "replica": ("local node1 disk disk1\nlocal node2 disk disk0\nreplica r 64M node1 node2\n",
+                "share=r", ("node1", "node2")),
 }
 
 
 def spec(preset, words, mechanism, depth):
     # fio's one thread keeps depth I/Os in flight (as a sweep's spec says);
     # the lab's fio drives the disk, md or namespace itself, where the
-    # model's volume is an LV: its remap is not charged here
-    nodes = "".join(f"node {n} host={preset} {' '.join(words)} per-linear-io-us=0"
-                    f" worker-depth={depth}\n"
+    # model's volume is an LV: its remap is not charged there
+    volumes, export, lv_nodes = MECHANISMS[mechanism]
+    nodes = "".join(f"node {n} host={preset} {' '.join(words)}"
+                    f"{'' if n in lv_nodes else ' per-linear-io-us=0'} worker-depth={depth}\n"
                     for n in ("node1", "node2"))
     return (f"storlab-cluster 1\npool cores=2\n{nodes}{DISKS}link node1 node2\n"
-            f"{MECHANISMS[mechanism]}export node1 at=0 size=64M volume=v\n")
+            f"{volumes}export node1 at=0 size=64M {export}\n")
 
 
 def job(op, depth):
