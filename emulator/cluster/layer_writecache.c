@@ -897,9 +897,9 @@ warm_place (struct writecache *wc, uint64_t block, bool look_up)
  * wrote the region's end, in order: the buffer holds each region's end
  * (its share of want), in consecutive slots, oldest first.  The writers
  * ran side by side, so the regions' ends are interleaved in the queue a
- * writeback run's worth at a time. */
-/* Each sequential region's share of want: its start becomes the first
- * block of the region's end that the buffer holds; the longest share. */
+ * writeback run's worth at a time.  sequential_shares: each region's
+ * share of want, its start becoming the first block of the region's end
+ * that the buffer holds; the longest share. */
 static uint64_t
 sequential_shares (struct writecache *wc, uint64_t want, uint64_t sequential_total)
 {
@@ -1023,7 +1023,7 @@ writecache_warm_settle (struct cl_target *t)
     return;
   uint64_t random_total, sequential_total;
   uint64_t want = warm_want (wc, &random_total, &sequential_total);
-  sequential_shares (wc, want, sequential_total);
+  sequential_shares (wc, sl_min_u64 (want, room (wc)), sequential_total);
   for (size_t i = 0; i < wc->warm_sequential.count; i++) {
     const struct cl_range *end = &wc->warm_sequential.range[i];
     cl_warm_exclude (wc->origin, end->start * wc->block_bytes,
@@ -1106,16 +1106,6 @@ writecache_warm_need_bytes (struct cl_target *t)
     + cl_device_log_bytes (wc->buffer, (uint64_t) wc->blocks * wc->block_bytes);
 }
 
-/* A steady write load that writeback keeps up with holds the buffer
- * between its watermarks: writeback starts at the high one and stops
- * under the low one, and new writes fill it up again.  So it starts one
- * block short of the high watermark, or at the steadier fill a probe
- * found (warm_want), each region giving its share as its writer leaves
- * it.  Its slots are taken in order, so the cache device has seen them
- * written as a log, the oldest at the cursor: an SSD there starts in that
- * pattern's steady state, not in uniform random overwrite's (which its
- * exact map, a fraction of a full-size buffer, would take hours of
- * simulated writing to leave). */
 /* The fill's end as ranges (fill_end), in slots from the cursor on. */
 static int
 hold_fill_end (struct writecache *wc, uint64_t want, uint64_t sequential_total, char *err,
@@ -1139,6 +1129,16 @@ hold_fill_end (struct writecache *wc, uint64_t want, uint64_t sequential_total, 
     ? -1 : 0;
 }
 
+/* A steady write load that writeback keeps up with holds the buffer
+ * between its watermarks: writeback starts at the high one and stops
+ * under the low one, and new writes fill it up again.  So it starts one
+ * block short of the high watermark, or at the steadier fill a probe
+ * found (warm_want), each region giving its share as its writer leaves
+ * it.  Its slots are taken in order, so the cache device has seen them
+ * written as a log, the oldest at the cursor: an SSD there starts in that
+ * pattern's steady state, not in uniform random overwrite's (which its
+ * exact map, a fraction of a full-size buffer, would take hours of
+ * simulated writing to leave). */
 static int
 writecache_warm_finish (struct cl_target *t, char *err, size_t err_bytes)
 {
