@@ -61,6 +61,9 @@ def test_a_writecache_without_event_counters_has_none():
 def test_read_point_hits_of_the_reads_the_cache_took(tmp_path):
     write_window(tmp_path, "node1", READ_BEFORE, READ_AFTER)
     m = stack_window.metrics(str(tmp_path))
+    assert list(m) == list(stack_window.METRIC_COLUMNS)
+    assert stack_window.METRIC_COLUMNS == \
+        ("stack_cache_hit_pct", "write_buffer_fill_pct", "destage_mb_s")
     # 27000 hits of 30000 reads in the window, not of all since boot
     assert m["stack_cache_hit_pct"] == pytest.approx(90.0)
     assert m["write_buffer_fill_pct"] == pytest.approx(0.0)

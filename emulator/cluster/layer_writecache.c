@@ -1010,7 +1010,9 @@ adopt_fill (struct writecache *wc)
   cl_ranges_free (&wc->warm_filled);
 }
 
-/* A buffer holding a fill's end serves every read of it: the read cache
+/* The first warm-up step (warm_settle runs before warm_need_bytes and
+ * warm_finish): a read load's regions adopted as the fill's.  A buffer
+ * holding a fill's end serves every read of it: the read cache
  * below keeps its slots for the rest (profile-hybrid's lab after `up`:
  * 391 of dm-cache's 448 chunks in use, reads of the buffer's 2100 blocks
  * never reaching it). */
@@ -1097,13 +1099,22 @@ static uint64_t
 writecache_warm_need_bytes (struct cl_target *t)
 {
   struct writecache *wc = t->self;
-  adopt_fill (wc);
   uint64_t random_total, sequential_total;
   uint64_t placed = wc->warm_from_fill ? 0              /* held as ranges */
     : sl_min_u64 (warm_want (wc, &random_total, &sequential_total), room (wc));
   return chunk_bytes_ahead (wc, placed)
     + block_hash_reserve_bytes (&wc->hash, wc->hash.count + placed)
     + cl_device_log_bytes (wc->buffer, (uint64_t) wc->blocks * wc->block_bytes);
+}
+
+/* The cache device under the buffer seen written as a log, the oldest
+ * slot at the cursor. */
+static int
+lay_out_buffer_as_log (struct writecache *wc, char *err, size_t err_bytes)
+{
+  return cl_device_written_as_log (wc->buffer, 0, (uint64_t) wc->blocks * wc->block_bytes,
+                                   (uint64_t) wc->cursor * wc->block_bytes, err, err_bytes) < 0
+    ? -1 : 0;
 }
 
 /* The fill's end as ranges (fill_end), in slots from the cursor on. */
@@ -1124,9 +1135,7 @@ hold_fill_end (struct writecache *wc, uint64_t want, uint64_t sequential_total, 
   wc->warmed_sequential_blocks += n;
   cl_ranges_free (&wc->warm);
   cl_ranges_free (&wc->warm_sequential);
-  return cl_device_written_as_log (wc->buffer, 0, (uint64_t) wc->blocks * wc->block_bytes,
-                                   (uint64_t) wc->cursor * wc->block_bytes, err, err_bytes) < 0
-    ? -1 : 0;
+  return lay_out_buffer_as_log (wc, err, err_bytes);
 }
 
 /* A steady write load that writeback keeps up with holds the buffer
@@ -1143,7 +1152,6 @@ static int
 writecache_warm_finish (struct cl_target *t, char *err, size_t err_bytes)
 {
   struct writecache *wc = t->self;
-  adopt_fill (wc);
   uint64_t random_total, sequential_total;
   uint64_t want = warm_want (wc, &random_total, &sequential_total);
   uint64_t total = random_total + sequential_total;
@@ -1163,9 +1171,7 @@ writecache_warm_finish (struct cl_target *t, char *err, size_t err_bytes)
   warm_scattered (wc, want - placed, random_total, look_up);
   cl_ranges_free (&wc->warm);
   cl_ranges_free (&wc->warm_sequential);
-  return cl_device_written_as_log (wc->buffer, 0, (uint64_t) wc->blocks * wc->block_bytes,
-                                   (uint64_t) wc->cursor * wc->block_bytes, err, err_bytes) < 0
-    ? -1 : 0;
+  return lay_out_buffer_as_log (wc, err, err_bytes);
 }
 
 static void

@@ -18,9 +18,11 @@ import json
 import os
 
 from storlab_cli.errors import UserError
+from storlab_cli.results import cluster_layers
 
 MB = 1_000_000
-METRIC_COLUMNS = ("stack_cache_hit_pct", "write_buffer_fill_pct", "destage_mb_s")
+# the simulator's first three, the disk groups' own
+METRIC_COLUMNS = cluster_layers.METRIC_COLUMNS[:3]
 
 
 def path(directory, node):
