@@ -27,6 +27,7 @@
 #define ORIGIN_NS 1000000u
 #define CACHE_NS 100000u
 #define BLOCK 4096u
+#define PAUSE_NS UINT64_C (3000000000)  /* dm-writecache's pause_writeback */
 #define CHUNK (64 * KIB)
 #define ORIGIN_BYTES (64 * MIB)
 
@@ -448,8 +449,10 @@ test_wc_writeback_oldest_first_reads_merged (void **state)
  *     takes slot 0 (block 5 was written back, not redirtied) and is done
  *     100 µs later;
  *   - blocks 219-220: 219 overwritten in slot 99, 220 around: 1 ms.
- * Nothing buffered was dropped.  Writeback goes on from 65 dirty blocks
- * with the 21 oldest (36-56, one copy) and stops at 44. */
+ * Nothing buffered was dropped.  The writes around paused writeback: it
+ * goes on 3 s after the last of them ended (1 ms + 3 s, pause_writeback),
+ * from 65 dirty blocks, with the 21 oldest (36-56, one copy), and stops
+ * at 44. */
 static void
 test_wc_full_buffer_writes_around (void **state)
 {
@@ -498,14 +501,72 @@ test_wc_full_buffer_writes_around (void **state)
   }
   assert_int_equal (counter (&g, "writeback_blocks"), 57);
   assert_int_equal (counter (&g, "writeback_ios"), 2);
+  assert_int_equal (counter (&g, "writeback_pauses"), 1);
   assert_int_equal (counter (&g, "dirty_blocks"), 44);
-  assert_int_equal (sl_engine_now_ns (g.e), CACHE_NS + ORIGIN_NS + CACHE_NS + ORIGIN_NS);
+  assert_int_equal (sl_engine_now_ns (g.e), ORIGIN_NS + PAUSE_NS + CACHE_NS + ORIGIN_NS);
   /* where the data is: 5 and 219 in the buffer, 220-229 on the origin */
   assert_int_equal (read_block (&g, 5), CACHE_NS);
   assert_int_equal (read_block (&g, 219), CACHE_NS);
   assert_int_equal (read_block (&g, 220), ORIGIN_NS);
   assert_int_equal (read_block (&g, 229), ORIGIN_NS);
   rig_free (&g);
+}
+
+/* A buffer that filled stays full while writes go on: each write around
+ * it restarts dm-writecache's pause, so no pass starts (the lab's
+ * profile-hybrid after a write burst: 5100 of 5100 blocks used through a
+ * 30 s randwrite, nothing written back).  100 blocks, high 50 %, low
+ * 45 %, one copy at a time.  At time 0, 80 blocks (one pass of 36 starts)
+ * and 30 more, of which 10 go around.  The pass frees 36 slots at
+ * 1.1 ms, but the pause holds the next.  Then a new block every 2 ms for
+ * 10 s: the first 36 take the freed slots, every later one goes around.
+ * 3 s after the last write around ended, writeback drains the buffer to
+ * the low watermark (56 blocks, one buffer read, two copies).  Without
+ * the pause (0) the same writes keep the buffer under its high watermark
+ * and none goes around after the first. */
+static void
+test_wc_full_buffer_stays_full_under_writes (void **state)
+{
+  (void) state;
+  enum { WRITES = 5000 };
+  static struct req w[WRITES];
+  const uint64_t every_ns = 2 * ORIGIN_NS, last_write_ns = WRITES * every_ns;
+  for (int paused = 1; paused >= 0; paused--) {
+    struct cl_writecache_config config = wc_config (50, 45, 1);
+    if (!paused)
+      config.pause_writeback_ns = 0;
+    struct rig g = wc_rig (100, config);
+    struct req first, second;
+    submit (&g, &first, SL_OP_WRITE, 0, 0, 80 * BLOCK);
+    submit (&g, &second, SL_OP_WRITE, 0, 200 * BLOCK, 30 * BLOCK);
+    for (unsigned i = 0; i < WRITES; i++) {
+      run_until (&g, (i + 1) * every_ns);
+      submit (&g, &w[i], SL_OP_WRITE, 0, (1000 + i) * BLOCK, BLOCK);
+    }
+    run_until (&g, last_write_ns + ORIGIN_NS);
+    if (paused) {
+      assert_true (counter (&g, "fill_pct") == 100.0);
+      assert_int_equal (counter (&g, "writeback_blocks"), 36);
+      assert_int_equal (counter (&g, "writes_around_blocks"), 10 + WRITES - 36);
+      assert_int_equal (counter (&g, "writeback_pauses"), 1);
+      run_until (&g, last_write_ns + ORIGIN_NS + PAUSE_NS - 1);
+      assert_int_equal (counter (&g, "writeback_blocks"), 36);
+      drain (&g);
+      assert_int_equal (counter (&g, "writeback_blocks"), 36 + 56);
+      assert_int_equal (counter (&g, "dirty_blocks"), 44);
+      assert_int_equal (sl_engine_now_ns (g.e),
+                        last_write_ns + ORIGIN_NS + PAUSE_NS + CACHE_NS + ORIGIN_NS);
+    }
+    else {
+      assert_int_equal (counter (&g, "writes_around_blocks"), 10);
+      assert_int_equal (counter (&g, "writeback_pauses"), 0);
+      assert_true (counter (&g, "fill_pct") < 50.0);
+      assert_true (counter (&g, "writeback_blocks") >= 100 + WRITES - 50);
+    }
+    for (unsigned i = 0; i < WRITES; i++)
+      assert_true (w[i].done);
+    rig_free (&g);
+  }
 }
 
 /* A read is cut in runs: blocks 2-3 (slots 0-1) and 5 (slot 2) from the
@@ -676,13 +737,16 @@ test_wc_hash_matches_map (void **state)
  * what reads find (a hit for every dirty block and no other), and with
  * its fill.  Writeback starts only when the buffer is full (high 100 %):
  * a pass copies up to 64 blocks at once, which would otherwise keep it
- * from filling. */
+ * from filling; and without the pause after writes around, which would
+ * keep it from running while they go on. */
 static void
 test_wc_random_traffic_consistent (void **state)
 {
   (void) state;
   enum { SPAN = 16384, BUFFER = 256, BURST = 8 };
-  struct rig g = wc_rig (BUFFER, wc_config (100, 20, 2));
+  struct cl_writecache_config config = wc_config (100, 20, 2);
+  config.pause_writeback_ns = 0;
+  struct rig g = wc_rig (BUFFER, config);
   uint64_t x = 777;
   for (unsigned round = 0; round < 400; round++) {
     struct req q[BURST];
@@ -1464,6 +1528,7 @@ main (void)
     cmocka_unit_test (test_wc_writes_land_in_buffer),
     cmocka_unit_test (test_wc_writeback_oldest_first_reads_merged),
     cmocka_unit_test (test_wc_full_buffer_writes_around),
+    cmocka_unit_test (test_wc_full_buffer_stays_full_under_writes),
     cmocka_unit_test (test_wc_reads_split),
     cmocka_unit_test (test_wc_overwrite_during_writeback),
     cmocka_unit_test (test_wc_flush_trim_and_write_around),

@@ -104,6 +104,7 @@ struct cl_writecache_config {
   uint32_t high_watermark_percent;     /* writeback starts above: 50 */
   uint32_t low_watermark_percent;      /* ... and stops below: 45 */
   uint32_t writeback_jobs;             /* passes start below this many copies in flight */
+  uint64_t pause_writeback_ns;         /* no pass until writes around were idle this long, 0: none */
 };
 void cl_writecache_defaults (struct cl_writecache_config *config);
 struct cl_target *cl_writecache_new (struct cluster *c, const char *node, const char *name,
