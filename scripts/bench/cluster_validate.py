@@ -16,9 +16,11 @@ up. No sweep records the host's CPU, so while it runs this script samples
 the host's, every lab QEMU's (its vCPU thread apart) and the lab's nbdkits'
 CPU time (DIR/host-cpu.json), and reads the host's caches every 2 s
 (host_probe.py, DIR/host-probe.json): where it measured a point in a slow
-spell of the host (other tenants of the host taking its L3) it runs the
-case again once the host reads steady, at most twice, and the table flags
-the points still measured in one. Again means the whole grid on a fresh
+spell of the host (its L3 taken) it runs the case again once the host
+reads steady, at most twice (--retries N), and the table flags the points
+still measured in one. The lab's own guests take the L3 too (host_probe.py),
+so a flag says the lab ran on a slowed host, not that other tenants slowed
+it; --retries 0 takes one pass and flags. Again means the whole grid on a fresh
 lab, not the point alone: a point finds the lab as `up` and the points
 before it left it (profile-hybrid's reads, after `up`, hit its read cache
 every time; run again after its write points, 87.5 % of the time, the
@@ -66,7 +68,7 @@ tcg_crowding.py --repeat N on this machine, in the same run, and predicts
 with the host file they write (DIR/host.toml); --sim-host FILE names one
 written before.
 
-usage: scripts/bench/cluster_validate.py [--out DIR] [--only raid,hybrid,replicas]
+usage: scripts/bench/cluster_validate.py [--out DIR] [--only raid,hybrid,replicas] [--retries N]
                                          [--calibrate N | --sim-host PRESET|FILE]
        scripts/bench/cluster_validate.py --report DIR     (the tables again, nothing run)
 """
@@ -367,11 +369,11 @@ def spell_points(results, readings):
     return out
 
 
-def run_case(case, out, sim_host, ramp_s):
+def run_case(case, out, sim_host, ramp_s, retries):
     """Runs the case's sweep into out/case, and again, whole and on a fresh
     lab, where it measured a point in a slow spell of the host, once the
-    host reads steady (at most host_probe.SPELL_RETRIES times); returns
-    None, or why it failed."""
+    host reads steady (at most retries times); returns None, or why it
+    failed."""
     sweep_file = os.path.join(out, f"{case}.toml")
     with open(sweep_file, "w", encoding="utf-8") as f:
         f.write(sweep_text(case, ramp_s))
@@ -404,7 +406,7 @@ def run_case(case, out, sim_host, ramp_s):
     with open(os.path.join(out, f"{case}.log"), "w+", encoding="utf-8") as log:
         try:
             code = host_probe.measured_steady(lambda again: measure(again, log), spells,
-                                              lambda text: say(f"{case}: {text}"))
+                                              lambda text: say(f"{case}: {text}"), retries)
         finally:
             if not was_up:
                 subprocess.run(["/usr/bin/python3", STORLAB, "down", lab], stdout=log,
@@ -598,6 +600,10 @@ def main():
                         help="the predictions' hosts (default: the tcg preset)")
     parser.add_argument("--ramp-s", type=int, default=RAMP_S, metavar="S",
                         help=f"each point's unmeasured start (default {RAMP_S})")
+    parser.add_argument("--retries", type=int, default=host_probe.SPELL_RETRIES, metavar="N",
+                        help="times a case runs again, whole, where it measured a point in a"
+                        f" slow spell of the host (default {host_probe.SPELL_RETRIES}; 0: one pass"
+                        " whatever the host did, its spells flagged)")
     parser.add_argument("--report", metavar="DIR",
                         help="print the tables of an earlier run's DIR; run nothing")
     args = parser.parse_args()
@@ -609,6 +615,8 @@ def main():
         parser.error("--calibrate N: N passes, at least 1, and no --sim-host beside it")
     if args.ramp_s < 0:
         parser.error(f"--ramp-s: {args.ramp_s}: not a number of seconds (0 or more)")
+    if args.retries < 0:
+        parser.error(f"--retries: {args.retries}: not a number of times (0 or more)")
     failures = {}
     if args.report:
         out = args.report
@@ -623,7 +631,7 @@ def main():
         with open(os.path.join(out, SIM_HOST_FILE), "w", encoding="utf-8") as f:
             f.write((sim_host or "tcg") + "\n")
         for case in cases:
-            failure = run_case(case, out, sim_host, args.ramp_s)
+            failure = run_case(case, out, sim_host, args.ramp_s, args.retries)
             if failure:
                 failures[case] = failure
     head, layers = tables([c for c in cases if os.path.isdir(os.path.join(out, c))], out)

@@ -15,7 +15,16 @@ caches were taken, weighted by how slow they were. A CacheSampler reads
 every PROBE_S while a lab runs; a measurement whose window's mean is more
 than SPELL_RATIO times the lowest reading seen was taken in a spell. The
 benches repeat it once the host reads steady again (wait_steady), and
-flag it if it never does."""
+flag it if it never does.
+
+A lab's own guests take the L3 too, so a reading taken while a lab runs
+cannot tell other tenants from the lab itself: on 2026-12-07 (06:40 UTC,
+the host otherwise quiet, 15-25 ns between runs) one guest of
+profile-replicas running fio 4K randread at 8 outstanding alone took the
+readings to 16-144 ns (half of them over 40), and a process chasing
+through 256 MiB at nice 19 to 35-50. A slow spell flagged during a lab's
+point says the caches were taken, by whom it does not say; the
+lab's cost per I/O rises with it either way."""
 import json
 import os
 import statistics
@@ -176,13 +185,13 @@ def ratio_text(ratio):
     return "–" if ratio is None else f"{ratio:.1f}x"
 
 
-def measured_steady(measure, spells, say):
+def measured_steady(measure, spells, say, retries=SPELL_RETRIES):
     """measure(spelled) taken again, once the host reads steady, while
     spells(its result) says what it measured in a slow spell (a text;
-    empty: nothing), at most SPELL_RETRIES times; its last result.
+    empty: nothing), at most retries times; its last result.
     spelled is None the first time, then what spells said."""
     result = measure(None)
-    for _ in range(SPELL_RETRIES):
+    for _ in range(retries):
         spelled = spells(result)
         if not spelled:
             break
