@@ -264,13 +264,15 @@ writecache_warm_start_fill (struct cl_target *t, uint64_t blocks)
 static uint64_t
 chunk_bytes_ahead (const struct writecache *wc, uint64_t slots)
 {
+  if (slots == 0)
+    return 0;
   uint64_t bytes = 0, chunks = ((uint64_t) wc->blocks + SLOT_CHUNK - 1) / SLOT_CHUNK;
   uint64_t first = wc->cursor / SLOT_CHUNK;
-  uint64_t last = (wc->cursor + sl_max_u64 (slots, 1) - 1) / SLOT_CHUNK;
+  uint64_t last = (wc->cursor + slots - 1) / SLOT_CHUNK;
   for (uint64_t i = first; i <= last && i < first + chunks; i++)
     if (wc->chunks[i % chunks] == NULL)
       bytes += chunk_slots (wc, (uint32_t) (i % chunks)) * sizeof (uint64_t);
-  return slots > 0 ? bytes : 0;
+  return bytes;
 }
 
 /* The chunks the warm blocks take, and the hash reserved for them (at
