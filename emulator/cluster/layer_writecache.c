@@ -104,7 +104,6 @@ part_issue (struct writecache *wc, struct cl_io *io, struct part *p)
   uint64_t length = p->end_bytes - p->offset_bytes;
   if (io->op == SL_OP_WRITE && !p->in_buffer) {
     wc->around_inflight++;
-    wc->around_seen = true;
     cl_submit_child (below, io, SL_OP_WRITE, io->flags, p->offset_bytes, length, around_done, wc);
   }
   else if (io->op == SL_OP_WRITE)
@@ -446,7 +445,7 @@ writeback_pump (struct writecache *wc)
 static bool
 pause_holds (const struct writecache *wc)
 {
-  if (wc->pause_ns == 0 || !wc->around_seen)
+  if (wc->pause_ns == 0 || wc->writes_around_blocks == 0)   /* none sent yet */
     return false;
   return wc->around_inflight > 0 || cl_now_ns (wc->cluster) - wc->around_end_ns < wc->pause_ns;
 }

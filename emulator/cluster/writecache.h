@@ -89,7 +89,6 @@ struct writecache {
   uint32_t writeback_inflight;         /* copies in flight, from their read to their write */
   uint64_t pause_ns;                   /* writeback waits this long after a write around */
   uint32_t around_inflight;            /* origin writes of blocks sent around the buffer */
-  bool around_seen;                    /* ... one was ever sent */
   uint64_t around_end_ns;              /* ... the last one ended then */
   bool pause_wake_pending;             /* a pump is scheduled for the pause's end */
   bool writeback_paused;
