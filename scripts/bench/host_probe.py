@@ -21,8 +21,8 @@ A lab's own guests take the L3 too, so a reading taken while a lab runs
 cannot tell other tenants from the lab itself: on 2026-12-07 (06:40 UTC,
 the host otherwise quiet, 15-25 ns between runs) one guest of
 profile-replicas running fio 4K randread at 8 outstanding alone took the
-readings to 16-144 ns (half of them over 40), and a process chasing
-through 256 MiB at nice 19 to 35-50. A slow spell flagged during a lab's
+readings to 16-144 ns (half of them over 40), and a process reading
+256 MiB at random, at nice 19, to 17-50 (most 35-50). A slow spell flagged during a lab's
 point says the caches were taken, by whom it does not say; the
 lab's cost per I/O rises with it either way."""
 import json
