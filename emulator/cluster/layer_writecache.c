@@ -423,7 +423,10 @@ writeback_pump (struct writecache *wc)
 {
   while (wc->writeback_jobs == 0 || wc->writeback_inflight < wc->writeback_jobs) {
     if (!writeback_wanted (wc)) {
+      /* not wanted is not paused: a later stop for a write around is a
+       * new pause, and writes around meanwhile schedule no pump */
       wc->writeback_active = false;
+      wc->writeback_paused = false;
       return;
     }
     if (pause_holds (wc)) {
