@@ -625,7 +625,32 @@ test_host_cost_of_switching_processes (void **state)
   assert_refused ("storlab-cluster 1\nnode n1 processes=-1\n", "processes");
   assert_refused ("storlab-cluster 1\nnode n1 procs=2\n", "bad.spec:2: node n1: unknown key "
                   "'procs' (known: host, cores, processes, threads, worker-depth, "
-                  "batch-ios-max, busy-host-share, calibrated-utilisation, device-inflight-max, per-io-us,");
+                  "batch-ios-max, busy-host-share, calibrated-utilisation, device-inflight-max, "
+                  "cpu-time-scale, per-io-us,");
+}
+
+/* cpu-time-scale multiplies every cost a node pays, each once (per-io-us
+ * sets the front end's four, process-switch-us its own): a host that reads
+ * twice as slow pays 20 us an I/O and 80 us of switching for 100 us of its
+ * device; out of its bounds it is refused. */
+static void
+test_cpu_time_scale_multiplies_every_cost_once (void **state)
+{
+  (void) state;
+  const char *scales[] = { "1", "2", "0.5" };
+  const uint64_t cpu_ns[] = { 10000 + 40000, 20000 + 80000, 5000 + 20000 };
+  char keys[96];
+  for (size_t i = 0; i < sizeof scales / sizeof scales[0]; i++) {
+    snprintf (keys, sizeof keys, "process-switch-us=80 processes=2 cpu-time-scale=%s", scales[i]);
+    struct run r = one_core_volume (keys);
+    assert_int_equal (burst (&r, SL_OP_READ, 1, 0, 0, 4 * KIB), cpu_ns[i] + 100000);
+    assert_int_equal (r.c->node[0].cpu.busy_ns, cpu_ns[i]);
+    assert_int_equal (r.c->node[0].cpu.config.per_file_io.write_ns,
+                      (uint64_t) (10000 * strtod (scales[i], NULL)));
+    run_free (&r);
+  }
+  assert_refused ("storlab-cluster 1\nnode n1 cpu-time-scale=0\n", "cpu-time-scale");
+  assert_refused ("storlab-cluster 1\nnode n1 cpu-time-scale=11\n", "cpu-time-scale");
 }
 
 /* A switch to a process serves a batch of its threads' I/Os: as many as
@@ -1103,6 +1128,7 @@ main (void)
     cmocka_unit_test (test_busy_pool_charges_its_share),
     cmocka_unit_test (test_busy_host_share_is_linear_in_utilisation),
     cmocka_unit_test (test_device_inflight_max_holds_the_rest_before_the_device),
+    cmocka_unit_test (test_cpu_time_scale_multiplies_every_cost_once),
     cmocka_unit_test (test_same_run_same_figures),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);

@@ -367,7 +367,8 @@ def test_a_host_file_of_the_presets_own_figures_predicts_what_the_preset_does(tm
 
 @pytest.mark.parametrize("lines, needle", [
     ('host = "tcg"\nper-volume-red-us = 236\n', "unknown key 'per-volume-red-us' (known: host, "
-     "cores, batch-ios-max, busy-host-share, calibrated-utilisation, device-inflight-max, per-io-us, "),
+     "cores, batch-ios-max, busy-host-share, calibrated-utilisation, device-inflight-max, "
+     "cpu-time-scale, per-io-us, "),
     ('host = "tcg"\nper-md-io-us = -3\n', "per-md-io-us = -3: must be a number of "
      "microseconds, at least 0"),
     ('host = "tcg"\nbatch-ios-max = 0.5\n', "batch-ios-max = 0.5: must be a number from 1 to 1e+06"),

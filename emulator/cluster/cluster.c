@@ -410,7 +410,7 @@ write_hosts (const struct cluster *c, uint64_t now_ns, FILE *out)
              ", \"thread_wake_ns\": %" PRIu64 ", \"batch_ios_max\": %.2f"
              ", \"crowded_wake_ns\": %" PRIu64 ", \"busy_host_share\": %.2f"
              ", \"calibrated_utilisation\": %.2f, \"device_inflight_max\": %.0f"
-             ", \"processes\": %" PRIu32
+             ", \"cpu_time_scale\": %.3f, \"processes\": %" PRIu32
              ", \"threads\": %" PRIu32 ", \"worker_depth\": %" PRIu32, h->cores, h->per_volume_io.read_ns,
              h->per_volume_io.write_ns, h->per_file_io.read_ns, h->per_file_io.write_ns,
              h->per_device_io.read_ns, h->per_device_io.write_ns, h->per_md_io_ns,
@@ -422,7 +422,7 @@ write_hosts (const struct cluster *c, uint64_t now_ns, FILE *out)
              h->process_switch_ns,
              h->thread_wake_ns, h->batch_ios_max, cl_crowded_wake_ns (cpu), h->busy_host_share,
              h->calibrated_utilisation, h->device_inflight_max,
-             cpu->processes, cpu->threads, cpu->worker_depth);
+             h->cpu_time_scale > 0 ? h->cpu_time_scale : 1.0, cpu->processes, cpu->threads, cpu->worker_depth);
     fprintf (out, ", \"ios\": %" PRIu64 ", \"busy_ns\": %" PRIu64
              ", \"utilisation_pct\": %.2f}", cpu->ios, cpu->busy_ns,
              capacity_ns > 0 ? 100.0 * (double) cpu->busy_ns / capacity_ns : 0.0);

@@ -175,7 +175,7 @@ static const struct host_preset host_presets[] = {
   { "bare-metal", "10gbe", { .cores = 16, .per_volume_io = { 10000, 10000 },
                              .per_file_io = { 10000, 10000 },
                              .per_remote_io = { 10000, 10000 }, .busy_host_share = 1.0,
-                             .calibrated_utilisation = 1.0 } },
+                             .calibrated_utilisation = 1.0, .cpu_time_scale = 1.0 } },
   { "tcg", "tcg-udp", { .cores = 1, .per_volume_io = { 100000, 60000 },
                         .per_file_io = { 83000, 176000 }, .per_device_io = { 42000, 42000 },
                         .per_md_io_ns = 32000, .per_linear_io_ns = 26000,
@@ -187,7 +187,8 @@ static const struct host_preset host_presets[] = {
                         .hypervisor_per_message_ns = 144000, .process_switch_ns = 437000,
                         .thread_wake_ns = 54000, .batch_ios_max = 3.4,
                         .crowded_wake_ns = 303000, .busy_host_share = 0.71,
-                        .calibrated_utilisation = 0.71, .device_inflight_max = 16 } },
+                        .calibrated_utilisation = 0.71, .device_inflight_max = 16,
+                        .cpu_time_scale = 1.0 } },
 };
 
 int
@@ -231,6 +232,7 @@ static const struct {
   { "busy-host-share", RATIO (busy_host_share), 0.05, 4, false },
   { "calibrated-utilisation", RATIO (calibrated_utilisation), 0, 1, false },
   { "device-inflight-max", RATIO (device_inflight_max), 0, 65536, true },
+  { "cpu-time-scale", RATIO (cpu_time_scale), 0.1, 10, false },
 };
 #undef RATIO
 
@@ -397,6 +399,25 @@ cl_host_cost_keys (char *buf, size_t buf_bytes)
   return join_keys (buf, buf_bytes, cost_key_at);
 }
 
+/* Every cost figure of config times scale, each once (several keys set
+ * the same figure: per-io-us and per-volume-read-us). */
+static void
+scale_costs (struct cl_host_config *config, double scale)
+{
+  for (size_t i = 0; i < COUNT (host_costs); i++)
+    for (unsigned k = 0; k < host_costs[i].count; k++) {
+      size_t at = host_costs[i].at[k];
+      bool seen = false;
+      for (size_t j = 0; j < i && !seen; j++)
+        for (unsigned m = 0; m < host_costs[j].count; m++)
+          seen |= host_costs[j].at[m] == at;
+      if (!seen) {
+        uint64_t *figure = (uint64_t *) ((char *) config + at);
+        *figure = (uint64_t) ((double) *figure * scale + 0.5);
+      }
+    }
+}
+
 /* ---------------------------------------------------------------- CPU -- */
 
 int
@@ -404,6 +425,8 @@ cl_cpu_init (struct cl_cpu *cpu, const struct cl_host_config *config)
 {
   memset (cpu, 0, sizeof *cpu);
   cpu->config = *config;
+  if (config->cpu_time_scale > 0 && config->cpu_time_scale != 1.0)
+    scale_costs (&cpu->config, config->cpu_time_scale);
   if (config->cores == 0)
     return -1;
   cpu->core_free_ns = calloc (config->cores, sizeof *cpu->core_free_ns);

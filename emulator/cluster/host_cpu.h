@@ -80,6 +80,12 @@ struct cl_host_config {
    * the rest waiting there, unseen by the device (0: no limit): a lab
    * guest's disk is QEMU's NBD client (cl_device_new). */
   double device_inflight_max;
+  /* Every cost above is this many times its figure (0 or 1: as given):
+   * the host reads slower (> 1) or faster than when the figures were
+   * measured.  A lab host under TCG moves by tens of per cent within
+   * minutes; a speed reading beside a run (the calibration's bare read,
+   * scripts/bench/host_speed.py) says by how much. */
+  double cpu_time_scale;
 };
 
 /* cost's figure for an I/O of op */

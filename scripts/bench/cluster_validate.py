@@ -68,7 +68,18 @@ tcg_crowding.py --repeat N on this machine, in the same run, and predicts
 with the host file they write (DIR/host.toml); --sim-host FILE names one
 written before.
 
-usage: scripts/bench/cluster_validate.py [--out DIR] [--only raid,hybrid,replicas] [--retries N]
+The same machine's guests spend tens of per cent more or less an I/O from
+one quarter of an hour to the next. So, unless --no-host-speed, the
+calibration lab stays up beside the cases and host_speed.py reads the
+host's speed before and after each case's points (the calibration's bare
+disk read at 8 outstanding, as the calibration measured it); the case is
+then predicted again with every cost of its hosts scaled by the mean
+reading against the calibration's figure for that run (cpu-time-scale,
+DIR/CASE/host-at-speed.toml). The main table is that prediction; a second
+table gives each case's readings, its scale and how many points were
+within 15 % as calibrated (DIR/CASE/sim-unscaled) and at that speed.
+
+usage: scripts/bench/cluster_validate.py [--out DIR] [--only raid,hybrid,replicas] [--retries N] [--no-host-speed]
                                          [--calibrate N | --sim-host PRESET|FILE]
        scripts/bench/cluster_validate.py --report DIR     (the tables again, nothing run)
 """
@@ -76,8 +87,10 @@ import argparse
 import datetime
 import glob
 import json
+import contextlib
 import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -95,6 +108,7 @@ from storlab_cli.results import device_window, fio_results, points_csv, steady_s
 from storlab_cli.schema import sim_host_file, topology  # noqa: E402
 
 import host_probe  # noqa: E402
+import host_speed  # noqa: E402
 from lab_cpu import CpuSampler, cpu_in_window, load_cpu  # noqa: E402
 
 STORLAB = os.path.join(ROOT, "scripts", "storlab")
@@ -106,6 +120,9 @@ MISS_FLOOR_PCT = 2.0        # read cache misses both at or below this % are the 
 CPU_FILE = "host-cpu.json"
 HOST_FILE = "host.toml"      # --calibrate's
 SIM_HOST_FILE = "sim-host.txt"   # what the predictions ran on
+SPEED_FILE = "host-speed.json"   # a case's speed readings and the scale they gave
+SPEED_HOST_FILE = "host-at-speed.toml"   # the host file its prediction then ran on
+UNSCALED_DIR = "sim-unscaled"    # the prediction on the host file as given
 
 # Each point is measured in steady state: its first seconds are not.  The
 # lab's fill before point 0 leaves the hybrid SSD's write buffer and GC
@@ -369,10 +386,30 @@ def spell_points(results, readings):
     return out
 
 
-def run_case(case, out, sim_host, ramp_s, retries):
+def predict_at_speed(results, sweep_file, sim_host, readings_us, log):
+    """The case's prediction again on its hosts with every cost scaled by
+    the host's speed read beside its points (host_speed.py), the first kept
+    in results/sim-unscaled: the sweep's exit code."""
+    calibrated_us = host_speed.calibrated_us(os.path.join(results, "sim"))
+    if calibrated_us is None or not readings_us:
+        return 0                       # no prediction to scale, or no reading
+    scale = statistics.mean(readings_us) / calibrated_us
+    unscaled = os.path.join(results, UNSCALED_DIR)
+    shutil.rmtree(unscaled, ignore_errors=True)
+    shutil.copytree(os.path.join(results, "sim"), unscaled)
+    with open(os.path.join(results, SPEED_FILE), "w", encoding="utf-8") as f:
+        json.dump({"readings_us": readings_us, "calibrated_us": calibrated_us, "scale": scale}, f)
+    host_file = host_speed.scaled_host_file(sim_host or "tcg", scale,
+                                            os.path.join(results, SPEED_HOST_FILE))
+    return _sweep(sweep_file, results, host_file, log)
+
+
+def run_case(case, out, sim_host, ramp_s, retries, speed=None):
     """Runs the case's sweep into out/case, and again, whole and on a fresh
     lab, where it measured a point in a slow spell of the host, once the
-    host reads steady (at most retries times); returns None, or why it
+    host reads steady (at most retries times); with speed (a
+    host_speed.Reference), reads the host's speed before and after the
+    sweep and predicts again at that speed. Returns None, or why it
     failed."""
     sweep_file = os.path.join(out, f"{case}.toml")
     with open(sweep_file, "w", encoding="utf-8") as f:
@@ -388,6 +425,7 @@ def run_case(case, out, sim_host, ramp_s, retries):
     cache.start()
     started = time.monotonic()
     spelled = {}           # point directory -> its caches' ratio, of the last sweep
+    readings_us = []       # the host's speed beside the last sweep
 
     def measure(again, log):
         if again:            # resumed on a fresh lab: every point runs again, in order
@@ -395,7 +433,10 @@ def run_case(case, out, sim_host, ramp_s, retries):
                            stderr=subprocess.STDOUT, check=False)
             for done in glob.glob(os.path.join(results, "points", "[0-9]*", "done")):
                 os.remove(done)
-        return _sweep(sweep_file, results, sim_host, log)
+        readings_us[:] = [speed.read()] if speed else []
+        code = _sweep(sweep_file, results, sim_host, log)
+        readings_us.extend([speed.read()] if speed and code == 0 else [])
+        return code
 
     def spells(code):
         spelled.clear()
@@ -407,6 +448,8 @@ def run_case(case, out, sim_host, ramp_s, retries):
         try:
             code = host_probe.measured_steady(lambda again: measure(again, log), spells,
                                               lambda text: say(f"{case}: {text}"), retries)
+            if code == 0 and speed:
+                code = predict_at_speed(results, sweep_file, sim_host, readings_us, log)
         finally:
             if not was_up:
                 subprocess.run(["/usr/bin/python3", STORLAB, "down", lab], stdout=log,
@@ -459,11 +502,12 @@ def probe_readings(results):
     return host_probe.load(path) if os.path.exists(path) else []
 
 
-def case_rows(case, results, lowest_ns):
+def case_rows(case, results, lowest_ns, sim_dir="sim"):
     """[(label, lab Side, sim Side or None)] of a finished case (lowest_ns:
-    the run's lowest reading of the host's caches, None without any)."""
+    the run's lowest reading of the host's caches, None without any; sim_dir:
+    which of its predictions)."""
     lab_table = points_csv.read(os.path.join(results, "points.csv"))
-    sim_path = os.path.join(results, "sim", "points.csv")
+    sim_path = os.path.join(results, sim_dir, "points.csv")
     sim_rows = {r["point"]: r for r in points_csv.read(sim_path).rows} \
         if os.path.exists(sim_path) else {}
     cpu_path = os.path.join(results, CPU_FILE)
@@ -476,10 +520,10 @@ def case_rows(case, results, lowest_ns):
         directory = f"points/{row['point']:03d}"
         lab = lab_side(row, os.path.join(results, directory), duration_s, cpu, readings, lowest_ns)
         lab.steady = window_steady(os.path.join(results, directory))
-        sim = sim_side(sim_rows[row["point"]], os.path.join(results, "sim", directory)) \
+        sim = sim_side(sim_rows[row["point"]], os.path.join(results, sim_dir, directory)) \
             if row["point"] in sim_rows else None
         if sim is not None:
-            sim.steady = window_steady(os.path.join(results, "sim", directory))
+            sim.steady = window_steady(os.path.join(results, sim_dir, directory))
         out.append((point_label(row, lab_table.swept), lab, sim))
     return out
 
@@ -509,7 +553,7 @@ def tables(cases, out):
                 head += f"| {name} | {label} | {fmt(lab.iops)} | no prediction |" + " |" * 7 + "\n"
                 continue
             r_iops, r_lat = ratio(lab.iops, sim.iops), ratio(lab.lat_us, sim.lat_us)
-            within = all(r is not None and abs(r - 1) <= TOLERANCE for r in (r_iops, r_lat))
+            within = is_within(lab, sim)
             head += (f"| {name} | {label} | {fmt(lab.iops)} | {fmt(sim.iops)} | {fmt(r_iops, '.2f')} | "
                      f"{fmt(lab.lat_us)} | {fmt(sim.lat_us)} | {fmt(r_lat, '.2f')} | "
                      f"{yes_no(lab.steady)} / {yes_no(sim.steady)} | {'yes' if within else 'no'} | {'–' if within else where_they_part(lab, sim)} |\n")
@@ -526,6 +570,44 @@ def tables(cases, out):
                        f"{fmt(lab.cache_ratio, '.1f')}{' (spell)' if host_probe.in_spell(lab.cache_ratio) else ''} | "
                        f"{by_node(lab.node_cpu_us, sim.node_cpu_us)} |\n")
     return head, layers
+
+
+def is_within(lab, sim):
+    """Both IOPS and mean latency within TOLERANCE."""
+    return all(r is not None and abs(r - 1) <= TOLERANCE
+               for r in (ratio(lab.iops, sim.iops), ratio(lab.lat_us, sim.lat_us)))
+
+
+def speed_table(cases, out):
+    """The host's speed beside each case (host_speed.py) and the points
+    within 15 % on either prediction, or None where no case read it."""
+    table = ("| topology | bare read µs, before / after the points | calibrated µs | "
+             "cpu-time-scale | within 15 %, as calibrated / at this speed | "
+             "median distance of IOPS and latency from the lab's, as calibrated / at this speed |\n"
+             + "|---" * 6 + "|\n")
+    found = False
+    for case in cases:
+        results = os.path.join(out, case)
+        try:
+            with open(os.path.join(results, SPEED_FILE), encoding="utf-8") as f:
+                speed = json.load(f)
+            pairs = [[(lab, sim) for _, lab, sim in case_rows(case, results, None, sim_dir)
+                      if sim is not None] for sim_dir in (UNSCALED_DIR, "sim")]
+            counts = [sum(is_within(lab, sim) for lab, sim in p) for p in pairs]
+            distances = [statistics.median(abs(r - 1) for lab, sim in p
+                                           for r in (ratio(lab.iops, sim.iops),
+                                                     ratio(lab.lat_us, sim.lat_us)))
+                         for p in pairs]
+        except (OSError, ValueError, KeyError, UserError):
+            continue
+        found = True
+        points = len(case_rows(case, results, None))
+        table += (f"| {CASES[case][0][:-len('.toml')]} | "
+                  f"{' / '.join(f'{r:.0f}' for r in speed['readings_us'])} | "
+                  f"{speed['calibrated_us']:.0f} | {speed['scale']:.2f} | "
+                  f"{counts[0]} / {counts[1]} of {points} | "
+                  f"{distances[0]:.0%} / {distances[1]:.0%} |\n")
+    return table if found else None
 
 
 def by_node(lab, sim):
@@ -604,6 +686,11 @@ def main():
                         help="times a case runs again, whole, where it measured a point in a"
                         f" slow spell of the host (default {host_probe.SPELL_RETRIES}; 0: one pass"
                         " whatever the host did, its spells flagged)")
+    parser.add_argument("--no-host-speed", action="store_true",
+                        help="predict on the host file as calibrated; by default each case's"
+                        " prediction is made again with every cost scaled by the host's speed"
+                        " read before and after its points (host_speed.py: the calibration"
+                        " lab's bare read, up beside the case's lab)")
     parser.add_argument("--report", metavar="DIR",
                         help="print the tables of an earlier run's DIR; run nothing")
     args = parser.parse_args()
@@ -630,14 +717,19 @@ def main():
             sim_host = calibrate(out, args.calibrate)
         with open(os.path.join(out, SIM_HOST_FILE), "w", encoding="utf-8") as f:
             f.write((sim_host or "tcg") + "\n")
-        for case in cases:
-            failure = run_case(case, out, sim_host, args.ramp_s, args.retries)
-            if failure:
-                failures[case] = failure
+        with contextlib.nullcontext() if args.no_host_speed else host_speed.Reference() as speed:
+            for case in cases:
+                failure = run_case(case, out, sim_host, args.ramp_s, args.retries, speed)
+                if failure:
+                    failures[case] = failure
     head, layers = tables([c for c in cases if os.path.isdir(os.path.join(out, c))], out)
     print(f"Simulator's hosts: {predicted_on(out)}")
     print(f"Host caches: {spell_note(cases, out)}\n")
     print(head)
+    speeds = speed_table([c for c in cases if os.path.isdir(os.path.join(out, c))], out)
+    if speeds:
+        print("The host's speed beside each case (the table above: at this speed):\n")
+        print(speeds)
     print("Per-layer figures:\n")
     print(layers)
     for case, failure in failures.items():
