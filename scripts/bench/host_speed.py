@@ -14,9 +14,11 @@ Why a reading of the storage path and not of the guest's CPU: measured on
 2026-12-07 on the 2-core development VM (scripts/bench/cluster_validation.md),
 profile-hybrid's 4 KiB random reads at 8 outstanding cost its vCPU 138-245
 µs an I/O within 15 minutes (its device I/Os and read hits the same
-throughout) while a shell loop and dd's 512-byte copies in the same guest
-stayed within 5-10 %; the bare read, alternated with it, moved with it
-(bare 115-159 µs, their ratio 1.12-1.24 in 22 of 24 pairs).
+throughout) and neither a shell loop nor dd's 512-byte copies in the same
+guest followed it; the bare read, alternated with it, did (bare 115-159
+µs, their ratio 1.12-1.24 in 22 of 24 pairs). It does not follow every
+mechanism: the lab's write paths and raid's two fio processes kept their
+cost while the bare read fell by a fifth.
 """
 import glob
 import json
