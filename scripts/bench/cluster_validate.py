@@ -86,8 +86,8 @@ usage: scripts/bench/cluster_validate.py [--out DIR] [--only raid,hybrid,replica
 import argparse
 import datetime
 import glob
-import json
 import contextlib
+import json
 import math
 import os
 import shutil
@@ -591,17 +591,18 @@ def speed_table(cases, out):
         try:
             with open(os.path.join(results, SPEED_FILE), encoding="utf-8") as f:
                 speed = json.load(f)
-            pairs = [[(lab, sim) for _, lab, sim in case_rows(case, results, None, sim_dir)
-                      if sim is not None] for sim_dir in (UNSCALED_DIR, "sim")]
+            rows = [case_rows(case, results, None, sim_dir) for sim_dir in (UNSCALED_DIR, "sim")]
+            pairs = [[(lab, sim) for _, lab, sim in r if sim is not None] for r in rows]
             counts = [sum(is_within(lab, sim) for lab, sim in p) for p in pairs]
             distances = [statistics.median(abs(r - 1) for lab, sim in p
                                            for r in (ratio(lab.iops, sim.iops),
-                                                     ratio(lab.lat_us, sim.lat_us)))
+                                                     ratio(lab.lat_us, sim.lat_us))
+                                           if r is not None)
                          for p in pairs]
-        except (OSError, ValueError, KeyError, UserError):
+        except (OSError, ValueError, KeyError, UserError, statistics.StatisticsError):
             continue
         found = True
-        points = len(case_rows(case, results, None))
+        points = len(rows[1])
         table += (f"| {CASES[case][0][:-len('.toml')]} | "
                   f"{' / '.join(f'{r:.0f}' for r in speed['readings_us'])} | "
                   f"{speed['calibrated_us']:.0f} | {speed['scale']:.2f} | "
@@ -722,11 +723,12 @@ def main():
                 failure = run_case(case, out, sim_host, args.ramp_s, args.retries, speed)
                 if failure:
                     failures[case] = failure
-    head, layers = tables([c for c in cases if os.path.isdir(os.path.join(out, c))], out)
+    measured = [c for c in cases if os.path.isdir(os.path.join(out, c))]
+    head, layers = tables(measured, out)
     print(f"Simulator's hosts: {predicted_on(out)}")
     print(f"Host caches: {spell_note(cases, out)}\n")
     print(head)
-    speeds = speed_table([c for c in cases if os.path.isdir(os.path.join(out, c))], out)
+    speeds = speed_table(measured, out)
     if speeds:
         print("The host's speed beside each case (the table above: at this speed):\n")
         print(speeds)
