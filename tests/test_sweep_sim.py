@@ -113,19 +113,25 @@ def test_sim_sweep_end_to_end_resume_and_replot(tmp_path):
 
 
 def test_ctrl_c_loses_nothing_measured_and_the_rerun_resumes(tmp_path):
-    # long virtual runs (a few wall seconds each) so the interrupt lands mid-sweep
+    # Long virtual runs (a few wall seconds each) so the interrupt lands
+    # mid-sweep. Every point keeps its battery: a write-through point runs in
+    # a fraction of a second, and one of those could start and finish between
+    # the first done and the interrupt (CI once saw all five finish).
     sweep_file = tmp_path / "sweep.toml"
     sweep_file.write_text(SWEEP.replace("duration_s = 20", "duration_s = 600")
                           .replace("interval_s = 1", "interval_s = 0")
-                          .replace("at_s = 10", "at_s = 300"))
+                          .replace("at_s = 10", "at_s = 300")
+                          .replace('iodepth = [4, 16]\n"device.battery" = ["ok", "failed"]',
+                                   "iodepth = [4, 8, 16, 32]"))
     out = tmp_path / "results"
     # two points at once whatever the host's cores, so the fifth waits its turn
     proc = subprocess.Popen(["/usr/bin/python3", STORLAB, "sweep", str(sweep_file), "--out",
                              str(out), "--jobs", "2"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
-    # points run side by side: any two done, in any order
-    while len(list((out / "points").glob("*/done"))) < 2:
+    # points run side by side: the first done, whichever it is, while a
+    # second runs and the others wait
+    while not list((out / "points").glob("*/done")):
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
@@ -133,7 +139,7 @@ def test_ctrl_c_loses_nothing_measured_and_the_rerun_resumes(tmp_path):
     assert proc.returncode == 130, stderr
     assert "storlab sweep: interrupted" in stderr and "Traceback" not in stderr
     finished = [r["point"] for r in rows(out / "points.csv")]
-    assert 2 <= len(finished) < 5
+    assert 1 <= len(finished) < 5
     # every point that finished (those running at the interrupt too) is in points.csv
     assert sorted(int(p) for p in finished) == sorted(
         int(d.parent.name) for d in (out / "points").glob("*/done"))
