@@ -296,6 +296,85 @@ test_warm_write_buffer_lays_its_ssd_out_as_a_log (void **state)
   assert_true (moved[0] > written[0] / 10);
 }
 
+static void
+count_write_done (struct sl_engine *e, struct sl_request *req)
+{
+  (void) e;
+  ++*(unsigned *) req->driver_data;
+}
+
+/* count 4 KiB writes at once at random units of [0, span); run to the end. */
+static void
+random_writes (struct run *r, unsigned count, uint64_t span, uint64_t *rng)
+{
+  struct sl_request *req = calloc (count, sizeof *req);
+  unsigned done = 0;
+  for (unsigned i = 0; i < count; i++) {
+    *rng = *rng * 6364136223846793005ull + 1442695040888963407ull;
+    req[i] = (struct sl_request) { .op = SL_OP_WRITE, .length_bytes = 4 * KIB,
+                                   .offset_bytes = (*rng >> 33) % (span / (4 * KIB)) * 4 * KIB,
+                                   .on_complete = count_write_done, .driver_data = &done };
+    sl_engine_submit (r->engine, &req[i]);
+  }
+  while (done < count && sl_engine_run_next (r->engine))
+    ;
+  assert_int_equal (done, count);
+  free (req);
+}
+
+/* A warm start under random writes gives an SSD whose workload writes only
+ * part of it (an md member's share of the volume) the state that region's
+ * writes settle it at (sl_ssd_model_lay_out_written_region): the region in
+ * blocks of its own, the rest compacted.  Its collection then moves far
+ * fewer units per write than the uniform steady state's a cold start
+ * keeps; a read-only warm-up leaves the drive as it is. */
+static void
+test_warm_random_writes_settle_the_region_they_write (void **state)
+{
+  (void) state;
+  const char *spec = "storlab-cluster 1\nnode n1\n"
+    "device n1 s0 ssd preset=intel-s3700-400g size=256M\n"
+    "device n1 s1 ssd preset=intel-s3700-400g size=256M\n"
+    "local n1 raid level=1 chunk=64k data-offset=4M s0 s1\n"
+    "volume n1 v 64M\nexport n1 at=0 size=64M volume=v\n";
+  double per_write[2];
+  for (int warm = 1; warm >= 0; warm--) {
+    struct run r = run_new (spec);
+    if (warm) {
+      sl_cluster_warm (r.c, 0, 64 * MIB, SL_WARM_RANDOM_WRITES);
+      char err[256] = "";
+      assert_int_equal (sl_cluster_warm_finish (r.c, 0, err, sizeof err), 0);
+    }
+    uint64_t rng = 11;
+    for (unsigned i = 0; i < 160; i++)
+      random_writes (&r, 256, 64 * MIB, &rng);
+    char *json = json_of (&r);
+    long long region = counter_of (json, "n1/s0", "written_region_bytes");
+    if (warm)   /* the volume, in whole units, after md's data offset */
+      assert_true (region >= (long long) (64 * MIB) && region <= (long long) (65 * MIB));
+    else
+      assert_int_equal (region, -1);
+    long long moved = counter_of (json, "n1/s0", "gc_pages_moved");
+    long long written = counter_of (json, "n1/s0", "host_pages_written");
+    assert_true (written >= 30000);
+    per_write[warm] = (double) moved / (double) written;
+    free (json);
+    run_free (&r);
+  }
+  printf ("md member written over a quarter: %.2f units moved per unit written warm, %.2f cold\n",
+          per_write[1], per_write[0]);
+  assert_true (per_write[1] < per_write[0] * 0.7);
+
+  struct run r = run_new (spec);
+  sl_cluster_warm (r.c, 0, 64 * MIB, SL_WARM_READS);
+  assert_int_equal (sl_cluster_warm_finish (r.c, 0, NULL, 0), 0);
+  burst (&r, SL_OP_READ, 16, 0, 4 * KIB, 4 * KIB);
+  char *json = json_of (&r);
+  assert_int_equal (counter_of (json, "n1/s0", "written_region_bytes"), -1);
+  free (json);
+  run_free (&r);
+}
+
 /* The warm probe (storlab-sim cluster --warm runs it): a write buffer
  * over a slow disk, warmed one short of its high watermark, still filling
  * through the probe's second half (writes arriving at SSD speed, leaving
@@ -1120,6 +1199,7 @@ main (void)
     cmocka_unit_test (test_host_costs_of_an_lv),
     cmocka_unit_test (test_host_costs_of_the_disk_group),
     cmocka_unit_test (test_warm_write_buffer_lays_its_ssd_out_as_a_log),
+    cmocka_unit_test (test_warm_random_writes_settle_the_region_they_write),
     cmocka_unit_test (test_warm_probe_finds_a_buffer_its_writeback_cannot_keep),
     cmocka_unit_test (test_host_costs_of_a_hop),
     cmocka_unit_test (test_a_message_wakes_a_sleeping_node),

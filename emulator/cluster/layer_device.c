@@ -12,6 +12,7 @@
 
 #include "cluster_internal.h"
 #include "core/engine.h"
+#include "ranges.h"
 #include "core/stats.h"
 #include "ssd/ssd.h"
 
@@ -32,6 +33,8 @@ struct device_layer {
   struct request_block *blocks;
   struct sl_request *free_requests;    /* linked by model_next */
   uint64_t release_ns;                 /* its node's device_release_ns (host_cpu.h) */
+  struct cl_ranges written;            /* bytes the warm-up's workload writes */
+  bool written_at_random;              /* ... some of them at random (else in order) */
 };
 
 static struct sl_request *
@@ -97,9 +100,13 @@ device_write_counters (struct cl_target *t, FILE *out)
   bool first = true;
   struct sl_ssd_status ssd;
   sl_ssd_model_status (&d->model, &ssd);      /* zeroes for another kind */
+  /* the state it started from (cl_device_written_as_log, device_warm_finish) */
   if (ssd.log_layout_bytes > 0) {
-    /* the state it started from (cl_device_written_as_log) */
     fprintf (out, "\"log_layout_bytes\": %" PRIu64, ssd.log_layout_bytes);
+    first = false;
+  }
+  else if (ssd.written_region_bytes > 0) {
+    fprintf (out, "\"written_region_bytes\": %" PRIu64, ssd.written_region_bytes);
     first = false;
   }
   for (unsigned i = 0; i < 16; i++) {
@@ -112,11 +119,53 @@ device_write_counters (struct cl_target *t, FILE *out)
   }
 }
 
+/* The workload writes [offset, offset + length) of the device: noted, for
+ * a drive whose steady state depends on where it is written. */
+static void
+device_warm (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes)
+{
+  struct device_layer *d = t->self;
+  enum sl_warm_load load = cl_warm_load (t->cluster);
+  if (load == SL_WARM_READS || length_bytes == 0)
+    return;
+  cl_ranges_add (&d->written, offset_bytes, offset_bytes + length_bytes);
+  d->written_at_random |= load == SL_WARM_RANDOM_WRITES;
+}
+
+/* An SSD in steady state written only in part starts in the state that
+ * reaches, over the span of what the workload writes (md's members each
+ * take their share of the volumes, one range for the usual layouts;
+ * several are taken as one, the gaps between them counted written): at
+ * random, the region filled and settled (sl_ssd_model_lay_out_written_region);
+ * in order only, the region as the circular log it is written as.  Runs
+ * after the layers above (the list's order), so a write buffer's log laid
+ * out on the drive stays. */
+static int
+device_warm_finish (struct cl_target *t, char *err, size_t err_bytes)
+{
+  struct device_layer *d = t->self;
+  if (cl_ranges_merge (&d->written) == 0)
+    return 0;
+  uint64_t first = d->written.range[0].first;
+  uint64_t end = d->written.range[d->written.count - 1].end;
+  cl_ranges_free (&d->written);
+  char why[200];
+  int rc = d->written_at_random
+    ? sl_ssd_model_lay_out_written_region (&d->model, first, end - first, why, sizeof why)
+    : sl_ssd_model_lay_out_log (&d->model, first, end - first, first, why, sizeof why);
+  if (rc < 0) {
+    snprintf (err, err_bytes, "%s: %s", t->name, why);
+    return -1;
+  }
+  return 0;
+}
+
 static void device_destroy (struct cl_target *t);
 
 static const struct cl_target_ops device_ops = {
   .kind = "device", .submit = device_submit, .attach = device_attach,
-  .write_counters = device_write_counters, .destroy = device_destroy,
+  .write_counters = device_write_counters, .warm = device_warm,
+  .warm_finish = device_warm_finish, .destroy = device_destroy,
 };
 
 /* The device t is, or slices (through any number of slices), and the
@@ -153,6 +202,7 @@ device_destroy (struct cl_target *t)
 {
   struct device_layer *d = t->self;
   d->model.ops->destroy (d->model.self);
+  cl_ranges_free (&d->written);
   while (d->blocks) {
     struct request_block *next = d->blocks->next;
     free (d->blocks);

@@ -140,6 +140,8 @@ struct ssd_model {
   struct sl_engine *engine;
   double steady_u;
   uint64_t log_offset_bytes, log_length_bytes;        /* laid out as a log (0: none) */
+  uint64_t written_offset_bytes, written_length_bytes;        /* ... or the region
+                                                               * written at random */
 
   /* NAND timelines */
   struct die *dies;
@@ -913,6 +915,10 @@ ssd_write_json (void *self, FILE *out)
            m->config.page_bytes, g->block_bytes, g->blocks_per_die,
            m->config.capacity_bytes, g->physical_bytes, g->effective_over_provisioning,
            g->gc_low_blocks, g->gc_high_blocks);
+  if (m->written_length_bytes > 0)
+    fprintf (out, ", \"written_region_offset_bytes\": %" PRIu64
+             ", \"written_region_bytes\": %" PRIu64,
+             m->written_offset_bytes, m->written_length_bytes);
   if (m->log_length_bytes > 0)
     fprintf (out, ", \"log_layout_offset_bytes\": %" PRIu64 ", \"log_layout_bytes\": %" PRIu64,
              m->log_offset_bytes, m->log_length_bytes);
@@ -1067,6 +1073,7 @@ sl_ssd_model_status (const struct sl_model *model, struct sl_ssd_status *out)
   out->exact_map_units = m->ftl->entry_live;
   out->steady_victim_valid_fraction = m->steady_u;
   out->log_layout_bytes = m->log_length_bytes;
+  out->written_region_bytes = m->written_length_bytes;
 }
 
 /* The SSD of model if it would take a log layout (steady state, none yet). */
@@ -1075,6 +1082,7 @@ log_layout_candidate (const struct sl_model *model)
 {
   struct ssd_model *m = ssd_of (model);
   return m != NULL && m->config.precondition == SL_SSD_STEADY && m->log_length_bytes == 0
+    && m->written_length_bytes == 0
     ? m : NULL;
 }
 
@@ -1083,6 +1091,37 @@ sl_ssd_model_log_layout_bytes (const struct sl_model *model, uint64_t length_byt
 {
   const struct ssd_model *m = log_layout_candidate (model);
   return m ? ssd_ftl_log_bytes (m->ftl, length_bytes / SL_SSD_UNIT_BYTES) : 0;
+}
+
+/* Lays out units [first, first + count) of m (round its end) as a log
+ * next at oldest (from first): a fresh FTL in that steady state replaces
+ * the drive's.  1, or -1 with err (what names the layout). */
+static int
+lay_out (struct ssd_model *m, uint64_t first, uint64_t count, uint64_t oldest, const char *what,
+         char *err, size_t err_bytes)
+{
+  if (m->counter[COUNTER_HOST_PAGES_WRITTEN] || m->counter[COUNTER_HOST_PAGES_READ]
+      || m->tail_seq > 0 || m->counter[COUNTER_TRIMMED_PAGES]) {
+    snprintf (err, err_bytes, "ssd: %s after the drive's first I/O", what);
+    return -1;
+  }
+  struct ssd_ftl *fresh = ssd_ftl_new (&m->g, m->config.exact_map_bytes / SL_SSD_UNIT_BYTES,
+                                       0x55d5eed0ull ^ m->config.capacity_bytes);
+  double u = 0;
+  int rc = fresh ? ssd_ftl_precondition_log (fresh, first, count, oldest, &u) : -1;
+  if (rc < 0) {
+    ssd_ftl_free (fresh);
+    if (rc == -1)
+      snprintf (err, err_bytes, "ssd: out of memory");
+    else
+      snprintf (err, err_bytes, "ssd: %s does not fit the drive's steady state", what);
+    return -1;
+  }
+  ssd_ftl_free (m->ftl);
+  m->ftl = fresh;
+  m->steady_u = u;
+  m->counter[COUNTER_FREE_BLOCKS] = ssd_ftl_free_blocks_total (m->ftl);
+  return 1;
 }
 
 int
@@ -1100,30 +1139,54 @@ sl_ssd_model_lay_out_log (struct sl_model *model, uint64_t offset_bytes, uint64_
     return 0;
   uint64_t oldest = oldest_bytes / SL_SSD_UNIT_BYTES;
   oldest = oldest < first || oldest >= end ? 0 : oldest - first;
+  char what[96];
+  snprintf (what, sizeof what, "a log of %" PRIu64 " bytes at %" PRIu64, length_bytes,
+            offset_bytes);
+  if (lay_out (m, first, end - first, oldest, what, err, err_bytes) < 0)
+    return -1;
+  m->log_offset_bytes = first * SL_SSD_UNIT_BYTES;
+  m->log_length_bytes = (end - first) * SL_SSD_UNIT_BYTES;
+  return 1;
+}
+
+int
+sl_ssd_model_lay_out_written_region (struct sl_model *model, uint64_t offset_bytes,
+                                     uint64_t length_bytes, char *err, size_t err_bytes)
+{
+  struct ssd_model *m = log_layout_candidate (model);
+  if (m == NULL)
+    return 0;
+  /* whole units: one the region shares with its neighbour is written */
+  uint64_t units = m->config.capacity_bytes / SL_SSD_UNIT_BYTES;
+  uint64_t first = offset_bytes / SL_SSD_UNIT_BYTES;
+  uint64_t end = sl_min_u64 ((offset_bytes + length_bytes + SL_SSD_UNIT_BYTES - 1)
+                             / SL_SSD_UNIT_BYTES, units);
+  if (end <= first || end - first >= units)
+    return 0;                          /* all of it written: the uniform steady state */
   if (m->counter[COUNTER_HOST_PAGES_WRITTEN] || m->counter[COUNTER_HOST_PAGES_READ]
       || m->tail_seq > 0 || m->counter[COUNTER_TRIMMED_PAGES]) {
-    snprintf (err, err_bytes, "ssd: a log layout after the drive's first I/O");
+    snprintf (err, err_bytes, "ssd: a written region after the drive's first I/O");
     return -1;
   }
   struct ssd_ftl *fresh = ssd_ftl_new (&m->g, m->config.exact_map_bytes / SL_SSD_UNIT_BYTES,
                                        0x55d5eed0ull ^ m->config.capacity_bytes);
   double u = 0;
-  int rc = fresh ? ssd_ftl_precondition_log (fresh, first, end - first, oldest, &u) : -1;
+  int rc = fresh ? ssd_ftl_precondition_written_region (fresh, first, end - first, &u) : -1;
   if (rc < 0) {
     ssd_ftl_free (fresh);
     if (rc == -1)
       snprintf (err, err_bytes, "ssd: out of memory");
     else
-      snprintf (err, err_bytes, "ssd: a log of %" PRIu64 " bytes at %" PRIu64 " does not fit "
-                "the drive's steady state", length_bytes, offset_bytes);
+      snprintf (err, err_bytes, "ssd: a written region of %" PRIu64 " bytes at %" PRIu64
+                " does not fit the drive's steady state", length_bytes, offset_bytes);
     return -1;
   }
   ssd_ftl_free (m->ftl);
   m->ftl = fresh;
   m->steady_u = u;
-  m->log_offset_bytes = first * SL_SSD_UNIT_BYTES;
-  m->log_length_bytes = (end - first) * SL_SSD_UNIT_BYTES;
   m->counter[COUNTER_FREE_BLOCKS] = ssd_ftl_free_blocks_total (m->ftl);
+  m->written_offset_bytes = first * SL_SSD_UNIT_BYTES;
+  m->written_length_bytes = (end - first) * SL_SSD_UNIT_BYTES;
   return 1;
 }
 

@@ -128,6 +128,8 @@ struct sl_ssd_status {
   uint64_t exact_map_units;
   double steady_victim_valid_fraction; /* of the synthesised steady state; 0 for fob */
   uint64_t log_layout_bytes;           /* laid out as a log (sl_ssd_model_lay_out_log) */
+  uint64_t written_region_bytes;       /* ... or written at random in a region
+                                        * (sl_ssd_model_lay_out_written_region) */
 };
 
 /* m must be an SSD model (sl_ssd_model_new or the ssd kind's create). */
@@ -141,6 +143,16 @@ void sl_ssd_model_status (const struct sl_model *m, struct sl_ssd_status *out);
  * a log laid out already: the first one stays), -1 with err. */
 int sl_ssd_model_lay_out_log (struct sl_model *m, uint64_t offset_bytes, uint64_t length_bytes,
                               uint64_t oldest_bytes, char *err, size_t err_bytes);
+/* Before its first I/O, a drive in steady state (precondition=steady)
+ * takes the state a workload over [offset, offset + length) alone (an md
+ * member's share of the volumes it writes) settles it at: the region
+ * filled in order once, as a lab's volumes are when made, then written at
+ * random (ssd_ftl_precondition_written_region): the region in blocks of
+ * its own, the rest of the data compacted.  A region over the whole drive
+ * leaves the uniform steady state (0).
+ * Returns as sl_ssd_model_lay_out_log (a layout already there stays). */
+int sl_ssd_model_lay_out_written_region (struct sl_model *m, uint64_t offset_bytes,
+                                         uint64_t length_bytes, char *err, size_t err_bytes);
 /* The memory such a layout of length_bytes takes, 0 when it would not
  * be laid out. */
 uint64_t sl_ssd_model_log_layout_bytes (const struct sl_model *m, uint64_t length_bytes);

@@ -75,41 +75,88 @@ region_size (const struct ssd_ftl *f, uint64_t r)
 
 /* -------------------------------------------------------------- fenwick -- */
 
-static void
-fenwick_add (struct ssd_ftl *f, uint32_t block, int64_t delta)
+/* The Fenwick tree counts the statistical units a random draw may take:
+ * a block's valid_stat but the log's units there, held (their block known)
+ * or anonymous (drawn from a tree of their own; ssd_ftl.h). */
+static inline uint32_t
+log_units_in (const struct ssd_ftl *f, uint32_t b)
 {
-  for (uint32_t i = block + 1; i <= f->block_count; i += i & (~i + 1))
-    f->fenwick[i] += (uint64_t) delta;
+  return f->log_held ? f->log_held[b] + f->log_anon[b] : 0;
 }
 
-/* The block holding statistical unit number r (0 <= r < stat_total). */
+static inline uint32_t
+drawable_of (const struct ssd_ftl *f, uint32_t b)
+{
+  return f->valid_stat[b] - log_units_in (f, b);
+}
+
+static void
+tree_add (struct ssd_ftl *f, uint64_t *tree, uint64_t *total, uint32_t block, int64_t delta)
+{
+  *total += (uint64_t) delta;
+  for (uint32_t i = block + 1; i <= f->block_count; i += i & (~i + 1))
+    tree[i] += (uint64_t) delta;
+}
+
+/* The block holding unit number r of tree (0 <= r < its total). */
 static uint32_t
-fenwick_find (const struct ssd_ftl *f, uint64_t r)
+tree_find (const struct ssd_ftl *f, const uint64_t *tree, uint64_t r)
 {
   uint32_t pos = 0;
   for (uint32_t step = f->fenwick_top; step > 0; step >>= 1) {
     uint32_t next = pos + step;
-    if (next <= f->block_count && f->fenwick[next] <= r) {
+    if (next <= f->block_count && tree[next] <= r) {
       pos = next;
-      r -= f->fenwick[next];
+      r -= tree[next];
     }
   }
   return pos;                  /* 0-based block = 1-based pos + 1 - 1 */
+}
+
+static inline void
+fenwick_add (struct ssd_ftl *f, uint32_t block, int64_t delta)
+{
+  tree_add (f, f->fenwick, &f->stat_drawable, block, delta);
+}
+
+static inline void
+anon_add (struct ssd_ftl *f, uint32_t block, int64_t delta)
+{
+  f->log_anon[block] += (uint32_t) delta;
+  tree_add (f, f->fenwick_anon, &f->anon_total, block, delta);
+}
+
+/* Builds tree[1..block_count] from count(b) per block; the sum. */
+static uint64_t
+tree_build (struct ssd_ftl *f, uint64_t *tree, uint32_t (*count) (const struct ssd_ftl *, uint32_t))
+{
+  uint64_t total = 0;
+  for (uint32_t i = 1; i <= f->block_count; i++) {
+    tree[i] = count (f, i - 1);
+    total += tree[i];
+  }
+  for (uint32_t i = 1; i <= f->block_count; i++) {
+    uint32_t parent = i + (i & (~i + 1));
+    if (parent <= f->block_count)
+      tree[parent] += tree[i];
+  }
+  return total;
+}
+
+static uint32_t
+anon_of (const struct ssd_ftl *f, uint32_t b)
+{
+  return f->log_anon[b];
 }
 
 void
 ssd_ftl_fenwick_rebuild (struct ssd_ftl *f)
 {
   f->stat_total = 0;
-  for (uint32_t i = 1; i <= f->block_count; i++) {
-    f->fenwick[i] = f->valid_stat[i - 1];
-    f->stat_total += f->valid_stat[i - 1];
-  }
-  for (uint32_t i = 1; i <= f->block_count; i++) {
-    uint32_t parent = i + (i & (~i + 1));
-    if (parent <= f->block_count)
-      f->fenwick[parent] += f->fenwick[i];
-  }
+  for (uint32_t b = 0; b < f->block_count; b++)
+    f->stat_total += f->valid_stat[b];
+  f->stat_drawable = tree_build (f, f->fenwick, drawable_of);
+  f->anon_total = f->log_held ? tree_build (f, f->fenwick_anon, anon_of) : 0;
 }
 
 /* ------------------------------------------------------------- buckets -- */
@@ -164,84 +211,277 @@ block_invalidate (struct ssd_ftl *f, uint32_t b, bool explicit_unit)
     ssd_ftl_bucket_insert (f, b);
 }
 
-/* A mapped statistical unit, somewhere, is no longer valid. */
+/* The statistical units of a block, by what is known of them. */
+enum stat_class {
+  STAT_REST,                   /* not the log's: drawn from the main tree */
+  STAT_LOG_HELD,               /* the log's, still in their laid-out block */
+  STAT_LOG_ANON,               /* the log's, moved since: drawn from the log's tree */
+};
+
+/* A statistical unit of class in block b is no longer valid. */
 static void
-invalidate_random_stat (struct ssd_ftl *f)
+stat_unit_gone (struct ssd_ftl *f, uint32_t b, enum stat_class class)
 {
-  uint32_t b = fenwick_find (f, rng_below (&f->rng, f->stat_total));
-  block_invalidate (f, b, false);
+  if (class == STAT_REST) {
+    block_invalidate (f, b, false);
+    return;
+  }
+  bool full = f->state[b] == SSD_BLOCK_FULL;
+  if (full)
+    bucket_remove (f, b, ssd_ftl_block_valid (f, b));
+  f->valid_stat[b]--;
+  f->stat_total--;
+  if (class == STAT_LOG_HELD)
+    f->log_held[b]--;
+  else
+    anon_add (f, b, -1);
+  if (full)
+    ssd_ftl_bucket_insert (f, b);
 }
 
-/* The block a log-laid-out unit still sits in (ssd_ftl_precondition_log),
- * SSD_NONE when lba is not one, has left it (written, trimmed) or its
- * block was collected since; the unit leaves the layout either way. */
-static uint32_t
-log_home (struct ssd_ftl *f, uint32_t lba)
+/* A mapped statistical unit of class (not held), somewhere, is no longer
+ * valid: drawn in proportion to its class's counts (the other class's when
+ * its own has none left: the region counts' ratio is approximate). */
+static void
+invalidate_random_stat_of (struct ssd_ftl *f, enum stat_class class)
 {
-  uint32_t i = lba - f->log_first;    /* below log_first: wraps past log_units */
-  if (f->log_placed == NULL || i >= f->log_units)
-    return SSD_NONE;
-  uint64_t bit = UINT64_C (1) << (i % 64);
-  if (!(f->log_placed[i / 64] & bit))
-    return SSD_NONE;
-  f->log_placed[i / 64] &= ~bit;
-  uint64_t age = ((uint64_t) i + f->log_units - f->log_oldest) % f->log_units;
-  uint32_t k = (uint32_t) (age / f->units_per_block);
+  if (class == STAT_LOG_ANON && f->anon_total == 0)
+    class = STAT_REST;
+  if (class == STAT_REST && f->stat_drawable == 0)
+    class = f->anon_total > 0 ? STAT_LOG_ANON : STAT_LOG_HELD;
+  if (class == STAT_LOG_ANON)
+    stat_unit_gone (f, tree_find (f, f->fenwick_anon, rng_below (&f->rng, f->anon_total)),
+                    STAT_LOG_ANON);
+  else if (class == STAT_REST)
+    stat_unit_gone (f, tree_find (f, f->fenwick, rng_below (&f->rng, f->stat_drawable)),
+                    STAT_REST);
+}
+
+static inline void
+invalidate_random_stat (struct ssd_ftl *f)
+{
+  invalidate_random_stat_of (f, STAT_REST);
+}
+
+/* ---------------------------------------------------------- log layout -- */
+
+/* A log unit's bit, in chunks of this many units (256 MiB of data, 8 KiB
+ * of bits) made when one of theirs first leaves. */
+#define LOG_CHUNK_SHIFT 16u
+#define LOG_CHUNK_WORDS ((1u << LOG_CHUNK_SHIFT) / 64)
+/* A chunk whose every unit has left (a whole-chunk trim, or out of
+ * memory to make it): read as zeros, never written. */
+static const uint64_t log_chunk_gone[LOG_CHUNK_WORDS];
+#define LOG_CHUNK_GONE ((uint64_t *) log_chunk_gone)
+
+int
+ssd_ftl_log_classes_new (struct ssd_ftl *f)
+{
+  f->log_held = calloc (f->block_count, sizeof *f->log_held);
+  f->log_anon = calloc (f->block_count, sizeof *f->log_anon);
+  f->fenwick_anon = calloc ((size_t) f->block_count + 1, sizeof *f->fenwick_anon);
+  f->anon_total = 0;
+  return f->log_held && f->log_anon && f->fenwick_anon ? 0 : -1;
+}
+
+uint32_t
+ssd_ftl_log_chunks (uint64_t units)
+{
+  return (uint32_t) ((units + (1u << LOG_CHUNK_SHIFT) - 1) >> LOG_CHUNK_SHIFT);
+}
+
+/* Log unit i (counted from log_first) leaves the layout; whether it was
+ * still placed. */
+static bool
+log_take (struct ssd_ftl *f, uint64_t i)
+{
+  uint64_t **chunk = &f->log_placed[i >> LOG_CHUNK_SHIFT];
+  if (*chunk == LOG_CHUNK_GONE)
+    return false;
+  if (*chunk == NULL) {
+    *chunk = malloc (LOG_CHUNK_WORDS * sizeof **chunk);
+    if (*chunk == NULL) {
+      *chunk = LOG_CHUNK_GONE;         /* its overwrites draw blocks in proportion */
+      return false;
+    }
+    memset (*chunk, 0xff, LOG_CHUNK_WORDS * sizeof **chunk);
+  }
+  uint64_t word = (i >> 6) & (LOG_CHUNK_WORDS - 1), bit = UINT64_C (1) << (i & 63);
+  bool placed = ((*chunk)[word] & bit) != 0;
+  (*chunk)[word] &= ~bit;
+  return placed;
+}
+
+/* lba's index in the log (from log_first); false when it is not one of
+ * its units. */
+static bool
+log_index (const struct ssd_ftl *f, uint64_t lba, uint64_t *i)
+{
+  *i = lba - f->log_first;            /* below log_first: wraps past log_units */
+  return f->log_placed != NULL && lba >= f->log_first && *i < f->log_units;
+}
+
+/* The block log unit i (from log_first) was laid out in while it still
+ * holds it (not collected since), else SSD_NONE. */
+static uint32_t
+log_unit_block (const struct ssd_ftl *f, uint64_t i)
+{
+  uint64_t age = (i + f->log_units - f->log_oldest) % f->log_units;
+  uint32_t k;
+  if (f->log_slot_start == NULL)
+    k = (uint32_t) (age / f->units_per_block);
+  else {
+    /* the last block whose first slot is at or before this unit's */
+    uint64_t slot = age * f->log_scatter % f->log_units;
+    uint32_t lo = 0, hi = f->log_block_count;
+    while (hi - lo > 1) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      if (f->log_slot_start[mid] <= slot)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    k = lo;
+  }
   uint32_t b = f->log_block[k];
-  return f->erase_count[b] == f->log_block_erases[k] ? b : SSD_NONE;
+  return f->erase_count[b] == f->log_block_erases[k] && f->log_held[b] > 0 ? b : SSD_NONE;
+}
+
+/* The class a statistical unit at lba is of. */
+static inline enum stat_class
+class_of (const struct ssd_ftl *f, uint32_t lba)
+{
+  uint64_t i;
+  return log_index (f, lba, &i) ? STAT_LOG_ANON : STAT_REST;
+}
+
+/* lba's unit, now statistical, is one more valid in block b (in its
+ * class's tree; the caller moves the block's bucket if need be). */
+static void
+stat_unit_added (struct ssd_ftl *f, uint32_t b, uint32_t lba)
+{
+  f->valid_stat[b]++;
+  f->stat_total++;
+  if (class_of (f, lba) == STAT_LOG_ANON)
+    anon_add (f, b, 1);
+  else
+    fenwick_add (f, b, 1);
 }
 
 /* The mapped statistical unit at lba is no longer valid: in its own block
- * where the log layout knows it, else in one drawn in proportion. */
+ * where the log layout knows it (it leaves the layout), else in one drawn
+ * in proportion among its class. */
 static void
 invalidate_stat_of (struct ssd_ftl *f, uint32_t lba)
 {
-  uint32_t b = log_home (f, lba);
-  if (b != SSD_NONE && f->valid_stat[b] > 0)
-    block_invalidate (f, b, false);
-  else
+  uint64_t i;
+  if (!log_index (f, lba, &i)) {
     invalidate_random_stat (f);
+    return;
+  }
+  uint32_t b = log_take (f, i) ? log_unit_block (f, i) : SSD_NONE;
+  if (b != SSD_NONE)
+    stat_unit_gone (f, b, STAT_LOG_HELD);
+  else
+    invalidate_random_stat_of (f, STAT_LOG_ANON);
 }
 
-/* Units [first, end) leave the log layout (a trim of whole regions). */
+/* Block b's laid-out units are no longer known to be there (GC takes the
+ * block): still the log's, drawn from its tree from now on. */
+static void
+log_release_block (struct ssd_ftl *f, uint32_t b)
+{
+  if (f->log_held == NULL || f->log_held[b] == 0)
+    return;
+  uint32_t held = f->log_held[b];
+  f->log_held[b] = 0;
+  anon_add (f, b, held);
+}
+
+/* Log unit i leaves the layout without being written (a trim): still
+ * valid until the trim's count takes it, now an anonymous one of the
+ * log's. */
+static void
+log_forget_unit (struct ssd_ftl *f, uint64_t i, bool placed)
+{
+  uint32_t b;
+  if (placed && (b = log_unit_block (f, i)) != SSD_NONE) {
+    f->log_held[b]--;
+    anon_add (f, b, 1);
+  }
+}
+
+/* The unit at lba leaves the layout without a write to it (the region's
+ * count took it for unmapped). */
+static void
+log_leave (struct ssd_ftl *f, uint32_t lba)
+{
+  uint64_t i;
+  if (log_index (f, lba, &i))
+    log_forget_unit (f, i, log_take (f, i));
+}
+
+/* Log units [from, to) (indexes from log_first) leave the layout. */
+static void
+log_forget_indexes (struct ssd_ftl *f, uint64_t from, uint64_t to)
+{
+  const uint64_t chunk_units = UINT64_C (1) << LOG_CHUNK_SHIFT;
+  while (from < to) {
+    uint64_t c = from >> LOG_CHUNK_SHIFT, chunk_end = (c + 1) * chunk_units;
+    if (from == c * chunk_units && to >= chunk_end && f->log_placed[c] == NULL) {
+      /* a whole chunk never changed: every unit placed, no bits to make */
+      for (; from < chunk_end; from++)
+        log_forget_unit (f, from, true);
+      f->log_placed[c] = LOG_CHUNK_GONE;
+      continue;
+    }
+    log_forget_unit (f, from, log_take (f, from));
+    from++;
+  }
+}
+
+/* Units [first, end) of the drive leave the log layout (a trim of whole
+ * regions). */
 static void
 log_forget_range (struct ssd_ftl *f, uint64_t first, uint64_t end)
 {
   uint64_t log_end = (uint64_t) f->log_first + f->log_units;
   if (f->log_placed == NULL || end <= f->log_first || first >= log_end)
     return;
-  uint64_t from = first > f->log_first ? first - f->log_first : 0;
-  uint64_t to = (end < log_end ? end : log_end) - f->log_first;
-  for (uint64_t i = from; i < to; i++)
-    f->log_placed[i / 64] &= ~(UINT64_C (1) << (i % 64));
+  log_forget_indexes (f, (first > f->log_first ? first : f->log_first) - f->log_first,
+                      (end < log_end ? end : log_end) - f->log_first);
 }
 
-/* k statistical units at once (large trims): each block loses its share,
- * the rounding remainder by weighted draws. */
+/* k statistical units of class (the rest's, or the log's not held) at
+ * once (large trims): each block loses its share, the rounding remainder
+ * by weighted draws. */
 static void
-invalidate_stat_bulk (struct ssd_ftl *f, uint64_t k)
+invalidate_stat_bulk (struct ssd_ftl *f, uint64_t k, enum stat_class class)
 {
-  if (k <= BULK_INVALIDATE_UNITS) {
+  uint64_t total = class == STAT_REST ? f->stat_drawable : f->anon_total, removed = 0;
+  if (k <= BULK_INVALIDATE_UNITS || total == 0) {
     for (uint64_t i = 0; i < k; i++)
-      invalidate_random_stat (f);
+      invalidate_random_stat_of (f, class);
     return;
   }
-  uint64_t total = f->stat_total, removed = 0;
   for (uint32_t b = 0; b < f->block_count; b++) {
-    uint64_t share = (uint64_t) ((u128) f->valid_stat[b] * k / total);
+    uint32_t of_class = class == STAT_REST ? drawable_of (f, b) : f->log_anon[b];
+    uint64_t share = (uint64_t) ((u128) of_class * k / total);
     if (share == 0)
       continue;
     bool full = f->state[b] == SSD_BLOCK_FULL;
     if (full)
       bucket_remove (f, b, ssd_ftl_block_valid (f, b));
     f->valid_stat[b] -= (uint32_t) share;
+    if (class == STAT_LOG_ANON)
+      f->log_anon[b] -= (uint32_t) share;
     if (full)
       ssd_ftl_bucket_insert (f, b);
     removed += share;
   }
   ssd_ftl_fenwick_rebuild (f);
   for (; removed < k; removed++)
-    invalidate_random_stat (f);
+    invalidate_random_stat_of (f, class);
 }
 
 /* ---------------------------------------------------------- exact map -- */
@@ -364,9 +604,7 @@ entry_forget (struct ssd_ftl *f, uint32_t index)
     uint32_t b = block_of_ppa (f, e->ppa);
     list_unlink (f, index);
     f->valid_explicit[b]--;
-    f->valid_stat[b]++;
-    f->stat_total++;
-    fenwick_add (f, b, 1);     /* total valid unchanged: no bucket move */
+    stat_unit_added (f, b, e->lba);    /* total valid unchanged: no bucket move */
     f->region_mapped[r]++;
   }
   f->region_stat[r]++;
@@ -463,7 +701,7 @@ unmap_old (struct ssd_ftl *f, uint32_t lba, bool *was_stat)
     invalidate_stat_of (f, lba);
   }
   else
-    log_home (f, lba);         /* unmapped: it leaves the layout all the same */
+    log_leave (f, lba);        /* unmapped: it leaves the layout all the same */
   return SSD_NONE;
 }
 
@@ -481,9 +719,7 @@ map_unit (struct ssd_ftl *f, uint32_t lba, uint32_t ppa)
       /* no memory for an entry: keep the unit statistical */
       f->region_stat[region_of (lba)]++;
       f->region_mapped[region_of (lba)]++;
-      f->valid_stat[b]++;
-      f->stat_total++;
-      fenwick_add (f, b, 1);
+      stat_unit_added (f, b, lba);
       return;
     }
   }
@@ -595,6 +831,13 @@ ssd_ftl_free (struct ssd_ftl *f)
   free (f->hash);
   free (f->log_block);
   free (f->log_block_erases);
+  free (f->log_held);
+  free (f->log_anon);
+  free (f->fenwick_anon);
+  free (f->log_slot_start);
+  for (uint32_t c = 0; f->log_placed != NULL && c < f->log_chunk_count; c++)
+    if (f->log_placed[c] != LOG_CHUNK_GONE)
+      free (f->log_placed[c]);
   free (f->log_placed);
   free (f);
 }
@@ -729,6 +972,7 @@ choose_victim (struct ssd_ftl *f, uint32_t die)
   bucket_remove (f, b, valid);
   f->state[b] = SSD_BLOCK_VICTIM;
   f->victim[die] = b;
+  log_release_block (f, b);
   f->victim_valid_fraction[die] = (double) valid / f->units_per_block;
   return b;
 }
@@ -777,10 +1021,19 @@ ssd_ftl_gc_step (struct ssd_ftl *f, uint32_t die, struct ssd_gc_step *out)
   }
   uint32_t stat = n - moved;
   if (stat > 0) {
+    /* the log's units first (none held: the victim let them go) */
+    uint32_t of_log = f->log_anon && f->log_anon[v] < stat ? f->log_anon[v]
+      : f->log_anon ? stat : 0;
     f->valid_stat[v] -= stat;
     f->valid_stat[dest] += stat;
-    fenwick_add (f, v, -(int64_t) stat);
-    fenwick_add (f, dest, stat);
+    if (of_log > 0) {
+      anon_add (f, v, -(int64_t) of_log);
+      anon_add (f, dest, of_log);
+    }
+    if (stat > of_log) {
+      fenwick_add (f, v, -(int64_t) (stat - of_log));
+      fenwick_add (f, dest, stat - of_log);
+    }
   }
   close_if_full (f, die, SSD_STREAM_GC);
   out->moved = n;
@@ -845,13 +1098,20 @@ trim_regions (struct ssd_ftl *f, uint64_t r0, uint64_t r1)
     }
   }
   log_forget_range (f, first, end);
-  uint64_t stat_mapped = 0;
+  uint64_t stat_mapped = 0, of_log = 0;
   for (uint64_t r = r0; r < r1; r++) {
+    uint64_t lo = r << SSD_REGION_SHIFT, hi = lo + region_size (f, r);
+    uint64_t log_lo = f->log_placed ? f->log_first : 0;
+    uint64_t log_hi = f->log_placed ? log_lo + f->log_units : 0;
+    uint64_t a = lo > log_lo ? lo : log_lo, b = hi < log_hi ? hi : log_hi;
+    /* the region's mapped units, the log's share of them by its overlap */
+    of_log += a < b ? f->region_mapped[r] * (b - a) / (hi - lo) : 0;
     stat_mapped += f->region_mapped[r];
     f->region_mapped[r] = 0;
     f->region_stat[r] = (uint16_t) region_size (f, r);
   }
-  invalidate_stat_bulk (f, stat_mapped);
+  invalidate_stat_bulk (f, of_log, STAT_LOG_ANON);
+  invalidate_stat_bulk (f, stat_mapped - of_log, STAT_REST);
 }
 
 void
@@ -881,6 +1141,24 @@ ssd_ftl_trim (struct ssd_ftl *f, uint64_t first, uint64_t count)
 
 /* ---------------------------------------------------------------- state -- */
 
+/* The log layout's memory as it stands: its blocks, its chunk table and
+ * the chunks made so far. */
+static uint64_t
+log_state_bytes (const struct ssd_ftl *f)
+{
+  if (f->log_placed == NULL)
+    return 0;
+  uint64_t made = 0;
+  for (uint32_t c = 0; c < f->log_chunk_count; c++)
+    made += f->log_placed[c] != NULL && f->log_placed[c] != LOG_CHUNK_GONE;
+  return (uint64_t) f->log_block_count * (sizeof *f->log_block + sizeof *f->log_block_erases
+                                          + (f->log_slot_start ? sizeof *f->log_slot_start : 0))
+    + (uint64_t) f->block_count * (sizeof *f->log_held + sizeof *f->log_anon)
+    + ((uint64_t) f->block_count + 1) * sizeof *f->fenwick_anon
+    + f->log_chunk_count * sizeof *f->log_placed
+    + made * LOG_CHUNK_WORDS * sizeof **f->log_placed;
+}
+
 static uint64_t
 fixed_state_bytes (const struct ssd_ftl *f)
 {
@@ -889,22 +1167,27 @@ fixed_state_bytes (const struct ssd_ftl *f)
     + n * (sizeof *f->state + 8 * sizeof (uint32_t)) + (n + 1) * sizeof *f->fenwick
     + dies * (uint64_t) (f->units_per_block + 1) * sizeof *f->bucket_head
     + dies * (5 * sizeof (uint32_t) + 2 * sizeof (double))
-    + f->region_count * (sizeof *f->region_stat + sizeof *f->region_mapped)
-    + ssd_ftl_log_bytes (f, f->log_units);
+    + f->region_count * (sizeof *f->region_stat + sizeof *f->region_mapped);
 }
 
 uint64_t
 ssd_ftl_log_bytes (const struct ssd_ftl *f, uint64_t units)
 {
   uint64_t blocks = (units + f->units_per_block - 1) / f->units_per_block;
+  uint64_t chunks = ssd_ftl_log_chunks (units);
+  if (units == 0)
+    return 0;
   return blocks * (sizeof *f->log_block + sizeof *f->log_block_erases)
-    + (units + 63) / 64 * sizeof *f->log_placed;
+    + (uint64_t) f->block_count * (sizeof *f->log_held + sizeof *f->log_anon)
+    + ((uint64_t) f->block_count + 1) * sizeof *f->fenwick_anon
+    + chunks * (sizeof *f->log_placed + LOG_CHUNK_WORDS * sizeof **f->log_placed);
 }
 
 uint64_t
 ssd_ftl_state_bytes (const struct ssd_ftl *f)
 {
-  return fixed_state_bytes (f) + (uint64_t) f->entry_capacity * sizeof *f->entries
+  return fixed_state_bytes (f) + log_state_bytes (f)
+    + (uint64_t) f->entry_capacity * sizeof *f->entries
     + ((uint64_t) f->hash_mask + 1) * sizeof *f->hash;
 }
 
@@ -914,8 +1197,8 @@ ssd_ftl_state_bytes_limit (const struct ssd_ftl *f)
   uint64_t hash = 2 * INITIAL_ENTRIES;
   while (hash < 2 * (uint64_t) f->entry_limit)
     hash *= 2;
-  return fixed_state_bytes (f) + (uint64_t) f->entry_limit * sizeof *f->entries
-    + hash * sizeof *f->hash;
+  return fixed_state_bytes (f) + ssd_ftl_log_bytes (f, f->log_units)
+    + (uint64_t) f->entry_limit * sizeof *f->entries + hash * sizeof *f->hash;
 }
 
 /* ---------------------------------------------------------------- check -- */
@@ -967,7 +1250,7 @@ ssd_ftl_check (const struct ssd_ftl *f, char *err, size_t err_bytes)
   CHECK (live == f->entry_live, "%" PRIu64 " live entries, counter says %" PRIu32, live, f->entry_live);
 
   /* every block: its list is its explicit count, pointing back at it */
-  uint64_t listed = 0, stat_prefix = 0;
+  uint64_t listed = 0, stat_prefix = 0, anon_sum = 0;
   for (uint32_t b = 0; b < f->block_count; b++) {
     uint64_t n = 0;
     for (uint32_t i = f->list_head[b]; i != SSD_NONE; i = f->entries[i].next) {
@@ -987,8 +1270,19 @@ ssd_ftl_check (const struct ssd_ftl *f, char *err, size_t err_bytes)
     if (f->state[b] == SSD_BLOCK_FULL)
       CHECK (f->write_ptr[b] == f->units_per_block, "full block %" PRIu32 " not full", b);
     stat_sum += f->valid_stat[b];
-    /* Fenwick prefix sums agree with valid_stat */
-    stat_prefix += f->valid_stat[b];
+    /* Fenwick prefix sums agree with the drawable units */
+    CHECK (f->log_held == NULL || log_units_in (f, b) <= f->valid_stat[b],
+           "block %" PRIu32 ": %" PRIu32 " of the log's units, %" PRIu32 " statistical", b,
+           log_units_in (f, b), f->valid_stat[b]);
+    if (f->log_held) {
+      anon_sum += f->log_anon[b];
+      uint64_t prefix = 0;
+      for (uint32_t i = b + 1; i > 0; i -= i & (~i + 1))
+        prefix += f->fenwick_anon[i];
+      CHECK (prefix == anon_sum, "log tree prefix %" PRIu32 " is %" PRIu64 ", want %" PRIu64,
+             b, prefix, anon_sum);
+    }
+    stat_prefix += drawable_of (f, b);
     uint64_t prefix = 0;
     for (uint32_t i = b + 1; i > 0; i -= i & (~i + 1))
       prefix += f->fenwick[i];
@@ -1003,7 +1297,10 @@ ssd_ftl_check (const struct ssd_ftl *f, char *err, size_t err_bytes)
     uint64_t prefix = 0;
     for (uint32_t i = f->block_count; i > 0; i -= i & (~i + 1))
       prefix += f->fenwick[i];
-    CHECK (prefix == stat_sum, "fenwick total %" PRIu64 ", want %" PRIu64, prefix, stat_sum);
+    CHECK (prefix == stat_prefix && prefix == f->stat_drawable, "fenwick total %" PRIu64
+           ", drawable %" PRIu64 ", want %" PRIu64, prefix, f->stat_drawable, stat_prefix);
+    CHECK (anon_sum == f->anon_total, "log tree total %" PRIu64 ", want %" PRIu64,
+           f->anon_total, anon_sum);
   }
 
   /* regions: statistical units and their mapped share */

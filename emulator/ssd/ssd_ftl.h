@@ -68,9 +68,10 @@ struct ssd_ftl {
   uint32_t *list_head;         /* explicit entries in the block */
   uint32_t *bucket_prev, *bucket_next;
   uint32_t *erase_count;
-  uint64_t *fenwick;           /* over valid_stat, 1-based */
+  uint64_t *fenwick;           /* over valid_stat less the log's units (drawable), 1-based */
   uint32_t fenwick_top;        /* highest power of two <= block_count */
   uint64_t stat_total;         /* sum of valid_stat = mapped statistical units */
+  uint64_t stat_drawable;      /* ... of which not held by a log layout */
 
   /* per die */
   uint32_t *bucket_head;       /* [die * (units_per_block + 1) + valid] */
@@ -98,13 +99,33 @@ struct ssd_ftl {
   /* A log laid out by ssd_ftl_precondition_log: the statistical units of
    * [log_first, log_first + log_units) fill blocks in the order the log
    * wrote them, so an overwrite of one invalidates its own block, as the
-   * exact map would, at a bit a unit instead of 24-32 bytes. */
+   * exact map would, at a bit a unit instead of 24-32 bytes.  The bits
+   * come in chunks made on a chunk's first change (NULL: every unit of it
+   * still placed): a log not yet come round costs its blocks alone. */
   uint32_t log_first, log_units;
   uint32_t log_oldest;         /* the unit (from log_first) the log writes next */
   uint32_t log_block_count;
   uint32_t *log_block;         /* [age / units_per_block]: the block holding those units */
   uint32_t *log_block_erases;  /* its erase count then: another means it was collected */
-  uint64_t *log_placed;        /* a bit a log unit: still in its laid-out block */
+  uint64_t **log_placed;       /* [chunk]: a bit a log unit, still in its laid-out block */
+  uint32_t log_chunk_count;
+  /* [block]: of its statistical units, the log units still placed there.
+   * An overwrite of another unit draws among the rest only, so the
+   * layout's blocks lose units to their own units' writes alone; GC
+   * taking such a block lets them go (they move, unplaced). */
+  uint32_t *log_held;
+  /* [block]: of its statistical units, the log's that GC moved or a trim
+   * let go (the block no longer known per unit); a tree over them, so an
+   * overwrite of such a unit draws among the log's own, never the rest. */
+  uint32_t *log_anon;
+  uint64_t *fenwick_anon;
+  uint64_t anon_total;
+  /* A written region's layout (ssd_ftl_precondition_written_region) puts
+   * log unit i at slot (i * log_scatter) mod log_units, and log block k
+   * holds slots [log_slot_start[k], log_slot_start[k + 1]); NULL: a log,
+   * unit i (from the oldest) at slot i, units_per_block slots a block. */
+  uint64_t *log_slot_start;
+  uint64_t log_scatter;
 
   uint64_t rng;
 };
@@ -134,8 +155,36 @@ double ssd_ftl_precondition_steady (struct ssd_ftl *f);
  * within the drive. */
 int ssd_ftl_precondition_log (struct ssd_ftl *f, uint64_t first, uint64_t count,
                               uint64_t oldest, double *u);
-/* The memory a log layout of `units` units takes (0 for none). */
+/* On a drive in steady state (ssd_ftl_precondition_steady): the workload
+ * fills [first, first + count) in order once (a lab's volumes written when
+ * made) and then writes it at random for `rounds` times its size, garbage
+ * collected in the foreground as it goes, every written unit exact.  Its
+ * first overwrites put the region in blocks of its own and GC compacts the
+ * rest: the state the drive settles at under that region's writes, which
+ * neither the uniform state nor the region's own circular log is.  0; -1
+ * when GC runs out of blocks; -2 for a region beyond the drive; -3 when
+ * the region is larger than the exact map holds. */
+int ssd_ftl_settle_written_region (struct ssd_ftl *f, uint64_t first, uint64_t count,
+                                   unsigned rounds, double *last_round_wa);
+/* The state ssd_ftl_settle_written_region reaches, at any size: settled on
+ * a miniature of the drive (one die of ~256 Ki units, the same units per
+ * block and spare ratio), whose blocks' valid units of the region and of
+ * the rest are given, as quantiles, to the drive's full blocks.  The
+ * region's units are held in their blocks as a log's are (an overwrite
+ * invalidates its own block), in a scattered order; the rest statistical.
+ * Only on a fresh FTL.  0 with *u the victims' valid fraction of the
+ * miniature's last round; -1 out of memory; -2 when the region is not
+ * within the drive, is all of it, or the blocks cannot hold the data. */
+int ssd_ftl_precondition_written_region (struct ssd_ftl *f, uint64_t first, uint64_t count,
+                                         double *u);
+/* The memory a log layout of `units` units takes once every unit of it has
+ * been written (0 for none); it starts at its blocks' and chunks' share. */
 uint64_t ssd_ftl_log_bytes (const struct ssd_ftl *f, uint64_t units);
+/* Chunks of bits a log of `units` units has (ssd_ftl.c, log_take). */
+uint32_t ssd_ftl_log_chunks (uint64_t units);
+/* The log's per-block classes (log_held, log_anon and its tree), zero:
+ * 0, or -1 out of memory (what was made goes with the FTL). */
+int ssd_ftl_log_classes_new (struct ssd_ftl *f);
 
 /* Where a unit's data is for a read: false when unmapped; else its die and
  * its program-unit group (units in one group are read by one tR). */
