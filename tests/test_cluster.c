@@ -253,6 +253,18 @@ counter_of (const char *json, const char *layer_name, const char *key)
   return at == NULL || (next != NULL && at > next) ? -1 : atoll (at + strlen (wanted));
 }
 
+/* A run of spec, warmed over [0, bytes) under load. */
+static struct run
+warm_run (const char *spec, uint64_t bytes, enum sl_warm_load load)
+{
+  struct run r = run_new (spec);
+  sl_cluster_warm (r.c, 0, bytes, load);
+  char err[256] = "";
+  if (sl_cluster_warm_finish (r.c, 0, err, sizeof err) != 0)
+    fail_msg ("warm: %s", err);
+  return r;
+}
+
 /* A warm start lays the write buffer's cache SSD out as the log its slots
  * are written as (cl_device_written_as_log): writes landing in the buffer
  * overwrite its oldest blocks whole, and garbage collection moves nothing.
@@ -268,12 +280,7 @@ test_warm_write_buffer_lays_its_ssd_out_as_a_log (void **state)
     "volume n1 v 64M\nexport n1 at=0 size=64M volume=v\n";
   long long moved[2], written[2];
   for (int warm = 1; warm >= 0; warm--) {
-    struct run r = run_new (spec);
-    if (warm) {
-      sl_cluster_warm (r.c, 0, 64 * MIB, SL_WARM_RANDOM_WRITES);
-      char err[256] = "";
-      assert_int_equal (sl_cluster_warm_finish (r.c, 0, err, sizeof err), 0);
-    }
+    struct run r = warm ? warm_run (spec, 64 * MIB, SL_WARM_RANDOM_WRITES) : run_new (spec);
     for (unsigned i = 0; i < 64; i++)
       burst (&r, SL_OP_WRITE, 256, i * MIB, 4 * KIB, 4 * KIB);
     char *json = json_of (&r);
@@ -339,12 +346,7 @@ test_warm_random_writes_settle_the_region_they_write (void **state)
     "volume n1 v 64M\nexport n1 at=0 size=64M volume=v\n";
   double per_write[2];
   for (int warm = 1; warm >= 0; warm--) {
-    struct run r = run_new (spec);
-    if (warm) {
-      sl_cluster_warm (r.c, 0, 64 * MIB, SL_WARM_RANDOM_WRITES);
-      char err[256] = "";
-      assert_int_equal (sl_cluster_warm_finish (r.c, 0, err, sizeof err), 0);
-    }
+    struct run r = warm ? warm_run (spec, 64 * MIB, SL_WARM_RANDOM_WRITES) : run_new (spec);
     uint64_t rng = 11;
     for (unsigned i = 0; i < 160; i++)
       random_writes (&r, 256, 64 * MIB, &rng);
@@ -365,9 +367,7 @@ test_warm_random_writes_settle_the_region_they_write (void **state)
           per_write[1], per_write[0]);
   assert_true (per_write[1] < per_write[0] * 0.7);
 
-  struct run r = run_new (spec);
-  sl_cluster_warm (r.c, 0, 64 * MIB, SL_WARM_READS);
-  assert_int_equal (sl_cluster_warm_finish (r.c, 0, NULL, 0), 0);
+  struct run r = warm_run (spec, 64 * MIB, SL_WARM_READS);
   burst (&r, SL_OP_READ, 16, 0, 4 * KIB, 4 * KIB);
   char *json = json_of (&r);
   assert_int_equal (counter_of (json, "n1/s0", "written_region_bytes"), -1);

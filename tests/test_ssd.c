@@ -28,6 +28,7 @@
 #include "device/presets.h"
 #include "ssd/ssd.h"
 #include "ssd/ssd_ftl.h"
+#include "ssd/ssd_memo.h"
 #include "core/units.h"
 
 #include "closed_loop.h"
@@ -634,6 +635,47 @@ ftl_write_region (struct ftl_run *r, uint64_t first, uint64_t end, uint64_t unit
   return r->gc_moved - moved;
 }
 
+/* The syntheses' memo gives back what was kept, by the whole key: a
+ * second drive of a kind gets its first's state, another kind its own. */
+static void
+test_memo_keeps_by_key (void **state)
+{
+  (void) state;
+  uint64_t key[SSD_MEMO_KEY_WORDS] = { 99, 1, 2, 3 }, other[SSD_MEMO_KEY_WORDS] = { 99, 1, 2, 4 };
+  const double kept_values[3] = { 0.25, 0.5, 0.75 };
+  void *value = NULL;
+  size_t bytes = 0;
+  double figure = 0;
+  assert_false (ssd_memo_get (key, &value, &bytes, &figure));
+  ssd_memo_put (key, kept_values, sizeof kept_values, 0.9);
+  assert_true (ssd_memo_get (key, &value, &bytes, &figure));
+  assert_int_equal (bytes, sizeof kept_values);
+  assert_memory_equal (value, kept_values, sizeof kept_values);
+  assert_true (figure == 0.9);
+  free (value);
+  assert_false (ssd_memo_get (other, &value, &bytes, &figure));
+}
+
+/* The harness's history of a written region: filled in order once (a
+ * lab's volumes written when made), then rounds of random writes. */
+static void
+ftl_fill_and_write_region (struct ftl_run *r, uint64_t first, uint64_t count, unsigned rounds)
+{
+  ftl_write_log (r, first, count, 0, 0, count);
+  ftl_write_region (r, first, first + count, rounds * count);
+}
+
+/* The write amplification of `window` random writes over [first, first +
+ * count); the FTL checked, the run freed. */
+static double
+ftl_region_wa_then_free (struct ftl_run *r, uint64_t first, uint64_t count, uint64_t window)
+{
+  double wa = 1 + (double) ftl_write_region (r, first, first + count, window) / (double) window;
+  ftl_check_ok (r);
+  ftl_run_free (r);
+  return wa;
+}
+
 /* A drive in the uniform steady state whose workload then fills half of
  * its units in order (a lab's volumes written when made) and from then on
  * writes them at random: the fill puts that half in blocks of its own and
@@ -671,13 +713,9 @@ test_ftl_written_region_settles_after_its_fill (void **state)
         assert_true (ssd_ftl_free_blocks (r.f, d) >= r.g.gc_low_blocks);
       ftl_check_ok (&r);
     }
-    else if (run == 1) {
-      ftl_write_log (&r, first, count, 0, 0, count);          /* the fill */
-      ftl_write_region (&r, first, first + count, 8 * count);
-    }
-    wa[run] = 1 + (double) ftl_write_region (&r, first, first + count, window) / (double) window;
-    ftl_check_ok (&r);
-    ftl_run_free (&r);
+    else if (run == 1)
+      ftl_fill_and_write_region (&r, first, count, 8);
+    wa[run] = ftl_region_wa_then_free (&r, first, count, window);
   }
   printf ("random writes over half the drive: write amplification %.2f settled by "
           "ssd_ftl_settle_written_region, %.2f laid out from its miniature, %.2f after a fill "
@@ -751,14 +789,10 @@ test_ftl_written_region_layout_at_scale (void **state)
     }
     else {
       assert_true (ssd_ftl_precondition_steady (r.f) > 0);
-      if (run == 1) {
-        ftl_write_log (&r, first, count, 0, 0, count);      /* the fill */
-        ftl_write_region (&r, first, first + count, 4 * count);
-      }
+      if (run == 1)
+        ftl_fill_and_write_region (&r, first, count, 4);
     }
-    wa[run] = 1 + (double) ftl_write_region (&r, first, first + count, window) / (double) window;
-    ftl_check_ok (&r);
-    ftl_run_free (&r);
+    wa[run] = ftl_region_wa_then_free (&r, first, count, window);
   }
   printf ("half of a 2 GiB drive written at random: write amplification %.2f laid out, "
           "%.2f after the fill and 4 rounds, %.2f from the uniform steady state\n",
@@ -1720,6 +1754,7 @@ main (void)
     cmocka_unit_test (test_ftl_log_layout_state),
     cmocka_unit_test (test_ftl_log_written_in_order_moves_nothing),
     cmocka_unit_test (test_ftl_log_layout_statistical_consistent),
+    cmocka_unit_test (test_memo_keeps_by_key),
     cmocka_unit_test (test_ftl_written_region_settles_after_its_fill),
     cmocka_unit_test (test_ftl_written_region_layout_at_scale),
     cmocka_unit_test (test_wa_rises_as_op_falls),

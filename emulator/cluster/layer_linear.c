@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cluster_internal.h"
+#include "core/sorted_starts.h"
 
 struct linear {
   unsigned count;
@@ -21,15 +22,7 @@ struct linear {
 static unsigned
 part_at (const struct linear *l, uint64_t offset_bytes)
 {
-  unsigned lo = 0, hi = l->count;
-  while (hi - lo > 1) {
-    unsigned mid = lo + (hi - lo) / 2;
-    if (l->start_bytes[mid] <= offset_bytes)
-      lo = mid;
-    else
-      hi = mid;
-  }
-  return lo;
+  return (unsigned) sl_piece_at (l->start_bytes, l->count, offset_bytes);
 }
 
 static void

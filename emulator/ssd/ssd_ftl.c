@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sorted_starts.h"
+
 #define INITIAL_ENTRIES 65536u
 /* Eviction prefers entries whose loss costs no information: tries this
  * many random picks before taking any live entry. */
@@ -46,6 +48,12 @@ static inline uint64_t
 rng_below (uint64_t *s, uint64_t bound)
 {
   return (uint64_t) (((u128) rng_next (s) * bound) >> 64);
+}
+
+uint64_t
+ssd_ftl_random_below (uint64_t *state, uint64_t bound)
+{
+  return rng_below (state, bound);
 }
 
 /* -------------------------------------------------------------- helpers -- */
@@ -239,6 +247,8 @@ stat_unit_gone (struct ssd_ftl *f, uint32_t b, enum stat_class class)
     ssd_ftl_bucket_insert (f, b);
 }
 
+static void log_release_block (struct ssd_ftl *f, uint32_t b);
+
 /* A mapped statistical unit of class (not held), somewhere, is no longer
  * valid: drawn in proportion to its class's counts (the other class's when
  * its own has none left: the region counts' ratio is approximate). */
@@ -248,8 +258,14 @@ invalidate_random_stat_of (struct ssd_ftl *f, enum stat_class class)
   if (class == STAT_LOG_ANON && f->anon_total == 0)
     class = STAT_REST;
   if (class == STAT_REST && f->stat_drawable == 0)
-    class = f->anon_total > 0 ? STAT_LOG_ANON : STAT_LOG_HELD;
-  if (class == STAT_LOG_ANON)
+    class = STAT_LOG_ANON;
+  if (class == STAT_LOG_ANON && f->anon_total == 0 && f->log_held) {
+    /* only held units left: a block of them lets its units go (rare) */
+    uint32_t start = (uint32_t) rng_below (&f->rng, f->block_count);
+    for (uint32_t i = 0; i < f->block_count && f->anon_total == 0; i++)
+      log_release_block (f, (start + i) % f->block_count);
+  }
+  if (class == STAT_LOG_ANON && f->anon_total > 0)
     stat_unit_gone (f, tree_find (f, f->fenwick_anon, rng_below (&f->rng, f->anon_total)),
                     STAT_LOG_ANON);
   else if (class == STAT_REST)
@@ -330,19 +346,9 @@ log_unit_block (const struct ssd_ftl *f, uint64_t i)
   uint32_t k;
   if (f->log_slot_start == NULL)
     k = (uint32_t) (age / f->units_per_block);
-  else {
-    /* the last block whose first slot is at or before this unit's */
-    uint64_t slot = age * f->log_scatter % f->log_units;
-    uint32_t lo = 0, hi = f->log_block_count;
-    while (hi - lo > 1) {
-      uint32_t mid = lo + (hi - lo) / 2;
-      if (f->log_slot_start[mid] <= slot)
-        lo = mid;
-      else
-        hi = mid;
-    }
-    k = lo;
-  }
+  else                         /* the block holding the unit's slot */
+    k = (uint32_t) sl_piece_at (f->log_slot_start, f->log_block_count,
+                                age * f->log_scatter % f->log_units);
   uint32_t b = f->log_block[k];
   return f->erase_count[b] == f->log_block_erases[k] && f->log_held[b] > 0 ? b : SSD_NONE;
 }
@@ -459,6 +465,11 @@ static void
 invalidate_stat_bulk (struct ssd_ftl *f, uint64_t k, enum stat_class class)
 {
   uint64_t total = class == STAT_REST ? f->stat_drawable : f->anon_total, removed = 0;
+  if (k > total && total > 0) {
+    /* more than the class holds (its share was an estimate): the others' */
+    invalidate_stat_bulk (f, k - total, class == STAT_REST ? STAT_LOG_ANON : STAT_REST);
+    k = total;
+  }
   if (k <= BULK_INVALIDATE_UNITS || total == 0) {
     for (uint64_t i = 0; i < k; i++)
       invalidate_random_stat_of (f, class);

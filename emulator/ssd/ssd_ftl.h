@@ -223,8 +223,18 @@ uint64_t ssd_ftl_state_bytes (const struct ssd_ftl *f);
 uint64_t ssd_ftl_state_bytes_limit (const struct ssd_ftl *f);
 int ssd_ftl_check (const struct ssd_ftl *f, char *err, size_t err_bytes);
 
-/* ---- shared with ssd_precondition.c ---- */
+/* ---- shared with ssd_precondition.c and ssd_written_region.c ---- */
 void ssd_ftl_fenwick_rebuild (struct ssd_ftl *f);
+/* A uniform draw below bound from *state (the FTL's generator). */
+uint64_t ssd_ftl_random_below (uint64_t *state, uint64_t bound);
+/* Full blocks a die keeps in steady state: all but the free ones at the
+ * GC low watermark and the open ones. */
+uint32_t ssd_ftl_full_blocks_per_die (const struct ssd_ftl *f);
+/* A steady state's blocks: per die its full blocks (counts[], interleaved
+ * over the dies: count i on die i mod dies), then the open blocks (empty),
+ * then the free ones at the low watermark; every logical unit mapped and
+ * statistical.  A log's log_held set before, so the trees leave it out. */
+void ssd_ftl_install_blocks (struct ssd_ftl *f, const uint32_t *counts, uint32_t full_per_die);
 void ssd_ftl_bucket_insert (struct ssd_ftl *f, uint32_t block);
 static inline uint32_t ssd_ftl_block_valid (const struct ssd_ftl *f, uint32_t b)
 {
