@@ -329,7 +329,7 @@ nodes=$(seq 1 64)
   for n in $nodes; do printf '[w%s]\noffset=%sT\n' "$n" $(( (n - 1) * 6 )); done
 } > "$TEST_DIR/huge-warm.fio"
 if [ "$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)" -lt $((200 * 1024 * 1024)) ]; then
-  expect_error "--warm: the write buffers' steady state needs 218454 MiB more memory" \
+  expect_error "--warm: the write buffers' and SSDs' steady state needs 218454 MiB more memory" \
     cluster --warm "$TEST_DIR/huge-warm.spec" "$TEST_DIR/huge-warm.fio"
 fi
 expect_error "unexpected argument 'rpm=7200'" cluster "$TEST_DIR/c.spec" "$TEST_DIR/c.fio" rpm=7200

@@ -373,6 +373,18 @@ test_warm_random_writes_settle_the_region_they_write (void **state)
   assert_int_equal (counter_of (json, "n1/s0", "written_region_bytes"), -1);
   free (json);
   run_free (&r);
+
+  /* the layout's memory is counted before it is built: over a budget of
+   * a few KiB, refused, the drives as they were */
+  r = run_new (spec);
+  sl_cluster_warm (r.c, 0, 64 * MIB, SL_WARM_RANDOM_WRITES);
+  char err[256] = "";
+  assert_int_equal (sl_cluster_warm_finish (r.c, 4096, err, sizeof err), -1);
+  assert_non_null (strstr (err, "--warm: the write buffers' and SSDs' steady state needs 1 MiB"));
+  json = json_of (&r);
+  assert_int_equal (counter_of (json, "n1/s0", "written_region_bytes"), -1);
+  free (json);
+  run_free (&r);
 }
 
 /* The warm probe (storlab-sim cluster --warm runs it): a write buffer

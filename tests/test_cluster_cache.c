@@ -1410,7 +1410,7 @@ test_wc_warm_memory_is_checked_first (void **state)
   uint64_t need = buffer_blocks * 8 + 13333 * sizeof (uint32_t);
   char err[512] = "";
   assert_int_equal (sl_cluster_warm_finish (g.c, need - 1, err, sizeof err), -1);
-  assert_non_null (strstr (err, "--warm: the write buffers' steady state needs 1 MiB more"));
+  assert_non_null (strstr (err, "--warm: the write buffers' and SSDs' steady state needs 1 MiB more"));
   assert_non_null (strstr (err, "smaller working set"));
   assert_int_equal (counter (&g, "dirty_blocks"), 0);                /* nothing built */
   uint64_t before = g.c->memory_bytes;

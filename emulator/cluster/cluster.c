@@ -235,7 +235,7 @@ sl_cluster_warm_finish (struct cluster *c, uint64_t budget_bytes, char *err, siz
     if (t->ops->warm_need_bytes)
       need += t->ops->warm_need_bytes (t);
   if (budget_bytes && need > budget_bytes) {
-    snprintf (err, err_bytes, "--warm: the write buffers' steady state needs %" PRIu64
+    snprintf (err, err_bytes, "--warm: the write buffers' and SSDs' steady state needs %" PRIu64
               " MiB more memory (the cluster's models hold %" PRIu64 " MiB); this host has %"
               PRIu64 " MiB for it: a smaller working set, smaller buffers or fewer nodes",
               (need + (1 << 20) - 1) >> 20, c->memory_bytes >> 20, budget_bytes >> 20);

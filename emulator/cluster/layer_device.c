@@ -160,12 +160,27 @@ device_warm_finish (struct cl_target *t, char *err, size_t err_bytes)
   return 0;
 }
 
+/* The memory device_warm_finish's layout takes at most (its bits grow as
+ * the region is written), so a warm state the host cannot hold is
+ * refused before it is built. */
+static uint64_t
+device_warm_need_bytes (struct cl_target *t)
+{
+  struct device_layer *d = t->self;
+  if (cl_ranges_merge (&d->written) == 0)
+    return 0;
+  uint64_t length = d->written.range[d->written.count - 1].end - d->written.range[0].first;
+  return d->written_at_random ? sl_ssd_model_written_region_bytes (&d->model, length)
+    : sl_ssd_model_log_layout_bytes (&d->model, length);
+}
+
 static void device_destroy (struct cl_target *t);
 
 static const struct cl_target_ops device_ops = {
   .kind = "device", .submit = device_submit, .attach = device_attach,
   .write_counters = device_write_counters, .warm = device_warm,
-  .warm_finish = device_warm_finish, .destroy = device_destroy,
+  .warm_need_bytes = device_warm_need_bytes, .warm_finish = device_warm_finish,
+  .destroy = device_destroy,
 };
 
 /* The device t is, or slices (through any number of slices), and the

@@ -1149,6 +1149,13 @@ sl_ssd_model_lay_out_log (struct sl_model *model, uint64_t offset_bytes, uint64_
   return 1;
 }
 
+uint64_t
+sl_ssd_model_written_region_bytes (const struct sl_model *model, uint64_t length_bytes)
+{
+  const struct ssd_model *m = log_layout_candidate (model);
+  return m ? ssd_ftl_written_region_bytes (m->ftl, length_bytes / SL_SSD_UNIT_BYTES) : 0;
+}
+
 int
 sl_ssd_model_lay_out_written_region (struct sl_model *model, uint64_t offset_bytes,
                                      uint64_t length_bytes, char *err, size_t err_bytes)

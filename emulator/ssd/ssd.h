@@ -153,6 +153,9 @@ int sl_ssd_model_lay_out_log (struct sl_model *m, uint64_t offset_bytes, uint64_
  * Returns as sl_ssd_model_lay_out_log (a layout already there stays). */
 int sl_ssd_model_lay_out_written_region (struct sl_model *m, uint64_t offset_bytes,
                                          uint64_t length_bytes, char *err, size_t err_bytes);
+/* The memory that layout of length_bytes takes at most (once every unit
+ * of the region has been written), 0 when it would not be laid out. */
+uint64_t sl_ssd_model_written_region_bytes (const struct sl_model *m, uint64_t length_bytes);
 /* The memory such a layout of length_bytes takes, 0 when it would not
  * be laid out. */
 uint64_t sl_ssd_model_log_layout_bytes (const struct sl_model *m, uint64_t length_bytes);

@@ -177,6 +177,8 @@ int ssd_ftl_settle_written_region (struct ssd_ftl *f, uint64_t first, uint64_t c
  * within the drive, is all of it, or the blocks cannot hold the data. */
 int ssd_ftl_precondition_written_region (struct ssd_ftl *f, uint64_t first, uint64_t count,
                                          double *u);
+/* The memory that layout of `units` units takes at most. */
+uint64_t ssd_ftl_written_region_bytes (const struct ssd_ftl *f, uint64_t units);
 /* The memory a log layout of `units` units takes once every unit of it has
  * been written (0 for none); it starts at its blocks' and chunks' share. */
 uint64_t ssd_ftl_log_bytes (const struct ssd_ftl *f, uint64_t units);

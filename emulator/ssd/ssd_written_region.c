@@ -301,3 +301,13 @@ ssd_ftl_precondition_written_region (struct ssd_ftl *f, uint64_t first, uint64_t
   f->log_block_count = log_blocks;
   return 0;
 }
+
+uint64_t
+ssd_ftl_written_region_bytes (const struct ssd_ftl *f, uint64_t units)
+{
+  /* a log's bits and classes, and every block a log block with its first
+   * slot (the region's units are spread over most of them) */
+  return ssd_ftl_log_bytes (f, units)
+    + (uint64_t) f->block_count * (sizeof *f->log_block + sizeof *f->log_block_erases
+                                   + sizeof *f->log_slot_start);
+}
