@@ -19,11 +19,13 @@
  *     only that the statistical units of each block number valid_stat.
  *     Overwriting (or trimming) a mapped statistical unit invalidates one
  *     statistical unit of a block drawn in proportion to those counts (a
- *     Fenwick tree over valid_stat) -- under uniform random traffic exactly
- *     the law an exact map would follow -- or, for a unit of a region laid
- *     out as a log (ssd_ftl_precondition_log) that has not moved since,
- *     one of the block its age puts it in.  Whole-region trims (mkfs, discard
- *     of large files) clear a region's count at once.
+ *     Fenwick tree) -- under uniform random traffic exactly the law an
+ *     exact map would follow.  A region laid out as a log
+ *     (ssd_ftl_precondition_log, _written_region) keeps its units apart: one
+ *     that has not moved since is in the block its place puts it in (held),
+ *     one GC moved is drawn among the log's moved units (a tree of their
+ *     own), and the rest's draws never take the log's.  Whole-region trims
+ *     (mkfs, discard of large files) clear a region's count at once.
  * Reads of a statistical unit go to die (lba / program_units) mod dies, as
  * if the drive had been filled sequentially, striped over the dies.
  *
@@ -71,7 +73,7 @@ struct ssd_ftl {
   uint64_t *fenwick;           /* over valid_stat less the log's units (drawable), 1-based */
   uint32_t fenwick_top;        /* highest power of two <= block_count */
   uint64_t stat_total;         /* sum of valid_stat = mapped statistical units */
-  uint64_t stat_drawable;      /* ... of which not held by a log layout */
+  uint64_t stat_drawable;      /* ... of which not a log layout's (held or moved) */
 
   /* per die */
   uint32_t *bucket_head;       /* [die * (units_per_block + 1) + valid] */
