@@ -132,6 +132,18 @@ device_warm (struct cl_target *t, uint64_t offset_bytes, uint64_t length_bytes)
   d->written_at_random |= load == SL_WARM_RANDOM_WRITES;
 }
 
+/* The span of what the warm-up's workload writes on the device: false
+ * when it writes none of it. */
+static bool
+written_span (struct device_layer *d, uint64_t *first, uint64_t *end)
+{
+  if (cl_ranges_merge (&d->written) == 0)
+    return false;
+  *first = d->written.range[0].first;
+  *end = d->written.range[d->written.count - 1].end;
+  return true;
+}
+
 /* An SSD in steady state written only in part starts in the state that
  * reaches, over the span of what the workload writes (md's members each
  * take their share of the volumes, one range for the usual layouts;
@@ -144,10 +156,9 @@ static int
 device_warm_finish (struct cl_target *t, char *err, size_t err_bytes)
 {
   struct device_layer *d = t->self;
-  if (cl_ranges_merge (&d->written) == 0)
+  uint64_t first, end;
+  if (!written_span (d, &first, &end))
     return 0;
-  uint64_t first = d->written.range[0].first;
-  uint64_t end = d->written.range[d->written.count - 1].end;
   cl_ranges_free (&d->written);
   char why[200];
   int rc = d->written_at_random
@@ -167,11 +178,11 @@ static uint64_t
 device_warm_need_bytes (struct cl_target *t)
 {
   struct device_layer *d = t->self;
-  if (cl_ranges_merge (&d->written) == 0)
+  uint64_t first, end;
+  if (!written_span (d, &first, &end))
     return 0;
-  uint64_t length = d->written.range[d->written.count - 1].end - d->written.range[0].first;
-  return d->written_at_random ? sl_ssd_model_written_region_bytes (&d->model, length)
-    : sl_ssd_model_log_layout_bytes (&d->model, length);
+  return d->written_at_random ? sl_ssd_model_written_region_bytes (&d->model, end - first)
+    : sl_ssd_model_log_layout_bytes (&d->model, end - first);
 }
 
 static void device_destroy (struct cl_target *t);

@@ -1093,12 +1093,13 @@ sl_ssd_model_log_layout_bytes (const struct sl_model *model, uint64_t length_byt
   return m ? ssd_ftl_log_bytes (m->ftl, length_bytes / SL_SSD_UNIT_BYTES) : 0;
 }
 
-/* Lays out units [first, first + count) of m (round its end) as a log
- * next at oldest (from first): a fresh FTL in that steady state replaces
- * the drive's.  1, or -1 with err (what names the layout). */
+/* A fresh FTL in the steady state of units [first, first + count) written
+ * as a log next at oldest (from first), or, written_region, written at
+ * random after a fill, replaces the drive's.  1, or -1 with err (what
+ * names the layout). */
 static int
-lay_out (struct ssd_model *m, uint64_t first, uint64_t count, uint64_t oldest, const char *what,
-         char *err, size_t err_bytes)
+lay_out (struct ssd_model *m, uint64_t first, uint64_t count, uint64_t oldest,
+         bool written_region, const char *what, char *err, size_t err_bytes)
 {
   if (m->counter[COUNTER_HOST_PAGES_WRITTEN] || m->counter[COUNTER_HOST_PAGES_READ]
       || m->tail_seq > 0 || m->counter[COUNTER_TRIMMED_PAGES]) {
@@ -1108,7 +1109,9 @@ lay_out (struct ssd_model *m, uint64_t first, uint64_t count, uint64_t oldest, c
   struct ssd_ftl *fresh = ssd_ftl_new (&m->g, m->config.exact_map_bytes / SL_SSD_UNIT_BYTES,
                                        0x55d5eed0ull ^ m->config.capacity_bytes);
   double u = 0;
-  int rc = fresh ? ssd_ftl_precondition_log (fresh, first, count, oldest, &u) : -1;
+  int rc = fresh == NULL ? -1
+    : written_region ? ssd_ftl_precondition_written_region (fresh, first, count, &u)
+    : ssd_ftl_precondition_log (fresh, first, count, oldest, &u);
   if (rc < 0) {
     ssd_ftl_free (fresh);
     if (rc == -1)
@@ -1142,7 +1145,7 @@ sl_ssd_model_lay_out_log (struct sl_model *model, uint64_t offset_bytes, uint64_
   char what[96];
   snprintf (what, sizeof what, "a log of %" PRIu64 " bytes at %" PRIu64, length_bytes,
             offset_bytes);
-  if (lay_out (m, first, end - first, oldest, what, err, err_bytes) < 0)
+  if (lay_out (m, first, end - first, oldest, false, what, err, err_bytes) < 0)
     return -1;
   m->log_offset_bytes = first * SL_SSD_UNIT_BYTES;
   m->log_length_bytes = (end - first) * SL_SSD_UNIT_BYTES;
@@ -1170,28 +1173,11 @@ sl_ssd_model_lay_out_written_region (struct sl_model *model, uint64_t offset_byt
                              / SL_SSD_UNIT_BYTES, units);
   if (end <= first || end - first >= units)
     return 0;                          /* all of it written: the uniform steady state */
-  if (m->counter[COUNTER_HOST_PAGES_WRITTEN] || m->counter[COUNTER_HOST_PAGES_READ]
-      || m->tail_seq > 0 || m->counter[COUNTER_TRIMMED_PAGES]) {
-    snprintf (err, err_bytes, "ssd: a written region after the drive's first I/O");
+  char what[112];
+  snprintf (what, sizeof what, "a written region of %" PRIu64 " bytes at %" PRIu64,
+            length_bytes, offset_bytes);
+  if (lay_out (m, first, end - first, 0, true, what, err, err_bytes) < 0)
     return -1;
-  }
-  struct ssd_ftl *fresh = ssd_ftl_new (&m->g, m->config.exact_map_bytes / SL_SSD_UNIT_BYTES,
-                                       0x55d5eed0ull ^ m->config.capacity_bytes);
-  double u = 0;
-  int rc = fresh ? ssd_ftl_precondition_written_region (fresh, first, end - first, &u) : -1;
-  if (rc < 0) {
-    ssd_ftl_free (fresh);
-    if (rc == -1)
-      snprintf (err, err_bytes, "ssd: out of memory");
-    else
-      snprintf (err, err_bytes, "ssd: a written region of %" PRIu64 " bytes at %" PRIu64
-                " does not fit the drive's steady state", length_bytes, offset_bytes);
-    return -1;
-  }
-  ssd_ftl_free (m->ftl);
-  m->ftl = fresh;
-  m->steady_u = u;
-  m->counter[COUNTER_FREE_BLOCKS] = ssd_ftl_free_blocks_total (m->ftl);
   m->written_offset_bytes = first * SL_SSD_UNIT_BYTES;
   m->written_length_bytes = (end - first) * SL_SSD_UNIT_BYTES;
   return 1;

@@ -291,13 +291,25 @@ static const uint64_t log_chunk_gone[LOG_CHUNK_WORDS];
 #define LOG_CHUNK_GONE ((uint64_t *) log_chunk_gone)
 
 int
-ssd_ftl_log_classes_new (struct ssd_ftl *f)
+ssd_ftl_log_new (struct ssd_ftl *f, uint64_t first, uint64_t count, uint64_t oldest,
+                 uint32_t blocks, bool slot_starts)
 {
+  f->log_first = (uint32_t) first;
+  f->log_units = (uint32_t) count;
+  f->log_oldest = (uint32_t) oldest;
+  f->log_block_count = blocks;
+  f->log_chunk_count = ssd_ftl_log_chunks (count);
+  f->log_block = malloc (blocks * sizeof *f->log_block);
+  f->log_block_erases = malloc (blocks * sizeof *f->log_block_erases);
+  f->log_placed = calloc (f->log_chunk_count, sizeof *f->log_placed);   /* every unit placed */
   f->log_held = calloc (f->block_count, sizeof *f->log_held);
   f->log_anon = calloc (f->block_count, sizeof *f->log_anon);
   f->fenwick_anon = calloc ((size_t) f->block_count + 1, sizeof *f->fenwick_anon);
   f->anon_total = 0;
-  return f->log_held && f->log_anon && f->fenwick_anon ? 0 : -1;
+  if (slot_starts)
+    f->log_slot_start = malloc (((size_t) blocks + 1) * sizeof *f->log_slot_start);
+  return f->log_block && f->log_block_erases && f->log_placed && f->log_held && f->log_anon
+    && f->fenwick_anon && (!slot_starts || f->log_slot_start) ? 0 : -1;
 }
 
 uint32_t

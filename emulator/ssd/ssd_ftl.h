@@ -186,9 +186,18 @@ uint64_t ssd_ftl_written_region_bytes (const struct ssd_ftl *f, uint64_t units);
 uint64_t ssd_ftl_log_bytes (const struct ssd_ftl *f, uint64_t units);
 /* Chunks of bits a log of `units` units has (ssd_ftl.c, log_take). */
 uint32_t ssd_ftl_log_chunks (uint64_t units);
-/* The log's per-block classes (log_held, log_anon and its tree), zero:
- * 0, or -1 out of memory (what was made goes with the FTL). */
-int ssd_ftl_log_classes_new (struct ssd_ftl *f);
+/* A layout's arrays (ssd_ftl_precondition_log, _written_region) for
+ * units [first, first + count), next at oldest, in `blocks` log blocks
+ * (with their first slots when slot_starts): every unit placed, none held
+ * yet.  0, or -1 out of memory (what was made goes with the FTL). */
+int ssd_ftl_log_new (struct ssd_ftl *f, uint64_t first, uint64_t count, uint64_t oldest,
+                     uint32_t blocks, bool slot_starts);
+/* The block install_blocks gives the i-th count: interleaved over the dies. */
+static inline uint32_t
+ssd_ftl_installed_block (const struct ssd_ftl *f, uint32_t i)
+{
+  return (i % f->dies) * f->blocks_per_die + i / f->dies;
+}
 
 /* Where a unit's data is for a read: false when unmapped; else its die and
  * its program-unit group (units in one group are read by one tR). */

@@ -289,8 +289,7 @@ ssd_ftl_install_blocks (struct ssd_ftl *f, const uint32_t *counts, uint32_t full
 {
   uint32_t full = full_per_die * f->dies;
   for (uint32_t i = 0; i < full; i++) {
-    uint32_t die = i % f->dies, j = i / f->dies;
-    uint32_t b = die * f->blocks_per_die + j;
+    uint32_t b = ssd_ftl_installed_block (f, i);
     f->state[b] = SSD_BLOCK_FULL;
     f->write_ptr[b] = f->units_per_block;
     f->valid_stat[b] = counts[i];
@@ -351,14 +350,8 @@ ssd_ftl_precondition_log (struct ssd_ftl *f, uint64_t first, uint64_t count, uin
   uint32_t rest_blocks = full - (uint32_t) log_blocks;
   if ((uint64_t) rest_blocks * upb < rest_units)
     return -2;
-  uint32_t chunks = ssd_ftl_log_chunks (count);
   uint32_t *counts = malloc (full * sizeof *counts);
-  f->log_block = malloc (log_blocks * sizeof *f->log_block);
-  f->log_block_erases = malloc (log_blocks * sizeof *f->log_block_erases);
-  f->log_placed = calloc (chunks, sizeof *f->log_placed);     /* every unit placed */
-  f->log_chunk_count = chunks;
-  if (counts == NULL || f->log_block == NULL || f->log_block_erases == NULL
-      || f->log_placed == NULL || ssd_ftl_log_classes_new (f) < 0
+  if (counts == NULL || ssd_ftl_log_new (f, first, count, oldest, (uint32_t) log_blocks, false) < 0
       || uniform_counts (f, counts + log_blocks, rest_blocks, rest_units, u) < 0) {
     free (counts);
     return -1;                 /* the log arrays go with the FTL */
@@ -367,15 +360,11 @@ ssd_ftl_precondition_log (struct ssd_ftl *f, uint64_t first, uint64_t count, uin
    * log in the order they were written (the last one what is left) */
   for (uint64_t k = 0; k < log_blocks; k++) {
     counts[k] = (uint32_t) (k + 1 < log_blocks ? upb : count - k * upb);
-    f->log_block[k] = (uint32_t) (k % f->dies) * f->blocks_per_die + (uint32_t) (k / f->dies);
+    f->log_block[k] = ssd_ftl_installed_block (f, (uint32_t) k);
     f->log_block_erases[k] = 1;
     f->log_held[f->log_block[k]] = counts[k];
   }
   ssd_ftl_install_blocks (f, counts, full_per_die);     /* the tree over the rest, log_held set */
   free (counts);
-  f->log_first = (uint32_t) first;
-  f->log_units = (uint32_t) count;
-  f->log_oldest = (uint32_t) oldest;
-  f->log_block_count = (uint32_t) log_blocks;
   return 0;
 }

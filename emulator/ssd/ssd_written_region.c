@@ -256,16 +256,8 @@ ssd_ftl_precondition_written_region (struct ssd_ftl *f, uint64_t first, uint64_t
   uint32_t log_blocks = 0;
   for (uint32_t i = 0; rc == 0 && i < full; i++)
     log_blocks += blocks[i].region > 0;
-  if (rc == 0) {
-    f->log_block = malloc (log_blocks * sizeof *f->log_block);
-    f->log_block_erases = malloc (log_blocks * sizeof *f->log_block_erases);
-    f->log_slot_start = malloc (((size_t) log_blocks + 1) * sizeof *f->log_slot_start);
-    f->log_chunk_count = ssd_ftl_log_chunks (count);
-    f->log_placed = calloc (f->log_chunk_count, sizeof *f->log_placed);
-    if (f->log_block == NULL || f->log_block_erases == NULL || f->log_slot_start == NULL
-        || f->log_placed == NULL || ssd_ftl_log_classes_new (f) < 0)
-      rc = -1;                 /* the arrays go with the FTL */
-  }
+  if (rc == 0 && ssd_ftl_log_new (f, first, count, 0, log_blocks, true) < 0)
+    rc = -1;                   /* the arrays go with the FTL */
   if (rc < 0) {
     free (blocks);
     free (counts);
@@ -279,7 +271,7 @@ ssd_ftl_precondition_written_region (struct ssd_ftl *f, uint64_t first, uint64_t
     counts[i] = blocks[i].region + blocks[i].rest;
     if (blocks[i].region == 0)
       continue;
-    uint32_t b = (i % f->dies) * f->blocks_per_die + i / f->dies;   /* as install_blocks */
+    uint32_t b = ssd_ftl_installed_block (f, i);
     f->log_block[k] = b;
     f->log_block_erases[k] = 1;
     f->log_slot_start[k] = slot;
@@ -295,10 +287,6 @@ ssd_ftl_precondition_written_region (struct ssd_ftl *f, uint64_t first, uint64_t
   ssd_ftl_install_blocks (f, counts, full_per_die);
   free (blocks);
   free (counts);
-  f->log_first = (uint32_t) first;
-  f->log_units = (uint32_t) count;
-  f->log_oldest = 0;
-  f->log_block_count = log_blocks;
   return 0;
 }
 
