@@ -683,6 +683,42 @@ test_host_device_release (void **state)
   run_free (&r);
 }
 
+/* The hypervisor's work for a device I/O is what the device's server
+ * does for a request: a timed disk (hold the reply for the model's time)
+ * 30 us, a RAID LUN (also its controller's model, which a fixed latency
+ * would replace) 50 us, an untimed disk (timing=off: the reply at once)
+ * 10 us; the untimed one has no release path to be late on (25 us for the
+ * others).  One read of each, from idle, on a pool of one core: the read
+ * takes the hypervisor's, the device's own and the release. */
+static void
+test_host_hypervisor_cost_by_device_server (void **state)
+{
+  (void) state;
+  static const struct {
+    const char *device;
+    uint64_t hypervisor_ns, release_ns;
+  } cases[] = {
+    { "hdd preset=sas10k-300g size=256M fixed-latency-us=100", 30000, 25000 },
+    { "hdd preset=sas10k-300g size=256M timing=off", 10000, 0 },
+    { "raid preset=vsa-raid10-8x-sas10k member-size=64M", 50000, 25000 },
+    { "raid preset=vsa-raid10-8x-sas10k member-size=64M fixed-latency-us=100", 30000, 25000 },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char spec[1024];
+    snprintf (spec, sizeof spec, "storlab-cluster 1\npool cores=1\nnode n1 cores=1 per-io-us=0"
+              " device-release-us=25 hypervisor-per-device-io-us=30 hypervisor-per-raid-io-us=50"
+              " hypervisor-per-untimed-io-us=10\ndevice n1 d0 %s\n"
+              "local n1 disk d0\nvolume n1 v 64M\nexport n1 at=0 size=64M volume=v\n",
+              cases[i].device);
+    struct run r = run_new (spec);
+    uint64_t done_ns = burst (&r, SL_OP_READ, 1, 0, 0, 4 * KIB);
+    uint64_t device_ns = layer (&r, "n1/d0")->op[SL_OP_READ].latency_sum_ns;
+    assert_int_equal (done_ns, cases[i].hypervisor_ns + device_ns + cases[i].release_ns);
+    assert_int_equal (r.c->pool.busy_ns, cases[i].hypervisor_ns);
+    run_free (&r);
+  }
+}
+
 /* One node of one core, 10 us a front-end I/O besides node_keys, over a
  * volume of one disk. */
 static struct run
@@ -1202,6 +1238,7 @@ main (void)
     cmocka_unit_test (test_host_cpu_per_io),
     cmocka_unit_test (test_host_costs_by_step),
     cmocka_unit_test (test_host_device_release),
+    cmocka_unit_test (test_host_hypervisor_cost_by_device_server),
     cmocka_unit_test (test_host_cost_of_switching_processes),
     cmocka_unit_test (test_host_cost_of_a_switch_shared_by_a_batch),
     cmocka_unit_test (test_host_cost_of_a_thread_woken_an_io),

@@ -122,7 +122,11 @@
  *                (device_release_ns: how late a lab plugin's reply leaves
  *                past its model's completion, measured since 2026-12-03 on
  *                calibrate-tcg.toml's timed disk): 0 here, a host file
- *                from tcg_calibrate.py --host-file carries it.
+ *                from tcg_calibrate.py --host-file carries it.  Nor what
+ *                the hypervisor spends on a RAID LUN's or an untimed
+ *                disk's I/O apart from a timed disk's (measured since
+ *                2026-12-07 on calibrate-tcg.toml's LUN and bare disk):
+ *                the timed figure for all three here.
  *                Every figure above is a partly idle host's: tcg_calibrate.py
  *                runs one guest, and the bare and ext4 runs at 8
  *                outstanding kept 0.65-0.72 of the host's two cores busy
@@ -184,6 +188,8 @@ static const struct host_preset host_presets[] = {
                         .per_hop_io = { 369000, 437000 }, .per_remote_io = { 249000, 279000 },
                         .idle_wake_ns = 110000, .idle_message_ns = 254000,
                         .hypervisor_idle_message_ns = 124000, .hypervisor_per_device_io_ns = 65000,
+                        .hypervisor_per_raid_io_ns = 65000,
+                        .hypervisor_per_untimed_io_ns = 65000,
                         .hypervisor_per_message_ns = 144000, .process_switch_ns = 437000,
                         .thread_wake_ns = 54000, .batch_ios_max = 3.4,
                         .crowded_wake_ns = 303000, .busy_host_share = 0.71,
@@ -347,6 +353,8 @@ static const struct cl_host_cost host_costs[] = {
   { "idle-message-us", { COST (idle_message_ns) }, 1 },
   { "hypervisor-idle-message-us", { COST (hypervisor_idle_message_ns) }, 1 },
   { "hypervisor-per-device-io-us", { COST (hypervisor_per_device_io_ns) }, 1 },
+  { "hypervisor-per-raid-io-us", { COST (hypervisor_per_raid_io_ns) }, 1 },
+  { "hypervisor-per-untimed-io-us", { COST (hypervisor_per_untimed_io_ns) }, 1 },
   { "hypervisor-per-message-us", { COST (hypervisor_per_message_ns) }, 1 },
   { "device-release-us", { COST (device_release_ns) }, 1 },
   { "process-switch-us", { COST (process_switch_ns) }, 1 },

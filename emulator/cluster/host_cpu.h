@@ -47,12 +47,21 @@ struct cl_host_config {
    * guest (QEMU's netdev waking the vCPU, a packet at a time). */
   uint64_t idle_message_ns;
   uint64_t hypervisor_idle_message_ns;
+  /* QEMU's I/O thread and the device's server (a lab's nbdkit) per device
+   * I/O, by what the server does for a request: hold its reply for the
+   * model's time (the hdd and ssd plugins: a timed release), also run a
+   * RAID controller's model over its members' (the raid plugin), or reply
+   * at once (timing=off, sl_model_is_untimed).  Under TCG the three part
+   * by tens of µs (tcg_calibrate.py). */
   uint64_t hypervisor_per_device_io_ns;
+  uint64_t hypervisor_per_raid_io_ns;
+  uint64_t hypervisor_per_untimed_io_ns;
   uint64_t hypervisor_per_message_ns;
   /* A device's reply leaves its server this long after the model completes
    * it: a lab's release path (the plugin's timer and the wake of the
    * thread that sends the reply, nbdkit-hdd-plugin(1)).  Time, not work:
-   * no core is taken.  0 for a real device. */
+   * no core is taken.  0 for a real device, and for an untimed one (no
+   * release path). */
   uint64_t device_release_ns;
   uint64_t process_switch_ns;          /* a core going from one process's I/O to another's */
   /* A thread woken for an I/O's completion: at 1 outstanding a thread

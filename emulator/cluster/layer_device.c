@@ -238,6 +238,18 @@ device_destroy (struct cl_target *t)
   free (d);
 }
 
+/* What the hypervisor spends on an I/O of model's device: its server's
+ * work for a request depends on what the server does (host_cpu.h). */
+static uint64_t
+hypervisor_per_io_ns (const struct cl_host_config *h, struct sl_model model)
+{
+  if (sl_model_is_untimed (model))
+    return h->hypervisor_per_untimed_io_ns;
+  if (strcmp (model.ops->kind, "raid") == 0)
+    return h->hypervisor_per_raid_io_ns;
+  return h->hypervisor_per_device_io_ns;
+}
+
 struct cl_target *
 cl_device_new (struct cluster *c, const char *node, const char *name, struct sl_model model,
                char *err, size_t err_bytes)
@@ -256,8 +268,9 @@ cl_device_new (struct cluster *c, const char *node, const char *name, struct sl_
   int sender = node ? cl_node_find (c, node) : -1;
   if (sender >= 0) {
     struct cl_cpu *cpu = &c->node[sender].cpu;
-    cl_target_pays (t, cpu, cpu->config.per_device_io, cpu->config.hypervisor_per_device_io_ns);
-    d->release_ns = cpu->config.device_release_ns;
+    cl_target_pays (t, cpu, cpu->config.per_device_io, hypervisor_per_io_ns (&cpu->config, model));
+    /* a server that replies at once has no release path to be late on */
+    d->release_ns = sl_model_is_untimed (model) ? 0 : cpu->config.device_release_ns;
     t->inflight_max = (uint32_t) cpu->config.device_inflight_max;
   }
   return t;

@@ -55,5 +55,8 @@ struct sl_model {
 /* fixed.c: constant service time, unlimited parallelism.  latency 0 is the
  * "no timing" model used to measure plugin and transport overhead. */
 struct sl_model sl_fixed_model_new (uint64_t capacity_bytes, uint64_t latency_ns);
+/* Whether model is that "no timing" model: its server replies at once,
+ * with no release path to wait on (a lab's timing=off disk). */
+bool sl_model_is_untimed (struct sl_model model);
 
 #endif

@@ -30,6 +30,12 @@ static const struct sl_model_ops fixed_ops = {
   .destroy = free,
 };
 
+bool
+sl_model_is_untimed (struct sl_model model)
+{
+  return model.ops == &fixed_ops && ((const struct fixed_model *) model.self)->latency_ns == 0;
+}
+
 struct sl_model
 sl_fixed_model_new (uint64_t capacity_bytes, uint64_t latency_ns)
 {

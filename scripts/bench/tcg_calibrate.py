@@ -26,6 +26,10 @@ for a request to wait for) and runs fio (4 KiB random, libaio, O_DIRECT,
            import (printed, not a preset figure)
   timed    a disk that waits for its model's time (the hdd plugin at a
            fixed latency, as a lab starts it: no latency offset)
+  raid     profile-raid's RAID LUN (the raid plugin: a controller's model
+           over eight disks'), written whole first as the lab's volumes are
+  ssd      profile-raid's SSD (the ssd plugin, a 64 MiB S3700 in steady
+           state): printed beside the others, not a preset figure
   threads2, processes2   the bare disk driven by two fio workers, as two
            threads of one fio process and as two fio processes (a lab runs
            one fio a workload unit, its workers threads)
@@ -88,6 +92,11 @@ the vCPU is busy throughout, so each I/O's cost is its own:
                      I/O: timed (a lab's devices wait for their model's
                      time, and the plugin's release path costs nbdkit
                      more; bare where timed was not measured)
+  hypervisor_per_raid_io_ns     the same for a RAID LUN: raid (its
+                     server runs the controller's model too; timed's where
+                     raid was not measured)
+  hypervisor_per_untimed_io_ns  the same for a disk that replies at once
+                     (timing=off): bare
   device_release_ns  how late a timed device's reply leaves past its
                      model's completion (its release path's timer and
                      thread wake-up; the stats' release lateness), the
@@ -218,6 +227,9 @@ DISK_GROUP_DOWN = ("dmsetup remove --noudevsync diskgroup; vgchange -an dg >/dev
 MECHANISMS = {
     "bare": ("disk_by_serial disk0", ""),
     "timed": ("disk_by_serial timed0", ""),
+    "raid": ("d=$(disk_by_serial lun0); fio --name=fill --filename=$d --ioengine=libaio --direct=1"
+             " --rw=write --bs=1M --iodepth=4 --output=/dev/null && echo $d", ""),
+    "ssd": ("disk_by_serial ssd0", ""),
     "linear": ('d=$(disk_by_serial disk1); '
                'dmsetup create --noudevsync cal-linear --table "0 $(blockdev --getsz $d) linear $d 0"'
                ' && dmsetup mknodes cal-linear && echo /dev/mapper/cal-linear',
@@ -314,6 +326,7 @@ class Run:
         self.vcpu_us = {n: c * busy_s * 1e6 / self.ios for n, c in used["vcpu"].items()}
         self.devices = {n: d / self.ios for n, d in window.devices.items()}
         self.host_us = (sum(used["qemu_io"].values()) + used["nbdkit"]) * busy_s * 1e6 / self.ios
+        self.server_us = used["nbdkit"] * busy_s * 1e6 / self.ios      # of host_us
         self.host_cores = used["host_busy"]
         self.host_cores_total = os.cpu_count()
         self.host_cache_ratio = window.cache_ratio    # host_probe.py: a slow spell's mark
@@ -418,6 +431,9 @@ def figures(runs):
     hypervisor_device = hypervisor_per_device("bare")
     # runs saved before the timed disk was measured have none of its runs
     timed = all(("timed", op, d) in runs for op in OPS for d in DEPTHS)
+    hypervisor_timed = hypervisor_per_device("timed") if timed else hypervisor_device
+    # nor of the RAID LUN's, before 2026-12-07
+    raid = all(("raid", op, 8) in runs for op in OPS)
     lateness = [runs["timed", op, d].release_late_us for op in OPS for d in DEPTHS] if timed else []
     lateness = [late for late in lateness if late is not None]
 
@@ -475,8 +491,9 @@ def figures(runs):
         "idle_wake_ns": idle_wake,
         "idle_message_ns": mean(idle_message),
         "hypervisor_idle_message_ns": mean(hypervisor_idle_message),
-        "hypervisor_per_device_io_ns": hypervisor_per_device("timed") if timed
-        else hypervisor_device,
+        "hypervisor_per_device_io_ns": hypervisor_timed,
+        "hypervisor_per_raid_io_ns": hypervisor_per_device("raid") if raid else hypervisor_timed,
+        "hypervisor_per_untimed_io_ns": hypervisor_device,
         "device_release_ns": sum(lateness) / len(lateness) if lateness else 0.0,
         "hypervisor_per_message_ns": mean(per_message),
         # at 1 outstanding, where each I/O wakes its process on its own (at 8,
@@ -545,6 +562,8 @@ def median_runs(passes):
         r = Run.__new__(Run)
         for name in ("ios", "iops", "host_us", "host_cores"):
             setattr(r, name, median([getattr(x, name) for x in runs]))
+        server = [x.server_us for x in runs if getattr(x, "server_us", None) is not None]
+        r.server_us = median(server) if server else None
         r.host_cores_total = runs[0].host_cores_total
         late = [x.release_late_us for x in runs if x.release_late_us is not None]
         r.release_late_us = median(late) if late else None
@@ -578,6 +597,7 @@ def print_tables(passes):
               f" {m(lambda r: r.host_cores):.2f} |")
     print()
     print_switch_by_depth(passes)
+    print_device_servers(passes)
     print_busy_host(passes)
     print_writeback(passes)
     if any(key not in passes[0] for key in FIGURES_NEED):
@@ -617,6 +637,32 @@ def print_switch_by_depth(passes):
         print(f"a switch or a thread's wake-up serves at most {batch:.1f} I/Os (batch_ios_max);"
               f" a thread's wake-up costs {wake_us:.0f} µs (thread_wake_ns)")
         print()
+
+
+# the disks whose servers differ: what each does for a request
+SERVERS = {"bare": "replies at once (timing=off)", "timed": "holds the reply for 100 µs",
+           "ssd": "runs the SSD's model", "raid": "runs a RAID controller's model"}
+
+
+def print_device_servers(passes):
+    """QEMU's threads and nbdkit per device I/O on each kind of disk (the
+    median runs): what the hypervisor_per_*_io_ns figures are taken from,
+    and how much of it is the device's server (nbdkit)."""
+    runs = median_runs(passes)
+    rows = [(name, op, d) for name in SERVERS for op in OPS for d in DEPTHS
+            if (name, op, d) in runs]
+    if not rows:
+        return
+    print("| disk | its server | op | qd | IOPS | hypervisor µs per device I/O |"
+          " of it nbdkit's |")
+    print("|---|---|---|---|---|---|---|")
+    for name, op, d in rows:
+        r = runs[name, op, d]
+        per = max(r.devices.get("node1", 0.0), 1e-9)
+        server = "–" if r.server_us is None else f"{r.server_us / per:.0f}"
+        print(f"| {name} | {SERVERS[name]} | {op} | {d} | {r.iops:.0f} | {r.host_us / per:.0f} |"
+              f" {server} |")
+    print()
 
 
 def print_busy_host(passes):
@@ -761,6 +807,7 @@ def load(path):
             r.host_cache_ratio = row.get("host_cache_ratio")      # none before 2026-12-03
             r.release_late_us = row.get("release_late_us")        # none before 2026-12-03 13:50
             r.host_cores_total = row.get("host_cores_total")      # none before 2026-12-06 21:00
+            r.server_us = row.get("server_us")                    # none before 2026-12-07 16:00
             runs[row["mechanism"], row["op"], row["depth"]] = r
         passes.append(runs)
     return passes
