@@ -49,13 +49,15 @@ struct cl_host_config {
   uint64_t hypervisor_idle_message_ns;
   /* QEMU's I/O thread and the device's server (a lab's nbdkit) per device
    * I/O, by what the server does for a request: hold its reply for the
-   * model's time (the hdd and ssd plugins: a timed release), also run a
-   * RAID controller's model over its members' (the raid plugin), or reply
-   * at once (timing=off, sl_model_is_untimed).  Under TCG the three part
-   * by tens of µs (tcg_calibrate.py). */
+   * model's time (the plugins' timed release: a futex hand-over more), or
+   * reply at once (timing=off, sl_model_is_untimed).  And what a timed
+   * reply costs them more where it finds the guest asleep (every core
+   * idle): taken alone, not with others that came while they were at work.
+   * That is load on the host's cores, not time on the reply's way: it
+   * overlaps the guest's own wake-up (tcg_calibrate.py). */
   uint64_t hypervisor_per_device_io_ns;
-  uint64_t hypervisor_per_raid_io_ns;
   uint64_t hypervisor_per_untimed_io_ns;
+  uint64_t hypervisor_idle_device_io_ns;
   uint64_t hypervisor_per_message_ns;
   /* A device's reply leaves its server this long after the model completes
    * it: a lab's release path (the plugin's timer and the wake of the
@@ -199,6 +201,8 @@ double cl_busy_host_share (struct cl_cpu *cpu, uint64_t now_ns);
 /* The hypervisor's work for a node (cost_ns from now on): on the first
  * free core of the pool, or beside the node's cores without one. */
 uint64_t cl_hypervisor_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns);
+/* Whether every core of the node is idle at now_ns (its guest asleep). */
+bool cl_cpu_asleep (const struct cl_cpu *cpu, uint64_t now_ns);
 /* A network message reaches the node at now_ns and takes cost_ns of its
  * work (a request it serves), as cl_cpu_run; but where it finds every core
  * idle it wakes one: hypervisor_idle_message_ns on the hypervisor's side

@@ -33,6 +33,8 @@ struct device_layer {
   struct request_block *blocks;
   struct sl_request *free_requests;    /* linked by model_next */
   uint64_t release_ns;                 /* its node's device_release_ns (host_cpu.h) */
+  struct cl_cpu *cpu;                  /* its node's, where a reply to a sleeping guest */
+  uint64_t idle_hypervisor_ns;         /* ... costs the hypervisor this more */
   struct cl_ranges written;            /* bytes the warm-up's workload writes */
   bool written_at_random;              /* ... some of them at random (else in order) */
 };
@@ -64,6 +66,9 @@ request_done (struct sl_engine *e, struct sl_request *r)
   struct device_layer *d = io->target->self;
   r->model_next = d->free_requests;
   d->free_requests = r;
+  uint64_t released_ns = sl_engine_now_ns (e) + d->release_ns;
+  if (d->idle_hypervisor_ns && cl_cpu_asleep (d->cpu, released_ns))
+    (void) cl_hypervisor_run (d->cpu, released_ns, d->idle_hypervisor_ns);  /* load, not delay */
   cl_io_complete_released (io, d->release_ns);
 }
 
@@ -238,18 +243,6 @@ device_destroy (struct cl_target *t)
   free (d);
 }
 
-/* What the hypervisor spends on an I/O of model's device: its server's
- * work for a request depends on what the server does (host_cpu.h). */
-static uint64_t
-hypervisor_per_io_ns (const struct cl_host_config *h, struct sl_model model)
-{
-  if (sl_model_is_untimed (model))
-    return h->hypervisor_per_untimed_io_ns;
-  if (strcmp (model.ops->kind, "raid") == 0)
-    return h->hypervisor_per_raid_io_ns;
-  return h->hypervisor_per_device_io_ns;
-}
-
 struct cl_target *
 cl_device_new (struct cluster *c, const char *node, const char *name, struct sl_model model,
                char *err, size_t err_bytes)
@@ -268,9 +261,15 @@ cl_device_new (struct cluster *c, const char *node, const char *name, struct sl_
   int sender = node ? cl_node_find (c, node) : -1;
   if (sender >= 0) {
     struct cl_cpu *cpu = &c->node[sender].cpu;
-    cl_target_pays (t, cpu, cpu->config.per_device_io, hypervisor_per_io_ns (&cpu->config, model));
-    /* a server that replies at once has no release path to be late on */
-    d->release_ns = sl_model_is_untimed (model) ? 0 : cpu->config.device_release_ns;
+    /* a server that replies at once has no release path: none of its
+     * cost, no lateness, and its reply comes before the guest sleeps */
+    bool untimed = sl_model_is_untimed (model);
+    cl_target_pays (t, cpu, cpu->config.per_device_io,
+                    untimed ? cpu->config.hypervisor_per_untimed_io_ns
+                    : cpu->config.hypervisor_per_device_io_ns);
+    d->release_ns = untimed ? 0 : cpu->config.device_release_ns;
+    d->cpu = cpu;
+    d->idle_hypervisor_ns = untimed ? 0 : cpu->config.hypervisor_idle_device_io_ns;
     t->inflight_max = (uint32_t) cpu->config.device_inflight_max;
   }
   return t;
