@@ -23,6 +23,9 @@ udp link):
   replica   a file of ext4 on md RAID-1 over node1's disk and that LV of
          node2's, as profile-replicas' primary writes its share (the
          model's replica puts an LV on node1's disk too: 6 µs or so more)
+  timed, raid, ssd   node1's volume on its disk that waits 100 µs, on its
+         RAID LUN, on its SSD (calibrate-tcg.toml's, as the lab has them):
+         what the hypervisor spends a device I/O where replies come slowly
 
 usage: scripts/bench/tcg_model_check.py CALIBRATION_JSON HOST_FILE
 """
@@ -43,7 +46,11 @@ import tcg_calibrate  # noqa: E402
 
 RUNTIME_S, RAMP_S = 8, 1
 DISKS = "".join(f"device {node} disk{i} hdd preset=sas10k-300g size=256M timing=off\n"
-                for node in ("node1", "node2") for i in range(2))
+                for node in ("node1", "node2") for i in range(2)) \
+    + "device node1 timed0 hdd preset=sas10k-300g size=256M fixed-latency-us=100\n" \
+    + "device node1 lun0 raid preset=vsa-raid10-8x-sas10k member-size=16M\n" \
+    + ("device node1 ssd0 ssd preset=intel-s3700-400g size=64M channels=2 dies-per-channel=2"
+       " planes-per-die=1 page-size=4k pages-per-block=32 over-provisioning-pct=12\n")
 NVME = "local node1 disk disk0\nlocal node2 disk disk0\nvolume node1 v 64M method=mirror on=node2\n"
 # mechanism -> (its volumes, what node1 exports, the nodes whose LV remap the lab has)
 MECHANISMS = {
@@ -54,6 +61,9 @@ MECHANISMS = {
     "nvme-lv": (NVME, "volume=v", ("node2",)),
     "replica": ("local node1 disk disk1\nlocal node2 disk disk0\nreplica r 64M node1 node2\n",
                 "share=r", ("node1", "node2")),
+    # the LUN and the SSD are 64 MiB: an LV of whole 4 MiB extents after the first MiB
+    **{name: (f"local node1 disk {disk}\nvolume node1 v 60M\n", "volume=v", ())
+       for name, disk in (("timed", "timed0"), ("raid", "lun0"), ("ssd", "ssd0"))},
 }
 
 
@@ -65,12 +75,13 @@ def spec(preset, words, mechanism, depth):
     nodes = "".join(f"node {n} host={preset} {' '.join(words)}"
                     f"{'' if n in lv_nodes else ' per-linear-io-us=0'} worker-depth={depth}\n"
                     for n in ("node1", "node2"))
+    size = "60M" if "60M" in volumes else "64M"
     return (f"storlab-cluster 1\npool cores=2\n{nodes}{DISKS}link node1 node2\n"
-            f"{volumes}export node1 at=0 size=64M {export}\n")
+            f"{volumes}export node1 at=0 size={size} {export}\n")
 
 
-def job(op, depth):
-    return (f"[global]\nioengine=libaio\ndirect=1\nrw={op}\nbs=4k\niodepth={depth}\nsize=64M\n"
+def job(op, depth, size):
+    return (f"[global]\nioengine=libaio\ndirect=1\nrw={op}\nbs=4k\niodepth={depth}\nsize={size}\n"
             f"time_based=1\nruntime={RUNTIME_S}\nramp_time={RAMP_S}\n[j]\n")
 
 
@@ -129,8 +140,9 @@ def main():
                 def lab(f):
                     return tcg_calibrate.median([f(r) for r in runs])
                 try:
+                    size = "60M" if "60M" in MECHANISMS[mechanism][0] else "64M"
                     iops, vcpu, hypervisor = simulate(spec(preset, words, mechanism, depth),
-                                                        job(op, depth))
+                                                        job(op, depth, size))
                 except UserError as e:
                     sys.exit(f"tcg_model_check: {mechanism} {op} qd{depth}: {e}")
                 print(f"| {mechanism} | {op} | {depth} | {lab(lambda r: r.iops):.0f} | {iops:.0f} |"
