@@ -583,8 +583,6 @@ cl_hypervisor_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
   return take_first_free (cpu->pool, now_ns, cost_ns) + cost_ns;
 }
 
-/* Whether a message reaching the node at now_ns finds it asleep (every
- * core idle), where the host has figures for that. */
 bool
 cl_cpu_asleep (const struct cl_cpu *cpu, uint64_t now_ns)
 {
@@ -594,6 +592,8 @@ cl_cpu_asleep (const struct cl_cpu *cpu, uint64_t now_ns)
   return true;
 }
 
+/* Whether a message reaching the node at now_ns finds it asleep (every
+ * core idle), where the host has figures for that. */
 static bool
 message_wakes (const struct cl_cpu *cpu, uint64_t now_ns)
 {

@@ -339,6 +339,10 @@ class Run:
         self.release_late_us = None if window.release_late_ns is None \
             else window.release_late_ns / 1e3
 
+    def hypervisor_per_device_io_us(self):
+        """QEMU's threads and nbdkit per device I/O node1 made."""
+        return self.host_us / max(self.devices.get("node1", 0.0), 1e-9)
+
 
 def export_node2(topo):
     """node2's disk0 exported over NVMe/TCP, and an LV on its disk1 (a
@@ -430,8 +434,7 @@ def figures(runs):
     volume = {op: cpu("bare", op) - device for op in OPS}
     file = {op: cpu("ext4", op) - device for op in OPS}
     def hypervisor_per_device(name):
-        return mean(lambda op: runs[name, op, 8].host_us
-                    / max(runs[name, op, 8].devices["node1"], 1e-9))
+        return mean(lambda op: runs[name, op, 8].hypervisor_per_device_io_us())
 
     # the untimed disks' (the hop's runs are on them), and a lab's devices'
     hypervisor_device = hypervisor_per_device("bare")
@@ -440,9 +443,8 @@ def figures(runs):
     hypervisor_timed = hypervisor_per_device("timed") if timed else hypervisor_device
 
     def hypervisor_idle_device(op):
-        r1, r8 = runs["timed", op, 1], runs["timed", op, 8]
-        return (r1.host_us / max(r1.devices["node1"], 1e-9)
-                - r8.host_us / max(r8.devices["node1"], 1e-9))
+        return (runs["timed", op, 1].hypervisor_per_device_io_us()
+                - runs["timed", op, 8].hypervisor_per_device_io_us())
     lateness = [runs["timed", op, d].release_late_us for op in OPS for d in DEPTHS] if timed else []
     lateness = [late for late in lateness if late is not None]
 
@@ -667,10 +669,10 @@ def print_device_servers(passes):
     print("|---|---|---|---|---|---|---|")
     for name, op, d in rows:
         r = runs[name, op, d]
-        per = max(r.devices.get("node1", 0.0), 1e-9)
-        server = "–" if r.server_us is None else f"{r.server_us / per:.0f}"
-        print(f"| {name} | {SERVERS[name]} | {op} | {d} | {r.iops:.0f} | {r.host_us / per:.0f} |"
-              f" {server} |")
+        server = "–" if r.server_us is None \
+            else f"{r.server_us / max(r.devices.get('node1', 0.0), 1e-9):.0f}"
+        print(f"| {name} | {SERVERS[name]} | {op} | {d} | {r.iops:.0f} |"
+              f" {r.hypervisor_per_device_io_us():.0f} | {server} |")
     print()
 
 

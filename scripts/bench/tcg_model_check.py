@@ -52,6 +52,7 @@ DISKS = "".join(f"device {node} disk{i} hdd preset=sas10k-300g size=256M timing=
     + ("device node1 ssd0 ssd preset=intel-s3700-400g size=64M channels=2 dies-per-channel=2"
        " planes-per-die=1 page-size=4k pages-per-block=32 over-provisioning-pct=12\n")
 NVME = "local node1 disk disk0\nlocal node2 disk disk0\nvolume node1 v 64M method=mirror on=node2\n"
+SMALL_VOLUME = "60M"
 # mechanism -> (its volumes, what node1 exports, the nodes whose LV remap the lab has)
 MECHANISMS = {
     "bare": ("local node1 disk disk0\nvolume node1 v 64M\n", "volume=v", ()),
@@ -61,10 +62,15 @@ MECHANISMS = {
     "nvme-lv": (NVME, "volume=v", ("node2",)),
     "replica": ("local node1 disk disk1\nlocal node2 disk disk0\nreplica r 64M node1 node2\n",
                 "share=r", ("node1", "node2")),
-    # the LUN and the SSD are 64 MiB: an LV of whole 4 MiB extents after the first MiB
-    **{name: (f"local node1 disk {disk}\nvolume node1 v 60M\n", "volume=v", ())
+    **{name: (f"local node1 disk {disk}\nvolume node1 v {SMALL_VOLUME}\n", "volume=v", ())
        for name, disk in (("timed", "timed0"), ("raid", "lun0"), ("ssd", "ssd0"))},
 }
+
+
+def volume_size(mechanism):
+    """What node1 exports and fio covers: the LUN and the SSD are 64 MiB,
+    so their LV of whole 4 MiB extents after the first MiB is smaller."""
+    return SMALL_VOLUME if mechanism in ("timed", "raid", "ssd") else "64M"
 
 
 def spec(preset, words, mechanism, depth):
@@ -75,9 +81,8 @@ def spec(preset, words, mechanism, depth):
     nodes = "".join(f"node {n} host={preset} {' '.join(words)}"
                     f"{'' if n in lv_nodes else ' per-linear-io-us=0'} worker-depth={depth}\n"
                     for n in ("node1", "node2"))
-    size = "60M" if "60M" in volumes else "64M"
     return (f"storlab-cluster 1\npool cores=2\n{nodes}{DISKS}link node1 node2\n"
-            f"{volumes}export node1 at=0 size={size} {export}\n")
+            f"{volumes}export node1 at=0 size={volume_size(mechanism)} {export}\n")
 
 
 def job(op, depth, size):
@@ -140,9 +145,8 @@ def main():
                 def lab(f):
                     return tcg_calibrate.median([f(r) for r in runs])
                 try:
-                    size = "60M" if "60M" in MECHANISMS[mechanism][0] else "64M"
                     iops, vcpu, hypervisor = simulate(spec(preset, words, mechanism, depth),
-                                                        job(op, depth, size))
+                                                        job(op, depth, volume_size(mechanism)))
                 except UserError as e:
                     sys.exit(f"tcg_model_check: {mechanism} {op} qd{depth}: {e}")
                 print(f"| {mechanism} | {op} | {depth} | {lab(lambda r: r.iops):.0f} | {iops:.0f} |"
