@@ -78,7 +78,7 @@ push_many (void *arg)
   return NULL;
 }
 
-/* Released threads push from many threads at once while the dispatcher
+/* Released threads push from many threads at once while the leader
  * reads: every sample read is one that was pushed. */
 static void
 concurrent_pushes_keep_whole_samples (void **state)

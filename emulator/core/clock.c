@@ -32,6 +32,13 @@ sl_clock_prepare_thread (void)
   thread_prepared = 1;
 }
 
+void
+sl_clock_prepare_thread_once (void)
+{
+  if (!thread_prepared)
+    sl_clock_prepare_thread ();
+}
+
 static uint64_t
 spin_margin_ns (void)
 {

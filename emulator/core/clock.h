@@ -29,5 +29,6 @@ uint64_t sl_clock_spin_until_ns (uint64_t deadline_ns);
 /* Minimises the calling thread's timer slack (for threads that wait on
  * condition variables with deadlines, like the engine's driver). */
 void sl_clock_prepare_thread (void);
+void sl_clock_prepare_thread_once (void);
 
 #endif

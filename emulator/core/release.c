@@ -1,5 +1,5 @@
-/* release.c — the dispatcher of release.h: a deadline heap, one thread, and
- * futexes for the waiting threads. */
+/* release.c — the release path of release.h: a deadline heap, the thread
+ * with the earliest deadline timing itself, futexes for the others. */
 #define _GNU_SOURCE
 #include "release.h"
 
@@ -29,36 +29,36 @@
  * since the last such try), the next wait is timed to its deadline, late
  * by the timer, to learn it again. */
 #define TIMER_RESAMPLE_NS 20000000u
-/* The hand-over is only measured by a thread that waits on the path, which
- * a wait shorter than half of it never does (it leaves at once): after this
+/* The hand-over is only measured by a thread woken by another, which a
+ * wait shorter than half of it never is (it leaves at once): after this
  * long without one, the next such thread waits anyway, to learn it again.
  * Shorter than the timer's: a figure learnt high on a saturated host is
  * back down within 17 samples (the window's median), some 85 ms. */
 #define HANDOVER_RESAMPLE_NS 5000000u
-/* A thread given a spin slot is woken this much before its deadline on
- * top of twice the learnt hand-over, and spins the rest: it leaves on time
- * even when its wake-up takes twice as long as usual. */
+/* With a spin slot the leader's timer is set this much before its
+ * deadline on top of twice the timer's learnt lateness, and it spins the
+ * rest: it leaves on time even when its timer is twice as late as usual. */
 #define SPIN_GUARD_NS 5000u
-/* Threads signalled per unlocked pass (the rest wait for the next). */
+/* Threads woken per hand-on (the rest are the next leader's). */
 #define RELEASE_PASS_MAX 64
+
+/* A waiting thread's futex word. */
+enum { WAITING = 0, RELEASED = 1, LEADING = 2 };
 
 struct waiter {
   uint64_t deadline_ns;
-  uint64_t signalled_ns;
-  bool spin;                   /* holds a spin slot: spins to its deadline */
-  _Atomic uint32_t released;   /* futex word: 0 waiting, 1 released */
+  uint64_t signalled_ns;       /* when another thread woke it, or 0 */
+  bool resample;               /* it waits to measure the hand-over again */
+  _Atomic uint32_t word;       /* WAITING, RELEASED or LEADING */
 };
 
 static struct {
   pthread_mutex_t lock;
   pthread_once_t once;
-  int started;                 /* 1 running, -1 could not start */
   struct waiter **heap;        /* min-heap on deadline_ns */
   size_t len, cap;
-  _Atomic uint32_t wake_seq;   /* futex word the dispatcher waits on */
-  int sleeping;                /* the dispatcher is in its futex wait */
-  _Atomic unsigned spin_cores; /* threads that may spin at once */
-  _Atomic unsigned spinning;   /* released threads spinning to their deadline */
+  struct waiter *leader;       /* the thread timing the earliest deadline */
+  _Atomic unsigned spin_cores; /* 0: nobody spins; else the leader may */
   struct sl_recent_median handover;       /* futex wake -> thread running */
   struct sl_recent_median timer_late;     /* timed sleep's end -> awake */
   uint64_t timer_sampled_ns;   /* the last timed sleep that ran out, or try */
@@ -146,109 +146,98 @@ heap_pop (void)
   return top;
 }
 
-/* --------------------------------------------------------- dispatcher -- */
+/* ------------------------------------------------------------ leader -- */
 
-/* Signals every thread due before the dispatcher could next act (within
- * horizon_ns of now, hand-over included); with spin_slot, only the first,
- * which spins to its deadline.  Drops the lock to make the wake calls, so
- * threads can queue meanwhile. */
-static void
-release_due (uint64_t now, uint64_t horizon_ns, bool spin_slot)
+/* Under the lock, the leader leaving (already popped): every thread due
+ * before the next leader could act is released with it (woken early by
+ * the hand-over, as they arrive on time on average), and the next earliest
+ * is woken to lead.  Returns how many to wake, in due[]. */
+static size_t
+hand_on_locked (uint64_t now, uint64_t handover, uint64_t timer_late,
+                struct waiter **due)
 {
-  struct waiter *due[RELEASE_PASS_MAX];
   size_t n = 0;
-  while (d.len > 0 && n < RELEASE_PASS_MAX && d.heap[0]->deadline_ns <= now + horizon_ns
-         && !(spin_slot && n == 1))
-    due[n++] = heap_pop ();
-  if (spin_slot && n == 1) {
-    due[0]->spin = true;
-    atomic_fetch_add (&d.spinning, 1);
+  while (d.len > 0 && n < RELEASE_PASS_MAX - 1
+         && d.heap[0]->deadline_ns <= now + handover + timer_late / 2) {
+    struct waiter *o = heap_pop ();
+    o->signalled_ns = now;
+    atomic_store_explicit (&o->word, RELEASED, memory_order_release);
+    due[n++] = o;
   }
-  pthread_mutex_unlock (&d.lock);
-  for (size_t i = 0; i < n; i++) {
-    struct waiter *w = due[i];
-    w->signalled_ns = sl_clock_monotonic_ns ();
-    atomic_store_explicit (&w->released, 1, memory_order_release);
-    /* w may be gone from here on (its thread saw released): the wake of a
-     * stale address is at worst a spurious wake-up, which futexes allow */
-    futex_wake (&w->released);
+  d.leader = d.len > 0 ? d.heap[0] : NULL;
+  if (d.leader) {
+    d.leader->signalled_ns = now;
+    atomic_store_explicit (&d.leader->word, LEADING, memory_order_release);
+    due[n++] = d.leader;
   }
-  pthread_mutex_lock (&d.lock);
+  return n;
 }
 
-/* Sleeps until until_ns or a new earliest deadline; learns the timer's
- * lateness from the sleeps that ran out. */
+/* The leader times its own wake-up and leaves on it: no other thread's
+ * wake-up stands between its timer and its reply.  Called and returns with
+ * the lock held; returns when w is released or no longer leads (an
+ * earlier deadline arrived). */
 static void
-sleep_locked (uint64_t until_ns)
+lead_locked (struct waiter *w)
 {
-  uint32_t seq = atomic_load (&d.wake_seq);
-  d.sleeping = 1;
-  pthread_mutex_unlock (&d.lock);
-  futex_wait (&d.wake_seq, seq, until_ns);
-  uint64_t woke = sl_clock_monotonic_ns ();
-  pthread_mutex_lock (&d.lock);
-  d.sleeping = 0;
-  if (until_ns != UINT64_MAX && woke >= until_ns && atomic_load (&d.wake_seq) == seq) {
-    learn (&d.timer_late, woke - until_ns);
-    d.timer_sampled_ns = woke;
-  }
-}
-
-static void *
-dispatcher_main (void *unused)
-{
-  (void) unused;
-  sl_clock_prepare_thread ();
-  pthread_setname_np (pthread_self (), "sl-release");   /* as top -H shows it */
-  pthread_mutex_lock (&d.lock);
-  for (;;) {
-    if (d.len == 0) {
-      sleep_locked (UINT64_MAX);
-      continue;
-    }
+  while (atomic_load_explicit (&w->word, memory_order_acquire) == LEADING) {
+    w->signalled_ns = 0;       /* its designation's wake measures nothing here */
     uint64_t now = sl_clock_monotonic_ns ();
-    uint64_t handover = sl_recent_median_ns (&d.handover);
     uint64_t timer_late = sl_recent_median_ns (&d.timer_late);
     if (now - d.timer_sampled_ns > TIMER_RESAMPLE_NS) {
       timer_late = 0;          /* one decision untouched by the figure */
       d.timer_sampled_ns = now;
     }
-    uint64_t deadline = d.heap[0]->deadline_ns;
-    /* With a spin slot free the earliest thread is woken well ahead and
-     * spins the rest; without, early by the hand-over so that it arrives
-     * on time on average. */
-    bool spin_slot = atomic_load (&d.spinning) < atomic_load (&d.spin_cores);
-    uint64_t lead = spin_slot ? 2 * handover + SPIN_GUARD_NS : handover;
-    uint64_t signal_at = deadline > lead ? deadline - lead : 0;
-    /* The next chance to act is a timer's lateness away: a thread due
-     * sooner than half of that leaves now, early by less than it would be
-     * late. */
-    uint64_t batch = timer_late / 2;
-    if (signal_at <= now + batch) {
-      release_due (now, lead + batch, spin_slot);
-      continue;
+    bool spins = atomic_load (&d.spin_cores) > 0;
+    /* With a spin slot the timer ends well ahead and the thread spins the
+     * rest; without, the thread leaves once what is left is shorter than
+     * half a timer's lateness: early by less than it would be late. */
+    uint64_t lead = spins ? 2 * timer_late + SPIN_GUARD_NS : timer_late / 2;
+    if (w->deadline_ns <= now + lead) {
+      heap_pop ();             /* w: the leader is the earliest */
+      struct waiter *due[RELEASE_PASS_MAX];
+      size_t n = hand_on_locked (now, sl_recent_median_ns (&d.handover), timer_late, due);
+      atomic_store_explicit (&w->word, RELEASED, memory_order_release);
+      pthread_mutex_unlock (&d.lock);
+      /* a woken thread may be gone already (it saw its word): the wake of
+       * a stale address is at worst a spurious wake-up, which futexes allow */
+      for (size_t i = 0; i < n; i++)
+        futex_wake (&due[i]->word);
+      if (spins)
+        sl_clock_spin_until_ns (w->deadline_ns);
+      pthread_mutex_lock (&d.lock);
+      return;
     }
-    if (signal_at > now + timer_late)
-      sleep_locked (signal_at - timer_late);
-    else                       /* closer than the timer's lateness: split the error */
-      sleep_locked (signal_at - timer_late / 2);
+    uint64_t until = spins ? w->deadline_ns - lead
+      : w->deadline_ns > now + timer_late ? w->deadline_ns - timer_late
+      : w->deadline_ns - timer_late / 2;       /* closer than that: split the error */
+    pthread_mutex_unlock (&d.lock);
+    futex_wait (&w->word, LEADING, until);
+    uint64_t woke = sl_clock_monotonic_ns ();
+    pthread_mutex_lock (&d.lock);
+    if (woke >= until && atomic_load (&w->word) == LEADING) {
+      learn (&d.timer_late, woke - until);
+      d.timer_sampled_ns = woke;
+      /* A thread sent to measure the hand-over again that leads (one
+       * thread at a time, say after a saturated spell) is woken by nobody:
+       * its timer's wake-up, the host's now, stands in.  Else the figure
+       * learnt in the spell would stay and send every short wait out at
+       * once for good. */
+      if (w->resample) {
+        learn (&d.handover, woke - until);
+        w->resample = false;
+      }
+    }
   }
-  return NULL;
 }
 
 static void
-start_dispatcher (void)
+start_path (void)
 {
   sl_recent_median_init (&d.handover, LEARNT_WINDOW, HANDOVER_START_NS);
   sl_recent_median_init (&d.timer_late, LEARNT_WINDOW, TIMER_LATE_START_NS);
   d.timer_sampled_ns = sl_clock_monotonic_ns ();
   atomic_store (&d.handover_sampled_ns, d.timer_sampled_ns);
-  pthread_t t;
-  pthread_attr_t attr;
-  pthread_attr_init (&attr);
-  pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
-  d.started = pthread_create (&t, &attr, dispatcher_main, NULL) == 0 ? 1 : -1;
-  pthread_attr_destroy (&attr);
 }
 
 /* ------------------------------------------------------------- public -- */
@@ -257,8 +246,6 @@ void
 sl_release_set_spin_cores (unsigned cores)
 {
   atomic_store (&d.spin_cores, cores);
-  atomic_fetch_add (&d.wake_seq, 1);
-  futex_wake (&d.wake_seq);
 }
 
 static int64_t
@@ -268,12 +255,14 @@ left_against (uint64_t left_ns, uint64_t deadline_ns)
                                 : -(int64_t) (deadline_ns - left_ns);
 }
 
-/* A wait shorter than half the hand-over cannot be kept by the path: its
- * thread would leave late by more than it leaves early now, and its sleep
- * and wake-up cost the host two context switches (on a saturated host,
- * where the hand-over grows, that is most of what a request costs). */
+/* A wait shorter than half the hand-over cannot be kept by the path: a
+ * thread woken by another would leave late by more than it leaves early
+ * now, and a sleep and wake-up cost the host two context switches (on a
+ * saturated host, where the hand-over grows, that is most of what a request
+ * costs: a leader's timed sleep of a few µs, 20 µs at QD 4, cost a third of
+ * the IOPS, scripts/bench/realtime.md). */
 static bool
-leaves_at_once (uint64_t now, uint64_t deadline_ns)
+leaves_at_once (uint64_t now, uint64_t deadline_ns, bool *resample)
 {
   uint64_t handover = sl_recent_median_last_ns (&d.handover);
   if (deadline_ns - now >= handover / 2)
@@ -282,6 +271,7 @@ leaves_at_once (uint64_t now, uint64_t deadline_ns)
   if (now - sampled > HANDOVER_RESAMPLE_NS) {
     /* this one measures the path again (one thread per try) */
     atomic_store_explicit (&d.handover_sampled_ns, now, memory_order_relaxed);
+    *resample = true;
     return false;
   }
   return true;
@@ -293,44 +283,53 @@ sl_release_wait_until (uint64_t deadline_ns)
   uint64_t now = sl_clock_monotonic_ns ();
   if (now >= deadline_ns)
     return left_against (now, deadline_ns);
-  pthread_once (&d.once, start_dispatcher);
-  if (leaves_at_once (now, deadline_ns))
+  pthread_once (&d.once, start_path);
+  bool resample = false;
+  if (leaves_at_once (now, deadline_ns, &resample))
     return left_against (now, deadline_ns);
-  struct waiter w = { .deadline_ns = deadline_ns };
+  sl_clock_prepare_thread_once ();     /* a leader's timer: 1 ns slack */
+  struct waiter w = { .deadline_ns = deadline_ns, .resample = resample };
   pthread_mutex_lock (&d.lock);
-  if (d.started < 0 || heap_push (&w) == -1) {
-    /* no dispatcher: the thread times itself, as before one existed */
+  if (heap_push (&w) == -1) {
+    /* no room: the thread times itself, as before the path existed */
     pthread_mutex_unlock (&d.lock);
     sl_clock_sleep_until_ns (deadline_ns);
     return left_against (sl_clock_monotonic_ns (), deadline_ns);
   }
-  if (d.heap[0] == &w) {       /* a new earliest deadline: tell the dispatcher */
-    atomic_fetch_add (&d.wake_seq, 1);
-    if (d.sleeping)
-      futex_wake (&d.wake_seq);
+  if (d.heap[0] == &w) {       /* the earliest: it leads */
+    if (d.leader != NULL)      /* the one it replaces finds out when its timer ends */
+      atomic_store_explicit (&d.leader->word, WAITING, memory_order_release);
+    d.leader = &w;
+    atomic_store_explicit (&w.word, LEADING, memory_order_release);
+  }
+  for (;;) {
+    uint32_t word = atomic_load_explicit (&w.word, memory_order_acquire);
+    if (word == RELEASED)
+      break;
+    if (word == LEADING) {
+      lead_locked (&w);
+      continue;
+    }
+    pthread_mutex_unlock (&d.lock);
+    futex_wait (&w.word, WAITING, UINT64_MAX);
+    pthread_mutex_lock (&d.lock);
+    if (w.signalled_ns != 0) { /* woken by a leader: that took the hand-over */
+      now = sl_clock_monotonic_ns ();
+      learn (&d.handover, now - w.signalled_ns);
+      atomic_store_explicit (&d.handover_sampled_ns, now, memory_order_relaxed);
+      w.signalled_ns = 0;
+    }
   }
   pthread_mutex_unlock (&d.lock);
-  while (atomic_load_explicit (&w.released, memory_order_acquire) == 0)
-    futex_wait (&w.released, 0, UINT64_MAX);
-  now = sl_clock_monotonic_ns ();
-  learn (&d.handover, now - w.signalled_ns);
-  atomic_store_explicit (&d.handover_sampled_ns, now, memory_order_relaxed);
-  if (w.spin) {
-    now = sl_clock_spin_until_ns (deadline_ns);
-    atomic_fetch_sub (&d.spinning, 1);
-    /* the slot is free: the dispatcher may be sleeping on a later plan */
-    atomic_fetch_add (&d.wake_seq, 1);
-    futex_wake (&d.wake_seq);
-  }
-  return left_against (now, deadline_ns);
+  return left_against (sl_clock_monotonic_ns (), deadline_ns);
 }
 
 void
 sl_release_get_path (struct sl_release_path *out)
 {
-  pthread_once (&d.once, start_dispatcher);     /* the figures start with it */
-  /* as the dispatcher last took them: a request thread calls this under its
-   * engine's lock after every release, and sorting there costs the lock */
+  pthread_once (&d.once, start_path);  /* the figures start with it */
+  /* as last learnt: a request thread calls this under its engine's lock
+   * after every release, and sorting there costs the lock */
   *out = (struct sl_release_path) {
     .handover_ns = sl_recent_median_last_ns (&d.handover),
     .timer_late_ns = sl_recent_median_last_ns (&d.timer_late),

@@ -35,7 +35,7 @@ struct sl_op_stats {
  * learnt, as of the last release. */
 struct sl_release_path {
   uint64_t handover_ns;        /* futex wake -> the released thread running */
-  uint64_t timer_late_ns;      /* how late the dispatcher's timed sleeps end */
+  uint64_t timer_late_ns;      /* how late the leading thread's timed sleeps end */
   uint64_t spin_cores;
 };
 
@@ -57,7 +57,7 @@ struct sl_device_stats {
    * A lab whose releases run late measures the host, not the model. */
   struct sl_histogram release_lateness_ns;
   /* ... and how early (each release counts in both, 0 in the one it is
-   * not): the dispatcher wakes threads ahead by a learnt hand-over, and a
+   * not): the release path wakes threads ahead by a learnt hand-over, and a
    * figure learnt wrong shows here as requests leaving before the model
    * says, which a client sees as a faster device. */
   struct sl_histogram release_early_ns;
