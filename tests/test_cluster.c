@@ -1172,6 +1172,34 @@ test_busy_host_share_is_linear_in_utilisation (void **state)
   }
 }
 
+/* The host's scheduler gives a runnable thread an idle core: work booked
+ * on the pool ahead of time (a vCPU's next step, booked when its vCPU is
+ * free) leaves the time before it to work that is runnable earlier and
+ * booked after, where it fits.  One pool core: 100 us booked at 500, then
+ * 100 us runnable at 0 runs at once, 450 us runnable at 50 does not fit
+ * before 500 and runs after 600, 400 us runnable at 0 fills 100-500. */
+static void
+test_host_pool_fills_the_time_before_work_booked_ahead (void **state)
+{
+  (void) state;
+  struct cl_host_config config;
+  char why[128];
+  assert_int_equal (cl_host_preset ("tcg", &config, why, sizeof why), 0);
+  struct cl_host_config one = config;
+  one.cores = 1;
+  struct cl_cpu pool, node;
+  assert_int_equal (cl_cpu_init (&pool, &one), 0);
+  assert_int_equal (cl_cpu_init (&node, &config), 0);
+  node.pool = &pool;
+  assert_int_equal (cl_hypervisor_run (&node, 500000, 100000), 600000);
+  assert_int_equal (cl_hypervisor_run (&node, 0, 100000), 100000);
+  assert_int_equal (cl_hypervisor_run (&node, 50000, 450000), 1050000);
+  assert_int_equal (cl_hypervisor_run (&node, 0, 400000), 500000);
+  assert_int_equal (pool.busy_ns, 100000 + 100000 + 450000 + 400000);
+  cl_cpu_free (&pool);
+  cl_cpu_free (&node);
+}
+
 /* A lab device behind QEMU's NBD client sees at most device-inflight-max
  * of its I/Os at once; the rest wait before it, in order, outside its
  * latency and depth (what the lab's plugin counts).  Eight reads at once
@@ -1275,6 +1303,7 @@ main (void)
     cmocka_unit_test (test_a_message_wakes_a_sleeping_node),
     cmocka_unit_test (test_host_pool_is_shared),
     cmocka_unit_test (test_crowded_pool_wakes_cost_more),
+    cmocka_unit_test (test_host_pool_fills_the_time_before_work_booked_ahead),
     cmocka_unit_test (test_busy_pool_charges_its_share),
     cmocka_unit_test (test_busy_host_share_is_linear_in_utilisation),
     cmocka_unit_test (test_device_inflight_max_holds_the_rest_before_the_device),

@@ -446,6 +446,11 @@ cl_cpu_init (struct cl_cpu *cpu, const struct cl_host_config *config)
 void
 cl_cpu_free (struct cl_cpu *cpu)
 {
+  if (cpu->timelines)
+    for (uint32_t i = 0; i < cpu->config.cores; i++)
+      cl_timeline_free (&cpu->timelines[i]);
+  free (cpu->timelines);
+  cpu->timelines = NULL;
   free (cpu->core_free_ns);
   cpu->core_free_ns = NULL;
 }
@@ -468,15 +473,37 @@ occupy (struct cl_cpu *cpu, uint32_t core, uint64_t until_ns, uint64_t cost_ns)
   cpu->ios++;
 }
 
-/* Takes the first free core of cpu from from_ns on for cost_ns; returns
- * when it starts there. */
+/* Takes a core of the pool for cost_ns from from_ns on, where it fits
+ * first (core_timeline.h: a hole before work booked ahead, or after the
+ * last); returns when it starts there. */
 static uint64_t
-take_first_free (struct cl_cpu *cpu, uint64_t from_ns, uint64_t cost_ns)
+take_first_free (struct cl_cpu *pool, uint64_t from_ns, uint64_t cost_ns)
 {
-  uint32_t core = first_free_core (cpu);
-  uint64_t start = sl_max_u64 (from_ns, cpu->core_free_ns[core]);
-  occupy (cpu, core, start + cost_ns, cost_ns);
-  return start;
+  if (pool->timelines == NULL) {
+    pool->timelines = calloc (pool->config.cores, sizeof *pool->timelines);
+    if (pool->timelines == NULL)
+      abort ();                /* out of memory mid-run: nothing sane to do */
+  }
+  uint32_t best = 0;
+  uint64_t best_at = cl_timeline_fit (&pool->timelines[0], from_ns, cost_ns);
+  for (uint32_t i = 1; i < pool->config.cores; i++) {
+    uint64_t at = cl_timeline_fit (&pool->timelines[i], from_ns, cost_ns);
+    if (at < best_at) {
+      best = i;
+      best_at = at;
+    }
+  }
+  cl_timeline_book (&pool->timelines[best], best_at, cost_ns, pool->floor_ns);
+  occupy (pool, best, pool->timelines[best].free_ns, cost_ns);
+  return best_at;
+}
+
+/* now_ns is the engine's: nothing is booked on the pool before it again. */
+static void
+floor_at (struct cl_cpu *cpu, uint64_t now_ns)
+{
+  if (cpu->pool && now_ns > cpu->pool->floor_ns)
+    cpu->pool->floor_ns = now_ns;
 }
 
 uint64_t
@@ -534,6 +561,7 @@ run_on (struct cl_cpu *cpu, uint32_t core, uint64_t now_ns, uint64_t cost_ns)
 uint64_t
 cl_cpu_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
 {
+  floor_at (cpu, now_ns);
   return run_on (cpu, first_free_core (cpu), now_ns, cost_ns);
 }
 
@@ -563,6 +591,7 @@ cl_cpu_front_io_ns (const struct cl_cpu *cpu, enum sl_op op, bool file)
 uint64_t
 cl_cpu_front_run (struct cl_cpu *cpu, uint64_t now_ns, enum sl_op op, bool file)
 {
+  floor_at (cpu, now_ns);
   uint64_t cost_ns = cl_cpu_front_io_ns (cpu, op, file);
   uint32_t core = first_free_core (cpu);
   if (cpu->core_free_ns[core] >= now_ns) {    /* an idle core pays idle_wake_ns instead */
@@ -614,6 +643,7 @@ wake_for_message (struct cl_cpu *cpu, uint32_t core, uint64_t now_ns, uint64_t c
 uint64_t
 cl_cpu_message_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
 {
+  floor_at (cpu, now_ns);
   uint32_t core = first_free_core (cpu);
   return message_wakes (cpu, now_ns) ? wake_for_message (cpu, core, now_ns, cost_ns)
     : run_on (cpu, core, now_ns, cost_ns);
@@ -622,6 +652,7 @@ cl_cpu_message_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
 uint64_t
 cl_cpu_message_arrives (struct cl_cpu *cpu, uint64_t now_ns)
 {
+  floor_at (cpu, now_ns);
   uint32_t core = first_free_core (cpu);
   return message_wakes (cpu, now_ns) ? wake_for_message (cpu, core, now_ns, 0) : now_ns;
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "core/request.h"
+#include "core_timeline.h"
 
 /* What a step of an I/O costs by its direction: under TCG a read and a
  * write differ by tens of µs at several steps (tcg_calibrate.py). */
@@ -160,6 +161,11 @@ struct cl_cpu {
   struct cl_cpu *pool;
   /* A pool's: the guests' vCPUs it runs (every node's cores). */
   uint32_t guest_vcpus;
+  /* A pool's: per core, the work booked on it (core_timeline.h: work
+   * runnable earlier takes the hole before work booked ahead), and the
+   * engine's time, before which nothing is booked again. */
+  struct cl_core_timeline *timelines;
+  uint64_t floor_ns;
   /* The processes issuing the node's front-end I/Os (a lab's fio: one a
    * workload unit, its workers threads), 0 or 1: no switches between them;
    * the threads each runs and the I/Os each thread keeps in flight (fio's
