@@ -347,18 +347,18 @@ voluntary_switches (void)
   return u.ru_nvcsw;
 }
 
-struct overdue_leader {
+struct pinned_wait {
   cpu_set_t cpu;
   uint64_t deadline_ns;
 };
 
-/* Leads to its deadline on its own CPU. */
+/* Waits to its deadline on its own CPU. */
 static void *
-lead_on (void *arg)
+wait_pinned (void *arg)
 {
-  struct overdue_leader *o = arg;
-  sched_setaffinity (0, sizeof o->cpu, &o->cpu);
-  sl_release_wait_until (o->deadline_ns);
+  struct pinned_wait *p = arg;
+  sched_setaffinity (0, sizeof p->cpu, &p->cpu);
+  sl_release_wait_until (p->deadline_ns);
   return NULL;
 }
 
@@ -389,14 +389,14 @@ a_wait_the_path_cannot_keep_costs_no_sleep (void **state)
   sl_release_get_path (&path);
   uint64_t wait_ns = path.handover_ns / 4;
   uint64_t now = sl_clock_monotonic_ns ();
-  struct overdue_leader o = { .cpu = first, .deadline_ns = now + 1000000u };
+  struct pinned_wait o = { .cpu = first, .deadline_ns = now + 1000000u };
   /* the leader waits (its timer set) before its CPU is taken, from before
    * its timer ends until after the window */
   struct hog hog = { .from_ns = o.deadline_ns - 400000u,
                      .until_ns = o.deadline_ns + 100000u + WINDOW_NS + 500000u,
                      .cpu = cpu_first };
   pthread_t leader, hogger;
-  pthread_create (&leader, NULL, lead_on, &o);
+  pthread_create (&leader, NULL, wait_pinned, &o);
   struct timespec settle = { 0, 100000 };
   nanosleep (&settle, NULL);
   pthread_create (&hogger, NULL, hog_cpu, &hog);
@@ -445,20 +445,6 @@ hog_waiter_cpu (void *arg)
                      .cpu = h->cpu };
   hog_cpu (&hog);
   h->ran = hog.ran;
-  return NULL;
-}
-
-struct pinned_wait {
-  cpu_set_t cpu;
-  uint64_t deadline_ns;
-};
-
-static void *
-wait_pinned (void *arg)
-{
-  struct pinned_wait *p = arg;
-  sched_setaffinity (0, sizeof p->cpu, &p->cpu);
-  sl_release_wait_until (p->deadline_ns);
   return NULL;
 }
 

@@ -60,8 +60,7 @@ sl_clock_sleep_until_ns (uint64_t deadline_ns)
   uint64_t now = sl_clock_monotonic_ns ();
   if (now >= deadline_ns)
     return;
-  if (!thread_prepared)
-    sl_clock_prepare_thread ();
+  sl_clock_prepare_thread_once ();
 
   uint64_t margin = spin_margin_ns ();
   if (deadline_ns - now > margin) {
