@@ -292,6 +292,17 @@ first_and_last_cpu (cpu_set_t *all, int *cpu_first, cpu_set_t *first, int *cpu_l
   CPU_SET (*cpu_last, last);
 }
 
+/* The median of n waits' early leaving (sorts them). */
+static int64_t
+median_early_ns (int64_t *early_ns, int n)
+{
+  for (int i = 1; i < n; i++)          /* insertion sort */
+    for (int j = i; j > 0 && early_ns[j - 1] > early_ns[j]; j--) {
+      int64_t x = early_ns[j]; early_ns[j] = early_ns[j - 1]; early_ns[j - 1] = x;
+    }
+  return n ? early_ns[n / 2] : 0;
+}
+
 /* At 1 outstanding with a 100 µs model and the transport's 45 µs taken
  * off, each wait is some 55 µs, one after another.  A moving average of
  * the timer's lateness that late wake-ups had raised above twice that
@@ -323,16 +334,12 @@ short_waits_after_a_late_timer_do_not_leave_early (void **state)
     sl_release_wait_until (deadline);
     early_ns[i] = (int64_t) deadline - (int64_t) sl_clock_monotonic_ns ();
   }
-  for (int i = 1; i < WAITS; i++)      /* insertion sort */
-    for (int j = i; j > 0 && early_ns[j - 1] > early_ns[j]; j--) {
-      int64_t x = early_ns[j]; early_ns[j] = early_ns[j - 1]; early_ns[j - 1] = x;
-    }
   /* Early by at most the hand-over (a few µs) plus half the timer's
    * lateness (10-ish) on the median; released at once, it was 50. */
-  int64_t median_early_ns = early_ns[WAITS / 2];
-  if (median_early_ns > 25000) {
+  int64_t median_ns = median_early_ns (early_ns, WAITS);
+  if (median_ns > 25000) {
     print_error ("the median wait of %d µs left %lld ns early\n", WAIT_NS / 1000,
-                 (long long) median_early_ns);
+                 (long long) median_ns);
     fail ();
   }
 }
@@ -488,16 +495,6 @@ wait_in_a_row (void *arg)
       t->early_ns[t->judged++] = (int64_t) deadline - (int64_t) sl_clock_monotonic_ns ();
   }
   return NULL;
-}
-
-static int64_t
-median_early_ns (int64_t *early_ns, int n)
-{
-  for (int i = 1; i < n; i++)          /* insertion sort */
-    for (int j = i; j > 0 && early_ns[j - 1] > early_ns[j]; j--) {
-      int64_t x = early_ns[j]; early_ns[j] = early_ns[j - 1]; early_ns[j - 1] = x;
-    }
-  return n ? early_ns[n / 2] : 0;
 }
 
 /* Teaches the path a hand-over of some 600 µs (LATE_WAKES late ones); true

@@ -52,8 +52,6 @@ cl_timeline_book (struct cl_core_timeline *t, uint64_t start_ns, uint64_t cost_n
   memmove (t->spans + at + 1, t->spans + at, (t->count - at) * sizeof *t->spans);
   t->spans[at] = (struct cl_span) { start_ns, start_ns + cost_ns };
   t->count++;
-  if (start_ns + cost_ns > t->free_ns)
-    t->free_ns = start_ns + cost_ns;
 }
 
 void

@@ -21,7 +21,6 @@ struct cl_span {
 struct cl_core_timeline {
   struct cl_span *spans;       /* sorted, apart; those ended by the floor go */
   uint32_t count, room;
-  uint64_t free_ns;            /* the end of the last span (0: none yet) */
 };
 
 /* When work of cost_ns runnable from from_ns first fits: in a hole

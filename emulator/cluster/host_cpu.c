@@ -477,7 +477,7 @@ occupy (struct cl_cpu *cpu, uint32_t core, uint64_t until_ns, uint64_t cost_ns)
  * first (core_timeline.h: a hole before work booked ahead, or after the
  * last); returns when it starts there. */
 static uint64_t
-take_first_free (struct cl_cpu *pool, uint64_t from_ns, uint64_t cost_ns)
+take_first_fit (struct cl_cpu *pool, uint64_t from_ns, uint64_t cost_ns)
 {
   if (pool->timelines == NULL) {
     pool->timelines = calloc (pool->config.cores, sizeof *pool->timelines);
@@ -494,7 +494,8 @@ take_first_free (struct cl_cpu *pool, uint64_t from_ns, uint64_t cost_ns)
     }
   }
   cl_timeline_book (&pool->timelines[best], best_at, cost_ns, pool->floor_ns);
-  occupy (pool, best, pool->timelines[best].free_ns, cost_ns);
+  pool->busy_ns += cost_ns;
+  pool->ios++;
   return best_at;
 }
 
@@ -552,7 +553,7 @@ run_on (struct cl_cpu *cpu, uint32_t core, uint64_t now_ns, uint64_t cost_ns)
   uint64_t start = sl_max_u64 (now_ns, cpu->core_free_ns[core]);
   if (cpu->pool) {                     /* a guest's vCPU runs only while the host gives it a core */
     cost_ns = (uint64_t) ((double) cost_ns * cl_busy_host_share (cpu, start));
-    start = take_first_free (cpu->pool, start, cost_ns);
+    start = take_first_fit (cpu->pool, start, cost_ns);
   }
   occupy (cpu, core, start + cost_ns, cost_ns);
   return start + cost_ns;
@@ -609,7 +610,7 @@ cl_hypervisor_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
     return now_ns;
   if (cpu->pool == NULL)
     return now_ns + cost_ns;           /* threads of its own beside the node's cores */
-  return take_first_free (cpu->pool, now_ns, cost_ns) + cost_ns;
+  return take_first_fit (cpu->pool, now_ns, cost_ns) + cost_ns;
 }
 
 bool

@@ -148,7 +148,8 @@ const char *cl_host_cost_keys (char *buf, size_t buf_bytes);
 
 struct cl_cpu {
   struct cl_host_config config;
-  uint64_t *core_free_ns;              /* per core: when it is free again */
+  uint64_t *core_free_ns;              /* per core: when it is free again (a
+                                        * node's; a pool keeps timelines) */
   uint64_t busy_ns;                    /* summed over cores */
   uint64_t ios;
   /* A pool's recent utilisation: the share of its cores' time booked in
