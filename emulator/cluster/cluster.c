@@ -406,6 +406,7 @@ write_hosts (const struct cluster *c, uint64_t now_ns, FILE *out)
              ", \"idle_wake_ns\": %" PRIu64 ", \"idle_message_ns\": %" PRIu64
              ", \"hypervisor_idle_message_ns\": %" PRIu64 ", \"hypervisor_per_device_io_ns\": %" PRIu64
              ", \"hypervisor_per_untimed_io_ns\": %" PRIu64 ", \"hypervisor_idle_device_io_ns\": %" PRIu64
+             ", \"hypervisor_idle_untimed_io_ns\": %" PRIu64
              ", \"hypervisor_per_message_ns\": %" PRIu64 ", \"device_release_ns\": %" PRIu64
              ", \"process_switch_ns\": %" PRIu64
              ", \"thread_wake_ns\": %" PRIu64 ", \"batch_ios_max\": %.2f"
@@ -420,9 +421,10 @@ write_hosts (const struct cluster *c, uint64_t now_ns, FILE *out)
              h->per_hop_io.write_ns, h->per_remote_io.read_ns, h->per_remote_io.write_ns,
              h->idle_wake_ns, h->idle_message_ns, h->hypervisor_idle_message_ns,
              h->hypervisor_per_device_io_ns, h->hypervisor_per_untimed_io_ns,
-             h->hypervisor_idle_device_io_ns, h->hypervisor_per_message_ns, h->device_release_ns,
+             h->hypervisor_idle_device_io_ns, h->hypervisor_idle_untimed_io_ns,
+             h->hypervisor_per_message_ns, h->device_release_ns,
              h->process_switch_ns,
-             h->thread_wake_ns, h->batch_ios_max, cl_crowded_wake_ns (cpu), h->busy_host_share,
+             h->thread_wake_ns, h->batch_ios_max, h->crowded_wake_ns, h->busy_host_share,
              h->calibrated_utilisation, h->device_inflight_max,
              h->cpu_time_scale > 0 ? h->cpu_time_scale : 1.0, cpu->processes, cpu->threads, cpu->worker_depth);
     fprintf (out, ", \"ios\": %" PRIu64 ", \"busy_ns\": %" PRIu64

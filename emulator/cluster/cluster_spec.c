@@ -273,10 +273,8 @@ st_node (struct spec *s, char **w, unsigned n)
   node->cpu.processes = processes;
   node->cpu.threads = threads;
   node->cpu.worker_depth = worker_depth;
-  if (c->has_pool) {
-    node->cpu.pool = &c->pool;
-    c->pool.guest_vcpus += host.cores;
-  }
+  if (c->has_pool)
+    cl_cpu_join_pool (&node->cpu, &c->pool);
   return 0;
 }
 

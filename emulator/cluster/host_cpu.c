@@ -96,7 +96,7 @@
  *                193-209 (112-119): 232-326 µs more an I/O, vCPU and
  *                hypervisor together, with two vCPUs a core, one beyond
  *                one; the median, 303 µs, is charged to a vCPU's wake-up
- *                for each vCPU a core runs beyond one (beyond two not
+ *                for each busy vCPU a core runs beyond one (beyond two not
  *                measured).  Guests taking turns on a core evict each
  *                other's caches (TCG's translated code, QEMU's software
  *                TLB), so a vCPU that slept comes back cold.  Busy vCPUs
@@ -124,10 +124,11 @@
  *                calibrate-tcg.toml's timed disk): 0 here, a host file
  *                from tcg_calibrate.py --host-file carries it.  Nor what
  *                the hypervisor spends on an untimed disk's I/O apart from
- *                a timed disk's, or more on a timed reply that finds its
- *                guest asleep (measured since 2026-12-07: the bare and
- *                timed disks at 1 and 8 outstanding): the timed figure,
- *                and none more, here.
+ *                a timed disk's, or more on a reply that finds its guest
+ *                asleep (measured since 2026-12-07: the bare and timed
+ *                disks at 1 and 8 outstanding; the untimed one since
+ *                2026-12-07 evening): the timed figure, and none more,
+ *                here.
  *                Every figure above is a partly idle host's: tcg_calibrate.py
  *                runs one guest, and the bare and ext4 runs at 8
  *                outstanding kept 0.65-0.72 of the host's two cores busy
@@ -355,6 +356,7 @@ static const struct cl_host_cost host_costs[] = {
   { "hypervisor-per-device-io-us", { COST (hypervisor_per_device_io_ns) }, 1 },
   { "hypervisor-per-untimed-io-us", { COST (hypervisor_per_untimed_io_ns) }, 1 },
   { "hypervisor-idle-device-io-us", { COST (hypervisor_idle_device_io_ns) }, 1 },
+  { "hypervisor-idle-untimed-io-us", { COST (hypervisor_idle_untimed_io_ns) }, 1 },
   { "hypervisor-per-message-us", { COST (hypervisor_per_message_ns) }, 1 },
   { "device-release-us", { COST (device_release_ns) }, 1 },
   { "process-switch-us", { COST (process_switch_ns) }, 1 },
@@ -451,6 +453,8 @@ cl_cpu_free (struct cl_cpu *cpu)
       cl_timeline_free (&cpu->timelines[i]);
   free (cpu->timelines);
   cpu->timelines = NULL;
+  free (cpu->members);
+  cpu->members = NULL;
   free (cpu->core_free_ns);
   cpu->core_free_ns = NULL;
 }
@@ -507,28 +511,53 @@ floor_at (struct cl_cpu *cpu, uint64_t now_ns)
     cpu->pool->floor_ns = now_ns;
 }
 
-uint64_t
-cl_crowded_wake_ns (const struct cl_cpu *cpu)
+void
+cl_cpu_join_pool (struct cl_cpu *cpu, struct cl_cpu *pool)
 {
-  if (cpu->pool == NULL || cpu->pool->guest_vcpus <= cpu->pool->config.cores)
-    return 0;
-  double beyond = (double) cpu->pool->guest_vcpus / cpu->pool->config.cores - 1.0;
-  return (uint64_t) ((double) cpu->config.crowded_wake_ns * beyond);
+  struct cl_cpu **members = realloc (pool->members, (pool->member_count + 1) * sizeof *members);
+  if (members == NULL)
+    abort ();                  /* out of memory building a model: nothing sane to do */
+  pool->members = members;
+  pool->members[pool->member_count++] = cpu;
+  pool->guest_vcpus += cpu->config.cores;
+  pool->busy_vcpus = pool->guest_vcpus;
+  cpu->pool = pool;
 }
 
-/* The pool's utilisation over its last whole window before now_ns (work
- * is booked when it is handed out, so a window holds what was booked in
- * it; at a point's time scale the difference is nil). */
-static double
-pool_utilisation (struct cl_cpu *pool, uint64_t now_ns)
+/* The pool's last whole window before now_ns, taken when one has ended
+ * (work is booked when it is handed out, so a window holds what was
+ * booked in it; at a point's time scale the difference is nil): the share
+ * of its cores' time booked, and the vCPUs of the guests busy in it. */
+static void
+pool_window (struct cl_cpu *pool, uint64_t now_ns)
 {
-  if (now_ns >= pool->window_start_ns + CL_POOL_WINDOW_NS) {
-    double capacity_ns = (double) (now_ns - pool->window_start_ns) * pool->config.cores;
-    pool->recent_utilisation = (double) (pool->busy_ns - pool->window_start_busy_ns) / capacity_ns;
-    pool->window_start_ns = now_ns;
-    pool->window_start_busy_ns = pool->busy_ns;
+  if (now_ns < pool->window_start_ns + CL_POOL_WINDOW_NS)
+    return;
+  double window_ns = (double) (now_ns - pool->window_start_ns);
+  pool->recent_utilisation = (double) (pool->busy_ns - pool->window_start_busy_ns)
+    / (window_ns * pool->config.cores);
+  pool->busy_vcpus = 0;
+  for (uint32_t i = 0; i < pool->member_count; i++) {
+    struct cl_cpu *m = pool->members[i];
+    double share = (double) (m->busy_ns - m->window_start_busy_ns) / (window_ns * m->config.cores);
+    if (share >= CL_GUEST_BUSY_SHARE_MIN)
+      pool->busy_vcpus += m->config.cores;
+    m->window_start_busy_ns = m->busy_ns;
   }
-  return pool->recent_utilisation < 1.0 ? pool->recent_utilisation : 1.0;
+  pool->window_start_ns = now_ns;
+  pool->window_start_busy_ns = pool->busy_ns;
+}
+
+uint64_t
+cl_crowded_wake_ns (struct cl_cpu *cpu, uint64_t now_ns)
+{
+  if (cpu->pool == NULL)
+    return 0;
+  pool_window (cpu->pool, now_ns);
+  if (cpu->pool->busy_vcpus <= cpu->pool->config.cores)
+    return 0;
+  double beyond = (double) cpu->pool->busy_vcpus / cpu->pool->config.cores - 1.0;
+  return (uint64_t) ((double) cpu->config.crowded_wake_ns * beyond);
 }
 
 double
@@ -537,7 +566,8 @@ cl_busy_host_share (struct cl_cpu *cpu, uint64_t now_ns)
   const struct cl_host_config *h = &cpu->config;
   if (cpu->pool == NULL || h->busy_host_share == 1.0 || h->calibrated_utilisation >= 1.0)
     return 1.0;
-  double u = pool_utilisation (cpu->pool, now_ns);
+  pool_window (cpu->pool, now_ns);
+  double u = cpu->pool->recent_utilisation < 1.0 ? cpu->pool->recent_utilisation : 1.0;
   if (u <= h->calibrated_utilisation)
     return 1.0;
   return 1.0 - (1.0 - h->busy_host_share) * (u - h->calibrated_utilisation)
@@ -549,7 +579,7 @@ static uint64_t
 run_on (struct cl_cpu *cpu, uint32_t core, uint64_t now_ns, uint64_t cost_ns)
 {
   if (cpu->core_free_ns[core] < now_ns)
-    cost_ns += cpu->config.idle_wake_ns + cl_crowded_wake_ns (cpu);
+    cost_ns += cpu->config.idle_wake_ns + cl_crowded_wake_ns (cpu, now_ns);
   uint64_t start = sl_max_u64 (now_ns, cpu->core_free_ns[core]);
   if (cpu->pool) {                     /* a guest's vCPU runs only while the host gives it a core */
     cost_ns = (uint64_t) ((double) cost_ns * cl_busy_host_share (cpu, start));
@@ -611,6 +641,14 @@ cl_hypervisor_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns)
   if (cpu->pool == NULL)
     return now_ns + cost_ns;           /* threads of its own beside the node's cores */
   return take_first_fit (cpu->pool, now_ns, cost_ns) + cost_ns;
+}
+
+void
+cl_hypervisor_idle_reply (struct cl_cpu *cpu, uint64_t released_ns, uint64_t cost_ns)
+{
+  if (cost_ns == 0 || released_ns < cpu->idle_reply_until_ns || !cl_cpu_asleep (cpu, released_ns))
+    return;
+  cpu->idle_reply_until_ns = cl_hypervisor_run (cpu, released_ns, cost_ns);
 }
 
 bool

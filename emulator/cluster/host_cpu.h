@@ -51,14 +51,15 @@ struct cl_host_config {
   /* QEMU's I/O thread and the device's server (a lab's nbdkit) per device
    * I/O, by what the server does for a request: hold its reply for the
    * model's time (the plugins' timed release: a futex hand-over more), or
-   * reply at once (timing=off, sl_model_is_untimed).  And what a timed
-   * reply costs them more where it finds the guest asleep (every core
-   * idle): taken alone, not with others that came while they were at work.
-   * That is load on the host's cores, not time on the reply's way: it
-   * overlaps the guest's own wake-up (tcg_calibrate.py). */
+   * reply at once (timing=off, sl_model_is_untimed).  And what a reply
+   * costs them more where it finds the guest asleep (every core idle),
+   * timed and untimed: taken alone, not with others that came while they
+   * were at work.  That is load on the host's cores, not time on the
+   * reply's way: it overlaps the guest's own wake-up (tcg_calibrate.py). */
   uint64_t hypervisor_per_device_io_ns;
   uint64_t hypervisor_per_untimed_io_ns;
   uint64_t hypervisor_idle_device_io_ns;
+  uint64_t hypervisor_idle_untimed_io_ns;
   uint64_t hypervisor_per_message_ns;
   /* A device's reply leaves its server this long after the model completes
    * it: a lab's release path (the plugin's timer and the wake of the
@@ -152,6 +153,10 @@ struct cl_cpu {
                                         * node's; a pool keeps timelines) */
   uint64_t busy_ns;                    /* summed over cores */
   uint64_t ios;
+  /* The node's hypervisor threads, woken by a device's reply to its
+   * sleeping guest, are at work on it until then: replies ready before
+   * that are taken in the same wake-up (cl_hypervisor_idle_reply). */
+  uint64_t idle_reply_until_ns;
   /* A pool's recent utilisation: the share of its cores' time booked in
    * the last whole window of CL_POOL_WINDOW_NS (busy_ns at its start). */
   uint64_t window_start_ns;
@@ -160,8 +165,14 @@ struct cl_cpu {
   /* The physical cores a node's own run on, shared with other nodes (the
    * lab's guests on one host), or NULL: its cores are its own. */
   struct cl_cpu *pool;
-  /* A pool's: the guests' vCPUs it runs (every node's cores). */
+  /* A pool's: the guests' vCPUs it runs (every node's cores), the nodes
+   * (cl_cpu_join_pool), and the vCPUs of those busy over its last whole
+   * window (CL_GUEST_BUSY_SHARE_MIN; every one before the first ends).
+   * A node's window_start_busy_ns marks its busy_ns at the window's start. */
   uint32_t guest_vcpus;
+  struct cl_cpu **members;
+  uint32_t member_count;
+  uint32_t busy_vcpus;
   /* A pool's: per core, the work booked on it (core_timeline.h: work
    * runnable earlier takes the hole before work booked ahead), and the
    * engine's time, before which nothing is booked again. */
@@ -193,10 +204,12 @@ uint64_t cl_cpu_front_io_ns (const struct cl_cpu *cpu, enum sl_op op, bool file)
  * that is busy, so not woken from idle, still wakes the I/O's thread);
  * returns when done. */
 uint64_t cl_cpu_front_run (struct cl_cpu *cpu, uint64_t now_ns, enum sl_op op, bool file);
-/* What a wake-up of the node's vCPU costs more on its pool: crowded_wake_ns
- * for each guest vCPU a pool core runs beyond one (0 without a pool, or
- * with a core a vCPU). */
-uint64_t cl_crowded_wake_ns (const struct cl_cpu *cpu);
+/* The node's cores run on the pool's (a lab's guest on its host). */
+void cl_cpu_join_pool (struct cl_cpu *cpu, struct cl_cpu *pool);
+/* What a wake-up of the node's vCPU at now_ns costs more on its pool:
+ * crowded_wake_ns for each busy guest vCPU a pool core runs beyond one (0
+ * without a pool, or with a core a busy vCPU). */
+uint64_t cl_crowded_wake_ns (struct cl_cpu *cpu, uint64_t now_ns);
 /* The share of its figures a guest's work that starts at now_ns on the
  * node's pool costs (1 without a pool): linear in the pool's recent
  * utilisation, 1 at calibrated_utilisation or less, busy_host_share with
@@ -205,9 +218,24 @@ double cl_busy_host_share (struct cl_cpu *cpu, uint64_t now_ns);
 /* The pool's utilisation windows: long enough to hold many I/Os of a TCG
  * guest (hundreds of µs each), short against a sweep point's seconds. */
 #define CL_POOL_WINDOW_NS 20000000ULL
+/* A guest crowds its host's cores when its vCPUs were busy at least this
+ * share of the last window: an idle TCG guest's vCPU takes 0.5-1 % of a
+ * core (tcg_crowding.py), a replica holder's under another node's 450
+ * writes a second 27 %, a guest driving I/O at 1 outstanding half or more
+ * (cluster_validation.md).  The crowding was measured with guests driving
+ * I/O beside idle ones, which did not count. */
+#define CL_GUEST_BUSY_SHARE_MIN 0.05
 /* The hypervisor's work for a node (cost_ns from now on): on the first
  * free core of the pool, or beside the node's cores without one. */
 uint64_t cl_hypervisor_run (struct cl_cpu *cpu, uint64_t now_ns, uint64_t cost_ns);
+/* A device's reply released to the node at released_ns: where it finds
+ * the guest asleep and the hypervisor's threads not already woken by
+ * another reply, they take it alone, cost_ns more on the pool (load, not
+ * delay: it overlaps the guest's own wake-up).  A mirrored write's two
+ * replies that come together cost one wake-up: md RAID-1's at 1
+ * outstanding cost QEMU's threads and nbdkit 16 µs an I/O more than at 8,
+ * a single disk's 53-64 (tcg_calibrate.py's raid1 and bare, 2026-12-07). */
+void cl_hypervisor_idle_reply (struct cl_cpu *cpu, uint64_t released_ns, uint64_t cost_ns);
 /* Whether every core of the node is idle at now_ns (its guest asleep). */
 bool cl_cpu_asleep (const struct cl_cpu *cpu, uint64_t now_ns);
 /* A network message reaches the node at now_ns and takes cost_ns of its

@@ -67,8 +67,8 @@ request_done (struct sl_engine *e, struct sl_request *r)
   r->model_next = d->free_requests;
   d->free_requests = r;
   uint64_t released_ns = sl_engine_now_ns (e) + d->release_ns;
-  if (d->idle_hypervisor_ns && cl_cpu_asleep (d->cpu, released_ns))
-    (void) cl_hypervisor_run (d->cpu, released_ns, d->idle_hypervisor_ns);  /* load, not delay */
+  if (d->cpu)
+    cl_hypervisor_idle_reply (d->cpu, released_ns, d->idle_hypervisor_ns);
   cl_io_complete_released (io, d->release_ns);
 }
 
@@ -262,14 +262,16 @@ cl_device_new (struct cluster *c, const char *node, const char *name, struct sl_
   if (sender >= 0) {
     struct cl_cpu *cpu = &c->node[sender].cpu;
     /* a server that replies at once has no release path: none of its
-     * cost, no lateness, and its reply comes before the guest sleeps */
+     * cost and no lateness; a reply that finds the guest asleep costs
+     * QEMU's threads more either way (each request taken alone) */
     bool untimed = sl_model_is_untimed (model);
     cl_target_pays (t, cpu, cpu->config.per_device_io,
                     untimed ? cpu->config.hypervisor_per_untimed_io_ns
                     : cpu->config.hypervisor_per_device_io_ns);
     d->release_ns = untimed ? 0 : cpu->config.device_release_ns;
     d->cpu = cpu;
-    d->idle_hypervisor_ns = untimed ? 0 : cpu->config.hypervisor_idle_device_io_ns;
+    d->idle_hypervisor_ns = untimed ? cpu->config.hypervisor_idle_untimed_io_ns
+      : cpu->config.hypervisor_idle_device_io_ns;
     t->inflight_max = (uint32_t) cpu->config.device_inflight_max;
   }
   return t;

@@ -103,6 +103,10 @@ the vCPU is busy throughout, so each I/O's cost is its own:
                      nbdkit more when it finds the guest asleep, taken
                      alone: timed qd1 - timed qd8 (0 where timed was not
                      measured)
+  hypervisor_idle_untimed_io_ns  the same for a disk that replies at once:
+                     bare qd1 - bare qd8 (QEMU's I/O thread and nbdkit
+                     take each request alone, where at 8 they take several
+                     a wake-up)
   device_release_ns  how late a timed device's reply leaves past its
                      model's completion (its release path's timer and
                      thread wake-up; the stats' release lateness), the
@@ -442,9 +446,9 @@ def figures(runs):
     timed = all(("timed", op, d) in runs for op in OPS for d in DEPTHS)
     hypervisor_timed = hypervisor_per_device("timed") if timed else hypervisor_device
 
-    def hypervisor_idle_device(op):
-        return (runs["timed", op, 1].hypervisor_per_device_io_us()
-                - runs["timed", op, 8].hypervisor_per_device_io_us())
+    def hypervisor_idle_device(name, op):
+        return (runs[name, op, 1].hypervisor_per_device_io_us()
+                - runs[name, op, 8].hypervisor_per_device_io_us())
     lateness = [runs["timed", op, d].release_late_us for op in OPS for d in DEPTHS] if timed else []
     lateness = [late for late in lateness if late is not None]
 
@@ -470,7 +474,8 @@ def figures(runs):
     # (the wake-up; on the initiator also its fio thread's wake, which the
     # protocol's worker does on the core the reply woke), is a message's
     # taken alone; QEMU's threads' more, less the target's device I/O's own
-    # more (the bare disk's at 1 against 8), over the hop's two messages.
+    # more (the bare disk's at 1 against 8: hypervisor_idle_untimed_io_ns,
+    # charged on its own), over the hop's two messages.
     batching = switch_batching(*switch_costs([runs]))
     thread_wake = batching[1] * (1 - 1 / batching[0]) if batching else 0.0
 
@@ -481,8 +486,7 @@ def figures(runs):
 
     def hypervisor_idle_message(op):
         hop = runs["nvme", op, 1].host_us - runs["nvme", op, 8].host_us
-        disk = runs["bare", op, 1].host_us - runs["bare", op, 8].host_us
-        return (hop - disk) / 2
+        return (hop - hypervisor_idle_device("bare", op)) / 2
 
     busy = busy_host_ratios(runs, depths=(8,))
     return {
@@ -504,7 +508,9 @@ def figures(runs):
         "hypervisor_idle_message_ns": mean(hypervisor_idle_message),
         "hypervisor_per_device_io_ns": hypervisor_timed,
         "hypervisor_per_untimed_io_ns": hypervisor_device,
-        "hypervisor_idle_device_io_ns": mean(hypervisor_idle_device) if timed else 0.0,
+        "hypervisor_idle_device_io_ns": mean(lambda op: hypervisor_idle_device("timed", op))
+        if timed else 0.0,
+        "hypervisor_idle_untimed_io_ns": mean(lambda op: hypervisor_idle_device("bare", op)),
         "device_release_ns": sum(lateness) / len(lateness) if lateness else 0.0,
         "hypervisor_per_message_ns": mean(per_message),
         # at 1 outstanding, where each I/O wakes its process on its own (at 8,
