@@ -19,9 +19,10 @@ for a request to wait for) and runs fio (4 KiB random, libaio, O_DIRECT,
   nvme     node2's disk imported over NVMe/TCP (nvmet in node2's kernel)
   nvme-lv  the same over an LVM logical volume of node2's (a replica
            holder's copy, as replica-export.sh makes it)
-  replica  a replica leg as profile-replicas builds it: ext4 on an md
-           RAID-1 (internal write-intent bitmap) over node1's disk and
-           node2's LV over NVMe/TCP; node2's vCPU per write against
+  replica  a replica leg as profile-replicas builds it (replica-mirror.sh):
+           ext4 on an md RAID-1 (internal write-intent bitmap) over an LV
+           on node1's disk and node2's LV over NVMe/TCP, the remote leg
+           write-mostly (reads stay local); node2's vCPU per write against
            nvme-lv's is what the leg costs its holder beyond a bare
            import (printed, not a preset figure)
   timed    a disk that waits for its model's time (the hdd plugin at a
@@ -187,6 +188,12 @@ LAB = "calibrate-tcg"
 LIB = ". /usr/lib/storlab/profiles/lib.sh; . /usr/lib/storlab/profiles/nvme.sh; "
 NQN = "nqn.2024-01.org.storlab:calibrate-tcg:disk0"
 NQN_LEG = "nqn.2024-01.org.storlab:calibrate-tcg:leg"
+# node1's own copy for replica: an LV on its disk1, as replica-mirror.sh's
+# local leg is (new_lv: zeroed, no stripes on a plain disk)
+LOCAL_LEG = ("d=$(disk_by_serial disk1) && run pvcreate -ff -y $d && run vgcreate calrep $d"
+             " && run lvcreate -y -Wy -Zy -n leg -L 128m calrep")
+LOCAL_LEG_DOWN = ("vgremove -ff -y calrep >/dev/null 2>&1; d=$(disk_by_serial disk1);"
+                  " pvremove -ff -y $d >/dev/null 2>&1; wipefs -a -q $d")
 # node2's copy for nvme-lv and replica: an LV on its disk1, exported
 LEG_EXPORT = ("d=$(disk_by_serial disk1); vgs calleg >/dev/null 2>&1 || { run pvcreate -ff -y $d"
               " && run vgcreate calleg $d; } && { lvs calleg/leg >/dev/null 2>&1 ||"
@@ -254,14 +261,14 @@ MECHANISMS = {
     "busy-ext4": EXT4,
     "nvme": (f"nvme_connect {NQN} {{addr}}", nvme_down(NQN)),
     "nvme-lv": (f"nvme_connect {NQN_LEG} {{addr}}", nvme_down(NQN_LEG)),
-    "replica": (f"ns=$(nvme_connect {NQN_LEG} {{addr}} | tail -n 1) && mdadm --create /dev/md92"
-                " --run --quiet --metadata=1.2 --level=1 --raid-devices=2 --bitmap=internal"
-                " --assume-clean $(disk_by_serial disk1) $ns >/dev/null 2>&1 && mkfs.ext4 -q -F"
-                " /dev/md92 && mkdir -p /mnt/calrep && mount /dev/md92 /mnt/calrep"
-                " && echo /mnt/calrep/file",
+    "replica": (f"{LOCAL_LEG} && ns=$(nvme_connect {NQN_LEG} {{addr}} | tail -n 1) && mdadm"
+                " --create /dev/md92 --run --quiet --metadata=1.2 --level=1 --raid-devices=2"
+                " --bitmap=internal --assume-clean /dev/calrep/leg --write-mostly $ns"
+                " >/dev/null 2>&1 && mkfs.ext4 -q -F /dev/md92 && mkdir -p /mnt/calrep"
+                " && mount /dev/md92 /mnt/calrep && echo /mnt/calrep/file",
                 f"umount /mnt/calrep; mdadm --stop /dev/md92 >/dev/null 2>&1; mdadm"
-                f" --zero-superblock $(disk_by_serial disk1) $(nvme_namespace_of {NQN_LEG})"
-                f" >/dev/null 2>&1; {nvme_down(NQN_LEG)}"),
+                f" --zero-superblock /dev/calrep/leg $(nvme_namespace_of {NQN_LEG})"
+                f" >/dev/null 2>&1; {nvme_down(NQN_LEG)}; {LOCAL_LEG_DOWN}"),
     "threads2": ("disk_by_serial disk0", ""),
     "processes2": ("disk_by_serial disk0", ""),
     "threads64": ("disk_by_serial disk0", ""),

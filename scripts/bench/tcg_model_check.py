@@ -20,9 +20,9 @@ udp link):
          per-md-io-us a request)
   nvme-lv   the same, node2's copy an LV (its remap charged there), as a
          replica holder exports its copy (replica-export.sh)
-  replica   a file of ext4 on md RAID-1 over node1's disk and that LV of
-         node2's, as profile-replicas' primary writes its share (the
-         model's replica puts an LV on node1's disk too: 6 µs or so more)
+  replica   a file of ext4 on md RAID-1 over an LV on node1's disk and
+         that LV of node2's (write-mostly: reads stay local), as
+         profile-replicas' primary writes its share
   timed, raid, ssd   node1's volume on its disk that waits 100 µs, on its
          RAID LUN, on its SSD (calibrate-tcg.toml's, as the lab has them):
          what the hypervisor spends a device I/O where replies come slowly
