@@ -26,10 +26,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 from storlab_cli.errors import UserError  # noqa: E402
-from storlab_cli.schema import sim_host_file  # noqa: E402
 
 import tcg_crowding  # noqa: E402
-from tcg_model_check import RUNTIME_S, RAMP_S, run_cluster  # noqa: E402
+from tcg_model_check import RUNTIME_S, RAMP_S, load_inputs, run_cluster  # noqa: E402
 
 SIZE_MIB = 64              # gated_fio.FioJob's size: what each guest's fio covers
 
@@ -82,22 +81,19 @@ def lab_rows(doc):
             for key, rows in by_key.items()}
 
 
+def load(path):
+    """The runs' rows (lab_rows) and the host's cores they ran on."""
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    return lab_rows(doc), int(doc["cores"])
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__.strip().splitlines()[-1])
     crowding, host_file = sys.argv[1:]
-    try:
-        with open(crowding, encoding="utf-8") as f:
-            doc = json.load(f)
-        lab = lab_rows(doc)
-        cores = int(doc["cores"])
-        preset, words = sim_host_file.load(host_file)
-    except OSError as e:
-        sys.exit(f"tcg_crowding_check: {crowding}: cannot read ({e.strerror})")
-    except (ValueError, KeyError, TypeError) as e:
-        sys.exit(f"tcg_crowding_check: {crowding}: not a tcg_crowding.py --out file ({e})")
-    except UserError as e:
-        sys.exit(f"tcg_crowding_check: {e}")
+    (lab, cores), preset, words = load_inputs("tcg_crowding_check", crowding, load,
+                                              "tcg_crowding.py", host_file)
     print(f"Lab: {crowding} ({cores} host cores); model: {host_file}\n")
     print("| op | threads x qd | busy guests | lab IOPS | model IOPS | lab vCPU µs/IO | x alone |"
           " model | x alone | lab hypervisor µs/IO | x alone | model | x alone |")

@@ -118,19 +118,28 @@ def simulate(spec_text, job_text):
     return job_doc["read"]["iops"] + job_doc["write"]["iops"], hosts, hypervisor
 
 
+def load_inputs(tool, runs_path, load, bench, host_file):
+    """(load(runs_path), preset, words of the host file); one line naming
+    the file and an exit where either cannot be read or is not what the
+    tool takes (a bench's --out file, a host file)."""
+    try:
+        runs = load(runs_path)
+        preset, words = sim_host_file.load(host_file)
+    except OSError as e:
+        sys.exit(f"{tool}: {runs_path}: cannot read ({e.strerror})")
+    except (ValueError, KeyError, TypeError) as e:
+        sys.exit(f"{tool}: {runs_path}: not a {bench} --out file ({e})")
+    except UserError as e:
+        sys.exit(f"{tool}: {e}")
+    return runs, preset, words
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__.strip().splitlines()[-1])
     calibration, host_file = sys.argv[1:]
-    try:
-        passes = tcg_calibrate.load(calibration)
-        preset, words = sim_host_file.load(host_file)
-    except OSError as e:
-        sys.exit(f"tcg_model_check: {calibration}: cannot read ({e.strerror})")
-    except (ValueError, KeyError, TypeError) as e:
-        sys.exit(f"tcg_model_check: {calibration}: not a tcg_calibrate.py --out file ({e})")
-    except UserError as e:
-        sys.exit(f"tcg_model_check: {e}")
+    passes, preset, words = load_inputs("tcg_model_check", calibration, tcg_calibrate.load,
+                                        "tcg_calibrate.py", host_file)
     print(f"Lab: {calibration} (the median of {len(passes)} pass(es)); model: {host_file}\n")
     print("| mechanism | op | qd | lab IOPS | model IOPS | lab vCPU µs/IO node1 / node2 |"
           " model | lab hypervisor µs/IO | model |")
