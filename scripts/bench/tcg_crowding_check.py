@@ -28,7 +28,8 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from storlab_cli.errors import UserError  # noqa: E402
 
 import tcg_crowding  # noqa: E402
-from tcg_model_check import RUNTIME_S, RAMP_S, load_inputs, run_cluster  # noqa: E402
+import tcg_model_check  # noqa: E402
+from tcg_model_check import RUNTIME_S, RAMP_S, load_inputs  # noqa: E402
 
 SIZE_MIB = 64              # gated_fio.FioJob's size: what each guest's fio covers
 
@@ -59,14 +60,8 @@ def job(op, busy, threads, depth):
 
 def simulate(spec_text, job_text):
     """(IOPS, vCPU µs an I/O of all nodes, hypervisor µs an I/O)."""
-    doc = run_cluster(spec_text, job_text)
-    device = doc["storlab"]["device"]
-    ops = device["stats"]["ops"]
-    ios = max(ops["read"]["count"] + ops["write"]["count"], 1)
-    vcpu_ns = sum(h["busy_ns"] for h in device["model"]["hosts"])
-    hypervisor_ns = device["model"]["host_pool"]["busy_ns"] - vcpu_ns
-    iops = sum(j["read"]["iops"] + j["write"]["iops"] for j in doc["jobs"])
-    return iops, vcpu_ns / ios / 1e3, hypervisor_ns / ios / 1e3
+    iops, vcpu, hypervisor = tcg_model_check.simulate(spec_text, job_text)
+    return iops, sum(vcpu.values()), hypervisor
 
 
 def lab_rows(doc):

@@ -107,15 +107,16 @@ def run_cluster(spec_text, job_text):
 
 
 def simulate(spec_text, job_text):
-    """(IOPS, {node: vCPU µs per I/O}, hypervisor µs per I/O) of one run."""
+    """(IOPS of all its jobs, {node: vCPU µs per I/O}, hypervisor µs per
+    I/O) of one run."""
     doc = run_cluster(spec_text, job_text)
     device = doc["storlab"]["device"]
     ops = device["stats"]["ops"]
     ios = max(ops["read"]["count"] + ops["write"]["count"], 1)
     hosts = {h["node"]: h["busy_ns"] / ios / 1e3 for h in device["model"]["hosts"]}
     hypervisor = device["model"]["host_pool"]["busy_ns"] / ios / 1e3 - sum(hosts.values())
-    job_doc = doc["jobs"][0]
-    return job_doc["read"]["iops"] + job_doc["write"]["iops"], hosts, hypervisor
+    iops = sum(j["read"]["iops"] + j["write"]["iops"] for j in doc["jobs"])
+    return iops, hosts, hypervisor
 
 
 def load_inputs(tool, runs_path, load, bench, host_file):
